@@ -1,0 +1,176 @@
+/*
+ * hcp - hierarchical context parallelism toolkit: the stable C ABI.
+ *
+ * Conventions (every function follows them):
+ * - Functions return hcp_status; HCP_OK is 0. Codes are pinned and never reused. On failure a message naming the
+ *   function, the argument or input position and the violated rule is available from hcp_last_error() on the same
+ *   thread; successful calls leave it unchanged.
+ * - Output parameters come first. A NULL pointer where one is required gives HCP_ERR_INVALID_ARGUMENT, never a
+ *   crash. No C++ exception ever leaves the library.
+ * - Structs that may grow start with `size_t struct_size`, to be set with their _INIT macro. The library reads (or,
+ *   for output structs, writes) only the fields that struct_size covers and defaults the rest. A struct_size
+ *   larger than the library knows is accepted when the unknown tail is all zero bytes (HCP_ERR_UNSUPPORTED
+ *   otherwise); one smaller than the struct's first version gives HCP_ERR_INVALID_ARGUMENT.
+ * - Handles are opaque, made by _create(&out, ...) and released by _destroy(h), which accepts NULL. Memory the
+ *   library returns (strings) is released with hcp_free().
+ */
+#ifndef HCP_HCP_H
+#define HCP_HCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define HCP_API __attribute__((visibility("default")))
+#else
+#define HCP_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version ------------------------------------------------------------------------------------------------- */
+
+#define HCP_VERSION_MAJOR 0
+#define HCP_VERSION_MINOR 1
+#define HCP_VERSION_PATCH 0
+#define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
+#define HCP_VERSION_STRING "0.1.0"
+
+/* The version of the library actually loaded (compare with HCP_VERSION_NUMBER of the header). Since 0.1. */
+HCP_API unsigned hcp_version_number(void);
+/* "MAJOR.MINOR.PATCH"; static storage. Since 0.1. */
+HCP_API const char* hcp_version_string(void);
+
+/* ---- status and errors --------------------------------------------------------------------------------------- */
+
+typedef enum hcp_status {
+  HCP_OK = 0,
+  HCP_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, unknown enum value, struct_size too small, out-of-range rank */
+  HCP_ERR_INVALID_CONFIG = 2,   /* the parallel configuration violates an upstream condition */
+  HCP_ERR_BUFFER_TOO_SMALL = 3, /* a caller buffer is too short; the needed size was written */
+  HCP_ERR_OUT_OF_MEMORY = 4,
+  HCP_ERR_IO = 5,               /* a file could not be opened or read */
+  HCP_ERR_PARSE = 6,            /* an input could not be parsed */
+  HCP_ERR_UNSUPPORTED = 7,      /* not available in this build, or unknown non-zero struct fields */
+  HCP_ERR_COMM = 8,             /* a communicator operation failed */
+  HCP_ERR_TIMEOUT = 9,          /* a communicator operation did not complete in time */
+  HCP_ERR_SHAPE = 10,           /* tensor shapes that do not divide or disagree between ranks */
+  HCP_ERR_NOT_FOUND = 11,       /* a named or requested item does not exist (e.g. hcp groups without sizes) */
+  HCP_ERR_INTERNAL = 12         /* a bug in hcp */
+} hcp_status;
+
+/* A short constant description of a status ("invalid argument"); never NULL, also for unknown values. Since 0.1. */
+HCP_API const char* hcp_status_string(hcp_status status);
+/* The message of the last failed call on this thread, "" if none; never NULL. Valid until the next failing call on
+ * this thread. Since 0.1. */
+HCP_API const char* hcp_last_error(void);
+/* Releases memory returned by the library; NULL is accepted. Since 0.1. */
+HCP_API void hcp_free(void* ptr);
+
+/* ---- parallel configuration ---------------------------------------------------------------------------------- */
+
+typedef enum hcp_order {
+  HCP_ORDER_TP_CP_EP_DP_PP = 0, /* Megatron's default */
+  HCP_ORDER_TP_CP_EP_PP_DP = 1  /* --use-tp-pp-dp-mapping */
+} hcp_order;
+
+/* Since 0.1. Required fields: struct_size through cp; the later ones default as in HCP_PARALLEL_CONFIG_INIT. */
+typedef struct hcp_parallel_config {
+  size_t struct_size;
+  int64_t world_size;
+  int64_t tp;
+  int64_t pp;
+  int64_t cp;
+  int64_t ep;                /* must be 1 when cp > 1 */
+  int32_t order;             /* hcp_order */
+  uint32_t num_hcp_levels;   /* entries in hcp_sizes */
+  const int64_t* hcp_sizes;  /* hierarchical_context_parallel_sizes; NULL = unset. Copied by _create. */
+  int64_t gpus_per_node;     /* ranks per NVLink domain, for locality */
+} hcp_parallel_config;
+
+#define HCP_PARALLEL_CONFIG_INIT \
+  { sizeof(hcp_parallel_config), 1, 1, 1, 1, 1, HCP_ORDER_TP_CP_EP_DP_PP, 0, NULL, 8 }
+
+/* ---- topology: the exact Megatron-Core rank layout ----------------------------------------------------------- */
+
+typedef enum hcp_group_kind {
+  HCP_GROUP_TP = 0,       /* TENSOR_MODEL_PARALLEL_GROUP */
+  HCP_GROUP_CP = 1,       /* CONTEXT_PARALLEL_GROUP */
+  HCP_GROUP_DP = 2,       /* DATA_PARALLEL_GROUP */
+  HCP_GROUP_PP = 3,       /* PIPELINE_MODEL_PARALLEL_GROUP */
+  HCP_GROUP_DP_CP = 4,    /* DATA_PARALLEL_GROUP_WITH_CP */
+  HCP_GROUP_TP_CP = 5,    /* TENSOR_AND_CONTEXT_PARALLEL_GROUP */
+  HCP_GROUP_MP = 6,       /* MODEL_PARALLEL_GROUP */
+  HCP_GROUP_TP_DP_CP = 7, /* TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP */
+  HCP_GROUP_HCP = 8       /* HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L{level} */
+} hcp_group_kind;
+
+/* Immutable after creation: every query may be called from any number of threads at once. Destroy must not run
+ * concurrently with a query on the same handle. */
+typedef struct hcp_topology hcp_topology;
+
+/* Validates the config and builds the layout (O(levels) memory; groups are computed on demand). Since 0.1.
+ * HCP_ERR_INVALID_CONFIG names the violated condition with the values. */
+HCP_API hcp_status hcp_topology_create(hcp_topology** out, const hcp_parallel_config* config);
+HCP_API void hcp_topology_destroy(hcp_topology* topology);
+
+/* Data-parallel size and number of hierarchical levels (0 when unset). Since 0.1. */
+HCP_API hcp_status hcp_topology_dp(int64_t* out_dp, const hcp_topology* topology);
+HCP_API hcp_status hcp_topology_num_levels(int32_t* out_levels, const hcp_topology* topology);
+
+/* Size of each group of a kind and the number of such groups. `level` is used only for HCP_GROUP_HCP. Since 0.1. */
+HCP_API hcp_status hcp_topology_group_size(int64_t* out_group_size, int64_t* out_group_count,
+                                           const hcp_topology* topology, hcp_group_kind kind, int32_t level);
+
+/* A rank's coordinate along each parallel dimension. Since 0.1. */
+typedef struct hcp_rank_coords {
+  size_t struct_size;
+  int64_t tp;
+  int64_t cp;
+  int64_t dp;
+  int64_t pp;
+} hcp_rank_coords;
+#define HCP_RANK_COORDS_INIT { sizeof(hcp_rank_coords), 0, 0, 0, 0 }
+HCP_API hcp_status hcp_topology_coords(hcp_rank_coords* out, const hcp_topology* topology, int64_t rank);
+
+/* The index of `rank`'s group in enumeration order and the rank's position inside the group, computed from its
+ * coordinates in O(levels). Since 0.1. */
+HCP_API hcp_status hcp_topology_membership(int64_t* out_group_index, int64_t* out_rank_in_group,
+                                           const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
+                                           int32_t level);
+
+/* The members of `rank`'s group, in Megatron's order, into ranks[0..capacity). *out_needed receives the group size
+ * in every case; a short buffer gives HCP_ERR_BUFFER_TOO_SMALL and writes nothing to ranks. ranks may be NULL when
+ * capacity is 0. Since 0.1. */
+HCP_API hcp_status hcp_topology_group_of(int64_t* ranks, size_t capacity, size_t* out_needed,
+                                         const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
+                                         int32_t level);
+
+/* Every group of a kind in Megatron's order, flattened: world_size entries, group i at [i*size, (i+1)*size).
+ * Same buffer protocol as hcp_topology_group_of. Since 0.1. */
+HCP_API hcp_status hcp_topology_groups(int64_t* ranks, size_t capacity, size_t* out_needed,
+                                       const hcp_topology* topology, hcp_group_kind kind, int32_t level);
+
+/* Whether the groups of a kind stay inside one node of gpus_per_node consecutive ranks. Since 0.1. */
+typedef struct hcp_locality {
+  size_t struct_size;
+  int64_t group_size;
+  int64_t span;                  /* last member - first member + 1, in global ranks */
+  int64_t groups;                /* number of groups */
+  int64_t groups_crossing_nodes; /* 0 means every group is inside one node */
+} hcp_locality;
+#define HCP_LOCALITY_INIT { sizeof(hcp_locality), 0, 0, 0, 0 }
+HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* topology, hcp_group_kind kind,
+                                         int32_t level);
+
+/* JSON text of the whole layout (rank < 0; the keys of `hcp groups --format json`) or of one rank. NUL-terminated,
+ * release with hcp_free. Since 0.1. */
+HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* topology, int64_t rank);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HCP_HCP_H */

@@ -1,0 +1,180 @@
+// C ABI over hcp::Topology.
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "guard.hpp"
+#include "hcp/topology.hpp"
+#include "hcp/topology_json.hpp"
+#include "strings.hpp"
+
+struct hcp_topology {
+  hcp::Topology topology;
+};
+
+namespace hcp::capi {
+namespace {
+
+constexpr size_t kConfigFirstVersion = offsetof(hcp_parallel_config, ep);
+
+ParallelConfig to_config(const hcp_parallel_config* in, const char* fn) {
+  const hcp_parallel_config c = read_versioned(in, hcp_parallel_config HCP_PARALLEL_CONFIG_INIT,
+                                               kConfigFirstVersion, fn, "config");
+  ParallelConfig cfg;
+  cfg.world_size = c.world_size;
+  cfg.tp = c.tp;
+  cfg.pp = c.pp;
+  cfg.cp = c.cp;
+  cfg.ep = c.ep;
+  if (c.order != HCP_ORDER_TP_CP_EP_DP_PP && c.order != HCP_ORDER_TP_CP_EP_PP_DP) {
+    throw Error(Errc::invalid_argument, std::string(fn) + ": config->order (" + std::to_string(c.order) +
+                                            ") is not an hcp_order value");
+  }
+  cfg.order = static_cast<Order>(c.order);
+  if (c.hcp_sizes == nullptr && c.num_hcp_levels != 0) {
+    throw Error(Errc::invalid_argument, std::string(fn) + ": config->hcp_sizes is NULL but num_hcp_levels is " +
+                                            std::to_string(c.num_hcp_levels));
+  }
+  if (c.hcp_sizes != nullptr) cfg.hcp_sizes.emplace(c.hcp_sizes, c.hcp_sizes + c.num_hcp_levels);
+  cfg.gpus_per_node = c.gpus_per_node;
+  return cfg;
+}
+
+const Topology& topo(const hcp_topology* t, const char* fn) {
+  require(t, fn, "topology");
+  return t->topology;
+}
+
+GroupKind to_kind(hcp_group_kind kind, const char* fn) {
+  const int k = static_cast<int>(kind);
+  if (k < 0 || k >= kNumGroupKinds) {
+    throw Error(Errc::invalid_argument, std::string(fn) + ": kind (" + std::to_string(k) +
+                                            ") is not an hcp_group_kind value");
+  }
+  return static_cast<GroupKind>(k);
+}
+
+// The buffer protocol shared by group_of and groups: report the need, refuse a short buffer, then fill.
+template <typename Fill>
+void fill_buffer(int64_t* ranks, size_t capacity, size_t* out_needed, size_t needed, const char* fn, Fill&& fill) {
+  require(out_needed, fn, "out_needed");
+  *out_needed = needed;
+  if (capacity < needed) {
+    throw Error(Errc::buffer_too_small, std::string(fn) + ": buffer holds " + std::to_string(capacity) +
+                                            " ranks, " + std::to_string(needed) + " needed");
+  }
+  require(ranks, fn, "ranks");
+  fill(std::span<int64_t>(ranks, capacity));
+}
+
+}  // namespace
+}  // namespace hcp::capi
+
+using namespace hcp::capi;
+
+extern "C" {
+
+HCP_API hcp_status hcp_topology_create(hcp_topology** out, const hcp_parallel_config* config) {
+  return guarded(__func__, [&] {
+    require(out, __func__, "out");
+    *out = nullptr;
+    *out = new hcp_topology{hcp::Topology(to_config(config, __func__))};
+  });
+}
+
+HCP_API void hcp_topology_destroy(hcp_topology* topology) { delete topology; }
+
+HCP_API hcp_status hcp_topology_dp(int64_t* out_dp, const hcp_topology* topology) {
+  return guarded(__func__, [&] {
+    require(out_dp, __func__, "out_dp");
+    *out_dp = topo(topology, __func__).dp();
+  });
+}
+
+HCP_API hcp_status hcp_topology_num_levels(int32_t* out_levels, const hcp_topology* topology) {
+  return guarded(__func__, [&] {
+    require(out_levels, __func__, "out_levels");
+    *out_levels = topo(topology, __func__).num_levels();
+  });
+}
+
+HCP_API hcp_status hcp_topology_group_size(int64_t* out_group_size, int64_t* out_group_count,
+                                           const hcp_topology* topology, hcp_group_kind kind, int32_t level) {
+  return guarded(__func__, [&] {
+    require(out_group_size, __func__, "out_group_size");
+    require(out_group_count, __func__, "out_group_count");
+    const hcp::Topology& t = topo(topology, __func__);
+    const hcp::GroupKind k = to_kind(kind, __func__);
+    *out_group_size = t.group_size(k, level);
+    *out_group_count = t.group_count(k, level);
+  });
+}
+
+HCP_API hcp_status hcp_topology_coords(hcp_rank_coords* out, const hcp_topology* topology, int64_t rank) {
+  return guarded(__func__, [&] {
+    require(out, __func__, "out");
+    const hcp::RankCoords c = topo(topology, __func__).coords(rank);
+    const hcp_rank_coords value{sizeof(hcp_rank_coords), c.tp, c.cp, c.dp, c.pp};
+    write_versioned(out, value, sizeof(hcp_rank_coords), __func__, "out");
+  });
+}
+
+HCP_API hcp_status hcp_topology_membership(int64_t* out_group_index, int64_t* out_rank_in_group,
+                                           const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
+                                           int32_t level) {
+  return guarded(__func__, [&] {
+    require(out_group_index, __func__, "out_group_index");
+    require(out_rank_in_group, __func__, "out_rank_in_group");
+    const hcp::Membership m = topo(topology, __func__).membership(rank, to_kind(kind, __func__), level);
+    *out_group_index = m.group_index;
+    *out_rank_in_group = m.rank_in_group;
+  });
+}
+
+HCP_API hcp_status hcp_topology_group_of(int64_t* ranks, size_t capacity, size_t* out_needed,
+                                         const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
+                                         int32_t level) {
+  return guarded(__func__, [&] {
+    const hcp::Topology& t = topo(topology, __func__);
+    const hcp::GroupKind k = to_kind(kind, __func__);
+    const auto needed = static_cast<size_t>(t.group_size(k, level));
+    fill_buffer(ranks, capacity, out_needed, needed, __func__,
+                [&](std::span<int64_t> out) { t.group_of(rank, k, level, out); });
+  });
+}
+
+HCP_API hcp_status hcp_topology_groups(int64_t* ranks, size_t capacity, size_t* out_needed,
+                                       const hcp_topology* topology, hcp_group_kind kind, int32_t level) {
+  return guarded(__func__, [&] {
+    const hcp::Topology& t = topo(topology, __func__);
+    const hcp::GroupKind k = to_kind(kind, __func__);
+    (void)t.group_size(k, level);  // reports a bad level or missing sizes before the size
+    const auto needed = static_cast<size_t>(t.config().world_size);
+    fill_buffer(ranks, capacity, out_needed, needed, __func__,
+                [&](std::span<int64_t> out) { t.groups(k, level, out); });
+  });
+}
+
+HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* topology, hcp_group_kind kind,
+                                         int32_t level) {
+  return guarded(__func__, [&] {
+    require(out, __func__, "out");
+    const hcp::Locality l = topo(topology, __func__).locality(to_kind(kind, __func__), level);
+    const hcp_locality value{sizeof(hcp_locality), l.group_size, l.span, l.groups, l.groups_crossing_nodes};
+    write_versioned(out, value, sizeof(hcp_locality), __func__, "out");
+  });
+}
+
+HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* topology, int64_t rank) {
+  return guarded(__func__, [&] {
+    require(out_json, __func__, "out_json");
+    *out_json = nullptr;
+    const hcp::Topology& t = topo(topology, __func__);
+    const auto json = rank < 0 ? hcp::layout_json(t) : hcp::rank_json(t, rank);
+    *out_json = dup_for_caller(json.dump());
+  });
+}
+
+}  // extern "C"

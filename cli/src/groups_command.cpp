@@ -1,0 +1,66 @@
+#include "groups_command.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include "exit_codes.hpp"
+#include "groups_text.hpp"
+#include "hcp/topology_json.hpp"
+#include "int_list.hpp"
+
+namespace hcp::cli {
+namespace {
+
+struct GroupsOptions {
+  int64_t world_size = 0;
+  int64_t tp = 1, pp = 1, cp = 1;
+  std::string hcp_sizes;
+  std::string order = "tp-cp-ep-dp-pp";
+  int64_t gpus_per_node = 8;
+  std::optional<int64_t> rank;
+  std::string format = "text";
+};
+
+int run_groups(const GroupsOptions& o) {
+  ParallelConfig config;
+  config.world_size = o.world_size;
+  config.tp = o.tp;
+  config.pp = o.pp;
+  config.cp = o.cp;
+  config.order = parse_order(o.order);
+  if (!o.hcp_sizes.empty()) config.hcp_sizes = parse_int_list(o.hcp_sizes, "--hcp-sizes");
+  config.gpus_per_node = o.gpus_per_node;
+  const Topology topology(config);
+  // Render completely before writing, so an error never leaves partial output behind.
+  std::string out;
+  if (o.format == "json") {
+    out = (o.rank ? rank_json(topology, *o.rank) : layout_json(topology)).dump() + "\n";
+  } else {
+    out = o.rank ? render_rank_text(topology, *o.rank) : render_layout_text(topology);
+  }
+  std::cout << out << std::flush;
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_groups_command(CLI::App& app) {
+  auto opts = std::make_shared<GroupsOptions>();
+  CLI::App* cmd = app.add_subcommand("groups", "Print the Megatron rank layout with hierarchical CP groups");
+  cmd->add_option("--world-size", opts->world_size, "Total number of ranks")->required();
+  cmd->add_option("--tp", opts->tp, "Tensor-model-parallel size")->capture_default_str();
+  cmd->add_option("--pp", opts->pp, "Pipeline-model-parallel size")->capture_default_str();
+  cmd->add_option("--cp", opts->cp, "Context-parallel size")->capture_default_str();
+  cmd->add_option("--hcp-sizes", opts->hcp_sizes, "Hierarchical context-parallel sizes, e.g. 2,4 (level 0 first)");
+  cmd->add_option("--order", opts->order, "Rank order")
+      ->check(CLI::IsMember({"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"}))
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", opts->gpus_per_node, "Ranks per NVLink domain")->capture_default_str();
+  cmd->add_option("--rank", opts->rank, "Show only this rank's coordinates and groups");
+  cmd->add_option("--format", opts->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  return [opts] { return run_groups(*opts); };
+}
+
+}  // namespace hcp::cli

@@ -1,0 +1,46 @@
+#include "int_list.hpp"
+
+#include <charconv>
+
+#include "hcp/error.hpp"
+
+namespace hcp::cli {
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_int_list(const std::string& text, const char* option) {
+  std::string body = trim(text);
+  if (body.size() >= 2 && body.front() == '[' && body.back() == ']') body = body.substr(1, body.size() - 2);
+  // "2,4" and "2, 4" split on commas; "2 4" (Megatron-LM's nargs='+' style) on blanks.
+  const char sep = body.find(',') != std::string::npos ? ',' : ' ';
+  std::vector<int64_t> values;
+  size_t pos = 0;
+  for (int entry = 1;; ++entry) {
+    size_t end = body.find(sep, pos);
+    if (end == std::string::npos) end = body.size();
+    const std::string item = trim(body.substr(pos, end - pos));
+    if (!(sep == ' ' && item.empty() && end < body.size())) {
+      int64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+        throw Error(Errc::invalid_config,
+                    std::string(option) + ": '" + text + "' is not a list of integers (entry " +
+                        std::to_string(entry) + ": '" + item + "'" +
+                        (ec == std::errc::result_out_of_range ? " does not fit in 64 bits" : "") + ")");
+      }
+      values.push_back(v);
+    }
+    if (end >= body.size()) break;
+    pos = end + 1;
+  }
+  return values;
+}
+
+}  // namespace hcp::cli

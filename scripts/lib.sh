@@ -1,0 +1,41 @@
+# Shared by the README commands: install what is missing, configure once, build incrementally.
+# Sourced, not executed.
+set -euo pipefail
+
+HCP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HCP_BUILD=${HCP_BUILD:-$HCP_ROOT/build}
+HCP_JOBS=${HCP_JOBS:-$(nproc)}
+
+# Debian packages the build, tests and benchmarks need. CUDA and NCCL are not here: they come with the toolkit.
+HCP_PACKAGES=(
+  g++ cmake ninja-build pkg-config python3 file binutils
+  libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
+  libzstd-dev zstd zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
+)
+
+hcp_install_missing_packages() {
+  local missing=() p
+  for p in "${HCP_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "hcp setup: installing missing packages: ${missing[*]}"
+  if [ "$(id -u)" != 0 ]; then
+    echo "hcp setup: need root to install packages (run as root, or install them first)" >&2
+    return 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+hcp_configure_and_build() {
+  if [ ! -f "$HCP_BUILD/CMakeCache.txt" ]; then
+    cmake -S "$HCP_ROOT" -B "$HCP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release ${HCP_CMAKE_ARGS:-}
+  fi
+  cmake --build "$HCP_BUILD" -j "$HCP_JOBS"
+}
+
+hcp_setup() {
+  hcp_install_missing_packages
+  hcp_configure_and_build
+}
