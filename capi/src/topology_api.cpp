@@ -77,57 +77,63 @@ using namespace hcp::capi;
 extern "C" {
 
 HCP_API hcp_status hcp_topology_create(hcp_topology** out, const hcp_parallel_config* config) {
-  return guarded(__func__, [&] {
-    require(out, __func__, "out");
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
     *out = nullptr;
-    *out = new hcp_topology{hcp::Topology(to_config(config, __func__))};
+    *out = new hcp_topology{hcp::Topology(to_config(config, fn))};
   });
 }
 
 HCP_API void hcp_topology_destroy(hcp_topology* topology) { delete topology; }
 
 HCP_API hcp_status hcp_topology_dp(int64_t* out_dp, const hcp_topology* topology) {
-  return guarded(__func__, [&] {
-    require(out_dp, __func__, "out_dp");
-    *out_dp = topo(topology, __func__).dp();
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_dp, fn, "out_dp");
+    *out_dp = topo(topology, fn).dp();
   });
 }
 
 HCP_API hcp_status hcp_topology_num_levels(int32_t* out_levels, const hcp_topology* topology) {
-  return guarded(__func__, [&] {
-    require(out_levels, __func__, "out_levels");
-    *out_levels = topo(topology, __func__).num_levels();
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_levels, fn, "out_levels");
+    *out_levels = topo(topology, fn).num_levels();
   });
 }
 
 HCP_API hcp_status hcp_topology_group_size(int64_t* out_group_size, int64_t* out_group_count,
                                            const hcp_topology* topology, hcp_group_kind kind, int32_t level) {
-  return guarded(__func__, [&] {
-    require(out_group_size, __func__, "out_group_size");
-    require(out_group_count, __func__, "out_group_count");
-    const hcp::Topology& t = topo(topology, __func__);
-    const hcp::GroupKind k = to_kind(kind, __func__);
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_group_size, fn, "out_group_size");
+    require(out_group_count, fn, "out_group_count");
+    const hcp::Topology& t = topo(topology, fn);
+    const hcp::GroupKind k = to_kind(kind, fn);
     *out_group_size = t.group_size(k, level);
     *out_group_count = t.group_count(k, level);
   });
 }
 
 HCP_API hcp_status hcp_topology_coords(hcp_rank_coords* out, const hcp_topology* topology, int64_t rank) {
-  return guarded(__func__, [&] {
-    require(out, __func__, "out");
-    const hcp::RankCoords c = topo(topology, __func__).coords(rank);
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    const hcp::RankCoords c = topo(topology, fn).coords(rank);
     const hcp_rank_coords value{sizeof(hcp_rank_coords), c.tp, c.cp, c.dp, c.pp};
-    write_versioned(out, value, sizeof(hcp_rank_coords), __func__, "out");
+    write_versioned(out, value, sizeof(hcp_rank_coords), fn, "out");
   });
 }
 
 HCP_API hcp_status hcp_topology_membership(int64_t* out_group_index, int64_t* out_rank_in_group,
                                            const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
                                            int32_t level) {
-  return guarded(__func__, [&] {
-    require(out_group_index, __func__, "out_group_index");
-    require(out_rank_in_group, __func__, "out_rank_in_group");
-    const hcp::Membership m = topo(topology, __func__).membership(rank, to_kind(kind, __func__), level);
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_group_index, fn, "out_group_index");
+    require(out_rank_in_group, fn, "out_rank_in_group");
+    const hcp::Membership m = topo(topology, fn).membership(rank, to_kind(kind, fn), level);
     *out_group_index = m.group_index;
     *out_rank_in_group = m.rank_in_group;
   });
@@ -136,42 +142,46 @@ HCP_API hcp_status hcp_topology_membership(int64_t* out_group_index, int64_t* ou
 HCP_API hcp_status hcp_topology_group_of(int64_t* ranks, size_t capacity, size_t* out_needed,
                                          const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
                                          int32_t level) {
-  return guarded(__func__, [&] {
-    const hcp::Topology& t = topo(topology, __func__);
-    const hcp::GroupKind k = to_kind(kind, __func__);
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    const hcp::Topology& t = topo(topology, fn);
+    const hcp::GroupKind k = to_kind(kind, fn);
     const auto needed = static_cast<size_t>(t.group_size(k, level));
-    fill_buffer(ranks, capacity, out_needed, needed, __func__,
+    fill_buffer(ranks, capacity, out_needed, needed, fn,
                 [&](std::span<int64_t> out) { t.group_of(rank, k, level, out); });
   });
 }
 
 HCP_API hcp_status hcp_topology_groups(int64_t* ranks, size_t capacity, size_t* out_needed,
                                        const hcp_topology* topology, hcp_group_kind kind, int32_t level) {
-  return guarded(__func__, [&] {
-    const hcp::Topology& t = topo(topology, __func__);
-    const hcp::GroupKind k = to_kind(kind, __func__);
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    const hcp::Topology& t = topo(topology, fn);
+    const hcp::GroupKind k = to_kind(kind, fn);
     (void)t.group_size(k, level);  // reports a bad level or missing sizes before the size
     const auto needed = static_cast<size_t>(t.config().world_size);
-    fill_buffer(ranks, capacity, out_needed, needed, __func__,
+    fill_buffer(ranks, capacity, out_needed, needed, fn,
                 [&](std::span<int64_t> out) { t.groups(k, level, out); });
   });
 }
 
 HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* topology, hcp_group_kind kind,
                                          int32_t level) {
-  return guarded(__func__, [&] {
-    require(out, __func__, "out");
-    const hcp::Locality l = topo(topology, __func__).locality(to_kind(kind, __func__), level);
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    const hcp::Locality l = topo(topology, fn).locality(to_kind(kind, fn), level);
     const hcp_locality value{sizeof(hcp_locality), l.group_size, l.span, l.groups, l.groups_crossing_nodes};
-    write_versioned(out, value, sizeof(hcp_locality), __func__, "out");
+    write_versioned(out, value, sizeof(hcp_locality), fn, "out");
   });
 }
 
 HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* topology, int64_t rank) {
-  return guarded(__func__, [&] {
-    require(out_json, __func__, "out_json");
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_json, fn, "out_json");
     *out_json = nullptr;
-    const hcp::Topology& t = topo(topology, __func__);
+    const hcp::Topology& t = topo(topology, fn);
     const auto json = rank < 0 ? hcp::layout_json(t) : hcp::rank_json(t, rank);
     *out_json = dup_for_caller(json.dump());
   });

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_options.hpp"
 #include "exit_codes.hpp"
 #include "groups_text.hpp"
 #include "hcp/topology_json.hpp"
@@ -47,16 +48,16 @@ int run_groups(const GroupsOptions& o) {
 std::function<int()> add_groups_command(CLI::App& app) {
   auto opts = std::make_shared<GroupsOptions>();
   CLI::App* cmd = app.add_subcommand("groups", "Print the Megatron rank layout with hierarchical CP groups");
-  cmd->add_option("--world-size", opts->world_size, "Total number of ranks")->required();
-  cmd->add_option("--tp", opts->tp, "Tensor-model-parallel size")->capture_default_str();
-  cmd->add_option("--pp", opts->pp, "Pipeline-model-parallel size")->capture_default_str();
-  cmd->add_option("--cp", opts->cp, "Context-parallel size")->capture_default_str();
+  add_int_option(cmd, "--world-size", opts->world_size, "Total number of ranks")->required();
+  add_int_option(cmd, "--tp", opts->tp, "Tensor-model-parallel size (default 1)");
+  add_int_option(cmd, "--pp", opts->pp, "Pipeline-model-parallel size (default 1)");
+  add_int_option(cmd, "--cp", opts->cp, "Context-parallel size (default 1)");
   cmd->add_option("--hcp-sizes", opts->hcp_sizes, "Hierarchical context-parallel sizes, e.g. 2,4 (level 0 first)");
   cmd->add_option("--order", opts->order, "Rank order")
       ->check(CLI::IsMember({"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"}))
       ->capture_default_str();
-  cmd->add_option("--gpus-per-node", opts->gpus_per_node, "Ranks per NVLink domain")->capture_default_str();
-  cmd->add_option("--rank", opts->rank, "Show only this rank's coordinates and groups");
+  add_int_option(cmd, "--gpus-per-node", opts->gpus_per_node, "Ranks per NVLink domain (default 8)");
+  add_int_option(cmd, "--rank", opts->rank, "Show only this rank's coordinates and groups");
   cmd->add_option("--format", opts->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

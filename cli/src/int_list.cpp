@@ -13,7 +13,24 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
+std::string int_error(const std::string& item, std::errc ec) {
+  return "'" + item + "'" + (ec == std::errc::result_out_of_range ? " does not fit in 64 bits" : " is not an integer");
+}
+
+bool parse_exact(const std::string& item, int64_t& v, std::errc& ec) {
+  const auto r = std::from_chars(item.data(), item.data() + item.size(), v);
+  ec = r.ec;
+  return !item.empty() && r.ec == std::errc() && r.ptr == item.data() + item.size();
+}
+
 }  // namespace
+
+int64_t parse_int(const std::string& text, const char* option) {
+  int64_t v = 0;
+  std::errc ec{};
+  if (!parse_exact(trim(text), v, ec)) throw Error(Errc::invalid_config, std::string(option) + ": " + int_error(text, ec));
+  return v;
+}
 
 std::vector<int64_t> parse_int_list(const std::string& text, const char* option) {
   std::string body = trim(text);
@@ -28,12 +45,10 @@ std::vector<int64_t> parse_int_list(const std::string& text, const char* option)
     const std::string item = trim(body.substr(pos, end - pos));
     if (!(sep == ' ' && item.empty() && end < body.size())) {
       int64_t v = 0;
-      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-      if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
-        throw Error(Errc::invalid_config,
-                    std::string(option) + ": '" + text + "' is not a list of integers (entry " +
-                        std::to_string(entry) + ": '" + item + "'" +
-                        (ec == std::errc::result_out_of_range ? " does not fit in 64 bits" : "") + ")");
+      std::errc ec{};
+      if (!parse_exact(item, v, ec)) {
+        throw Error(Errc::invalid_config, std::string(option) + ": '" + text + "' is not a list of integers (entry " +
+                                              std::to_string(entry) + ": " + int_error(item, ec) + ")");
       }
       values.push_back(v);
     }

@@ -1,0 +1,19 @@
+"""hcp: hierarchical context parallelism toolkit (Python bindings over the C ABI, standard library only).
+
+The native library is loaded from $HCP_LIBRARY, else from the build tree of a source checkout, else from the
+system's library path.
+"""
+
+from ._native import lib as _lib
+from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
+                     InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
+                     ShapeError, UnsupportedError)
+from .topology import GROUP_KINDS, ORDERS, Topology
+
+__version__ = _lib.hcp_version_string().decode()
+
+__all__ = [
+    "Topology", "GROUP_KINDS", "ORDERS", "HcpError", "InvalidArgumentError", "InvalidConfigError",
+    "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",
+    "HcpTimeoutError", "ShapeError", "NotFoundError", "InternalError", "__version__",
+]

@@ -1,0 +1,113 @@
+"""Loads libhcp and declares the C ABI for ctypes. Internal: use the classes in the package instead."""
+
+import ctypes
+import os
+import pathlib
+
+from .errors import HcpError, error_for_status
+
+# The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
+EXPECTED_VERSION = (0, 1)
+
+
+class ParallelConfig(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("world_size", ctypes.c_int64),
+        ("tp", ctypes.c_int64),
+        ("pp", ctypes.c_int64),
+        ("cp", ctypes.c_int64),
+        ("ep", ctypes.c_int64),
+        ("order", ctypes.c_int32),
+        ("num_hcp_levels", ctypes.c_uint32),
+        ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)),
+        ("gpus_per_node", ctypes.c_int64),
+    ]
+
+
+class RankCoords(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [(n, ctypes.c_int64) for n in ("tp", "cp", "dp", "pp")]
+
+
+class Locality(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [
+        (n, ctypes.c_int64) for n in ("group_size", "span", "groups", "groups_crossing_nodes")]
+
+
+_I64P = ctypes.POINTER(ctypes.c_int64)
+_SIZEP = ctypes.POINTER(ctypes.c_size_t)
+_HANDLE = ctypes.c_void_p
+
+# name: (restype, argtypes); every function returning c_int returns an hcp_status.
+_PROTOTYPES = {
+    "hcp_version_number": (ctypes.c_uint, []),
+    "hcp_version_string": (ctypes.c_char_p, []),
+    "hcp_status_string": (ctypes.c_char_p, [ctypes.c_int]),
+    "hcp_last_error": (ctypes.c_char_p, []),
+    "hcp_free": (None, [ctypes.c_void_p]),
+    "hcp_topology_create": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ParallelConfig)]),
+    "hcp_topology_destroy": (None, [_HANDLE]),
+    "hcp_topology_dp": (ctypes.c_int, [_I64P, _HANDLE]),
+    "hcp_topology_num_levels": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32), _HANDLE]),
+    "hcp_topology_group_size": (ctypes.c_int, [_I64P, _I64P, _HANDLE, ctypes.c_int, ctypes.c_int32]),
+    "hcp_topology_coords": (ctypes.c_int, [ctypes.POINTER(RankCoords), _HANDLE, ctypes.c_int64]),
+    "hcp_topology_membership": (ctypes.c_int, [_I64P, _I64P, _HANDLE, ctypes.c_int64, ctypes.c_int, ctypes.c_int32]),
+    "hcp_topology_group_of": (ctypes.c_int, [_I64P, ctypes.c_size_t, _SIZEP, _HANDLE, ctypes.c_int64, ctypes.c_int,
+                                             ctypes.c_int32]),
+    "hcp_topology_groups": (ctypes.c_int, [_I64P, ctypes.c_size_t, _SIZEP, _HANDLE, ctypes.c_int, ctypes.c_int32]),
+    "hcp_topology_locality": (ctypes.c_int, [ctypes.POINTER(Locality), _HANDLE, ctypes.c_int, ctypes.c_int32]),
+    "hcp_topology_to_json": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_int64]),
+}
+
+
+def _candidates():
+    env = os.environ.get("HCP_LIBRARY")
+    if env:
+        yield pathlib.Path(env)
+        return
+    # The build tree of a source checkout: bindings/python/hcp -> repository root -> build*/capi/libhcp.so
+    root = pathlib.Path(__file__).resolve().parents[3]
+    for build in sorted(root.glob("build*")):
+        yield build / "capi" / "libhcp.so"
+    yield pathlib.Path("libhcp.so.0")  # the system loader's search path (an installed library)
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if path.is_absolute() and not path.exists():
+            tried.append(f"{path} (missing)")
+            continue
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as exc:
+            tried.append(f"{path} ({exc})")
+            continue
+        for name, (restype, argtypes) in _PROTOTYPES.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        version = lib.hcp_version_number()
+        found = (version // 10000, version // 100 % 100)
+        if found != EXPECTED_VERSION:
+            raise HcpError(f"{path} is hcp C ABI {found[0]}.{found[1]}, these bindings need "
+                           f"{EXPECTED_VERSION[0]}.{EXPECTED_VERSION[1]}")
+        return lib
+    raise HcpError("cannot load libhcp; set HCP_LIBRARY to its path. Tried: " + "; ".join(tried))
+
+
+lib = _load()
+
+
+def check(status):
+    """Raises the exception class of a non-zero status with the library's last error message."""
+    if status != 0:
+        raise error_for_status(status, lib.hcp_last_error().decode("utf-8", "replace"))
+
+
+def take_string(ptr):
+    """Copies a library-owned NUL-terminated string and releases it with hcp_free."""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8")
+    finally:
+        lib.hcp_free(ptr)
