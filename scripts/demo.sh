@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Sets everything up (missing Debian packages, configure, incremental build) and runs the main job on the built-in
+# example inputs.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+hcp_setup
+hcp=$HCP_BUILD/cli/hcp
+
+echo "== The hierarchical CP layout of Megatron-LM's functional test (tp 1, pp 2, cp 4, a2a+p2p [2, 2])"
+"$hcp" groups --world-size 8 --pp 2 --cp 4 --hcp-sizes 2,2
+echo
+echo "== A large layout whose a2a level leaves the node: tp 8 * a2a 2 = 16 > 8 GPUs per node"
+"$hcp" groups --world-size 131072 --tp 8 --pp 8 --cp 16 --hcp-sizes 2,8
+echo
+echo "== One rank's view, as JSON"
+"$hcp" groups --world-size 64 --tp 4 --cp 16 --hcp-sizes 2,8 --rank 37 --format json
+echo
+echo "== The C ABI from C and from Python"
+"$HCP_BUILD/examples/topology_demo" 37
+HCP_LIBRARY=$HCP_BUILD/capi/libhcp.so PYTHONPATH=$HCP_ROOT/bindings/python python3 "$HCP_ROOT/examples/python/topology_demo.py"

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Runs one CLI golden case: `run_golden.py HCP_BINARY CASES_FILE NAME`.
+
+The golden file records the exit code, stdout and stderr. With HCP_UPDATE_GOLDEN=1 the file is rewritten from
+the current output instead of compared.
+"""
+
+import difflib
+import os
+import pathlib
+import subprocess
+import sys
+
+
+def main():
+    binary, cases_file, name = sys.argv[1:4]
+    cases = {}
+    for line in pathlib.Path(cases_file).read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            case, args = (part.strip() for part in line.split("|", 1))
+            cases[case] = args.split()
+    if name not in cases:
+        sys.exit(f"no case {name!r} in {cases_file}")
+    proc = subprocess.run([binary, *cases[name]], capture_output=True, text=True, timeout=120)
+    actual = f"exit: {proc.returncode}\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
+    golden = pathlib.Path(cases_file).parent / "golden" / f"{name}.txt"
+    if os.environ.get("HCP_UPDATE_GOLDEN") == "1":
+        golden.write_text(actual)
+        print(f"updated {golden}")
+        return 0
+    if not golden.exists():
+        sys.exit(f"missing golden file {golden} (run with HCP_UPDATE_GOLDEN=1 to create it)")
+    expected = golden.read_text()
+    if actual != expected:
+        sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                                   str(golden), "actual"))
+        return 1
+    print(f"{name}: output matches {golden.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
