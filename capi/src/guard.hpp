@@ -43,17 +43,21 @@ hcp_status guarded(const char* function, Body&& body) noexcept {
   }
 }
 
-// Reads a caller's versioned struct: fields beyond the caller's struct_size keep the defaults in `value`; a
-// struct_size below `min_size` (the first version) is invalid; unknown trailing fields must be zero.
-template <typename T>
-T read_versioned(const T* in, T value, size_t min_size, const char* function, const char* argument) {
-  require(in, function, argument);
-  const size_t size = in->struct_size;
+inline size_t checked_struct_size(size_t size, size_t min_size, const char* function, const char* argument) {
   if (size < min_size) {
     throw Error(Errc::invalid_argument, std::string(function) + ": " + argument + "->struct_size (" +
                                             std::to_string(size) + ") is smaller than the first version (" +
                                             std::to_string(min_size) + "); initialise it with the _INIT macro");
   }
+  return size;
+}
+
+// Reads a caller's versioned struct: fields beyond the caller's struct_size keep the defaults in `value`; a
+// struct_size below `min_size` (the first version) is invalid; unknown trailing fields must be zero.
+template <typename T>
+T read_versioned(const T* in, T value, size_t min_size, const char* function, const char* argument) {
+  require(in, function, argument);
+  const size_t size = checked_struct_size(in->struct_size, min_size, function, argument);
   const auto* bytes = reinterpret_cast<const unsigned char*>(in);
   for (size_t i = sizeof(T); i < size; ++i) {
     if (bytes[i] != 0) {
@@ -71,12 +75,7 @@ T read_versioned(const T* in, T value, size_t min_size, const char* function, co
 template <typename T>
 void write_versioned(T* out, const T& value, size_t min_size, const char* function, const char* argument) {
   require(out, function, argument);
-  const size_t size = out->struct_size;
-  if (size < min_size) {
-    throw Error(Errc::invalid_argument, std::string(function) + ": " + argument + "->struct_size (" +
-                                            std::to_string(size) + ") is smaller than the first version (" +
-                                            std::to_string(min_size) + "); initialise it with the _INIT macro");
-  }
+  const size_t size = checked_struct_size(out->struct_size, min_size, function, argument);
   std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(size_t),
               reinterpret_cast<const unsigned char*>(&value) + sizeof(size_t),
               (size < sizeof(T) ? size : sizeof(T)) - sizeof(size_t));
