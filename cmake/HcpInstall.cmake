@@ -8,6 +8,9 @@ install(TARGETS hcp EXPORT hcpTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hcp)
 install(TARGETS hcp_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(alias IN LISTS HCP_CLI_ALIASES)
+  install(CODE "file(CREATE_LINK hcp \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${alias}\" SYMBOLIC)")
+endforeach()
 install(EXPORT hcpTargets NAMESPACE hcp:: DESTINATION ${HCP_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/hcpConfig.cmake.in

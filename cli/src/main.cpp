@@ -4,21 +4,39 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "exit_codes.hpp"
 #include "groups_command.hpp"
+#include "lint_command.hpp"
 #include "hcp/error.hpp"
 #include "hcp/hcp.h"
 
 namespace {
 
+// `hcp-lint ARGS` and `hcp-logscan ARGS` are `hcp lint ARGS` and `hcp logscan ARGS` (installed as links).
+std::vector<std::string> dispatch_on_program_name(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  std::string name = args.empty() ? "hcp" : args[0];
+  name = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  if (name.rfind("hcp-", 0) == 0 && name.size() > 4) args.insert(args.begin() + 1, name.substr(4));
+  return args;
+}
+
 int run(int argc, char** argv) {
   using namespace hcp::cli;
+  std::vector<std::string> args = dispatch_on_program_name(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  argc = static_cast<int>(arg_ptrs.size());
+  argv = arg_ptrs.data();
   CLI::App app{"hcp - hierarchical context parallelism toolkit", "hcp"};
   app.set_version_flag("--version", std::string("hcp ") + HCP_VERSION_STRING);
   app.require_subcommand(1);
   std::map<std::string, std::function<int()>> commands;
   commands["groups"] = add_groups_command(app);
+  commands["lint"] = add_lint_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -36,7 +54,8 @@ int run(int argc, char** argv) {
     return commands.at(name)();
   } catch (const hcp::Error& e) {
     std::cerr << "hcp " << name << ": error: " << e.what() << "\n";
-    return e.code() == hcp::Errc::internal ? kExitInternal : kExitInput;
+    if (e.code() == hcp::Errc::internal) return kExitInternal;
+    return kExitInput;
   }
 }
 

@@ -1,0 +1,171 @@
+#include "lint_command.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "cli_options.hpp"
+#include "exit_codes.hpp"
+#include "hcp/error.hpp"
+#include "hcp/lint/linter.hpp"
+#include "hcp/lint/render.hpp"
+
+namespace hcp::cli {
+namespace {
+
+struct LintArgs {
+  std::vector<std::string> positional;
+  std::string input_format = "auto";
+  std::string overrides_file;
+  std::optional<int64_t> world_size, nodes, gpus_per_node;
+  std::string te_version, gpu;
+  std::string format = "text";
+  std::string color = "auto";
+  std::string fail_on = "error";
+  bool strict = false;
+  std::vector<std::string> select, ignore, severity;
+  std::string explain;
+  bool list_rules = false, rules_markdown = false;
+};
+
+// A trailing argument is an override when it looks like one and is not an existing path.
+bool is_override(const std::string& arg) {
+  if (arg.empty() || arg == "-") return false;
+  if (arg[0] == '+' || arg[0] == '~') return true;
+  std::error_code ec;
+  return arg.find('=') != std::string::npos && !std::filesystem::exists(arg, ec);
+}
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr && !(term && std::string(term) == "dumb");
+}
+
+std::vector<std::string> split_codes(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      const size_t comma = v.find(',', pos);
+      const std::string code = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (!code.empty()) out.push_back(code);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+lint::SourceText read_stdin() {
+  lint::SourceText s;
+  s.name = "<stdin>";
+  s.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  return s;
+}
+
+int run_lint(const LintArgs& a) {
+  using namespace hcp::lint;
+  if (!a.explain.empty()) {
+    const Rule* rule = find_rule(a.explain);
+    if (!rule) throw Error(Errc::not_found, "--explain: unknown rule code '" + a.explain + "' (see --list-rules)");
+    std::cout << render_explain(*rule);
+    return kExitOk;
+  }
+  if (a.list_rules) {
+    std::cout << render_rule_list();
+    return kExitOk;
+  }
+  if (a.rules_markdown) {
+    std::cout << render_rules_markdown();
+    return kExitOk;
+  }
+
+  LintOptions options;
+  options.format = parse_format_name(a.input_format);
+  options.cluster.world_size = a.world_size;
+  options.cluster.nodes = a.nodes;
+  options.cluster.gpus_per_node = a.gpus_per_node;
+  if (!a.te_version.empty()) options.cluster.te_version = a.te_version;
+  if (!a.gpu.empty()) options.cluster.gpu = a.gpu;
+  options.select = split_codes(a.select);
+  options.ignore = split_codes(a.ignore);
+  for (const std::string& s : a.severity) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos) throw Error(Errc::invalid_argument, "--severity: expected CODE=LEVEL, got '" + s + "'");
+    options.severity[s.substr(0, eq)] = parse_severity(s.substr(eq + 1));
+  }
+  const Severity threshold = a.strict ? Severity::warning : parse_severity(a.fail_on);
+  const OutputFormat format = parse_output_format(a.format);
+  validate_options(options);
+
+  std::vector<std::string> paths;
+  for (const std::string& arg : a.positional) (is_override(arg) ? options.overrides : paths).push_back(arg);
+  if (!a.overrides_file.empty()) {
+    options.overrides_file = read_source(a.overrides_file);
+    options.overrides_file->format = InputFormat::overrides;
+  }
+  if (paths.empty() && options.overrides.empty() && !options.overrides_file) {
+    throw Error(Errc::invalid_argument, "nothing to lint: give config files, directories, '-' or overrides");
+  }
+
+  std::vector<SourceText> inputs;
+  std::vector<std::string> unreadable;
+  for (const std::string& path : collect_inputs(paths)) {
+    try {
+      inputs.push_back(path == "-" ? read_stdin() : read_source(path));
+    } catch (const Error& e) {
+      unreadable.push_back(e.what());
+    }
+  }
+  LintReport report = hcp::lint::lint(std::move(inputs), options);
+  for (const std::string& message : unreadable) report.units.push_back({message.substr(0, message.find(": ")), {}, message});
+  // Render everything first: a failure while rendering must not leave half a report behind.
+  const std::string out = render(report, format, format == OutputFormat::text && use_color(a.color));
+  std::cout << out << std::flush;
+  if (report.has_input_errors()) return kExitInput;
+  return report.fails(threshold) ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> add_lint_command(CLI::App& app) {
+  auto a = std::make_shared<LintArgs>();
+  CLI::App* cmd = app.add_subcommand("lint", "Lint training configs for context-parallel pitfalls (also: hcp-lint)");
+  cmd->add_option("inputs", a->positional,
+                  "Config files (TOML, YAML, Megatron-LM scripts), directories, '-' for stdin, and Hydra overrides "
+                  "(key=value, ++key=value, ~key)");
+  cmd->add_option("--input-format", a->input_format, "Input format for every file")
+      ->check(CLI::IsMember({"auto", "toml", "yaml", "overrides", "megatron"}))
+      ->capture_default_str();
+  cmd->add_option("--overrides-file", a->overrides_file, "A file of Hydra overrides, one per line");
+  add_int_option(cmd, "--world-size", a->world_size, "Total number of GPUs");
+  add_int_option(cmd, "--nodes", a->nodes, "Number of nodes");
+  add_int_option(cmd, "--gpus-per-node", a->gpus_per_node, "GPUs per node (NVLink domain)");
+  cmd->add_option("--te-version", a->te_version, "Transformer Engine version, e.g. 2.4.0");
+  cmd->add_option("--gpu", a->gpu, "GPU model, e.g. h100, h200, b200");
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "sarif", "github"}))
+      ->capture_default_str();
+  cmd->add_option("--color", a->color, "Colour in text output")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  cmd->add_option("--fail-on", a->fail_on, "Lowest severity that makes the exit code 1")
+      ->check(CLI::IsMember({"error", "warning", "info"}))
+      ->capture_default_str();
+  cmd->add_flag("--strict", a->strict, "Same as --fail-on warning");
+  cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)");
+  cmd->add_option("--ignore", a->ignore, "Skip these rule codes or prefixes (comma-separated)");
+  cmd->add_option("--severity", a->severity, "Change a rule's severity: CODE=error|warning|info (repeatable)");
+  cmd->add_option("--explain", a->explain, "Print a rule's documentation");
+  cmd->add_flag("--list-rules", a->list_rules, "List every rule");
+  cmd->add_flag("--rules-markdown", a->rules_markdown, "Print the rule reference as Markdown (docs/rules.md)");
+  return [a] { return run_lint(*a); };
+}
+
+}  // namespace hcp::cli

@@ -1,0 +1,68 @@
+// The typed facts the rules reason about, resolved from a ConfigTree plus command-line cluster facts, with where
+// each was written. A fact no input provides is unknown (no value): rules that need it say so instead of guessing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hcp/lint/config_tree.hpp"
+
+namespace hcp::lint {
+
+template <typename T>
+struct Fact {
+  std::optional<T> value;
+  const Setting* setting = nullptr;  // where it was written; null for defaults and command-line facts
+  Location flag_loc;                 // for command-line facts
+
+  bool known() const { return value.has_value(); }
+  Location loc() const { return setting ? setting->key_loc : flag_loc; }
+  std::string spelled(const std::string& fallback) const { return setting ? setting->spelled : fallback; }
+};
+
+// A known key whose value has the wrong type (reported by the type rule, ignored by the others).
+struct TypeProblem {
+  const Setting* setting;
+  std::string expected;
+};
+
+// Cluster and environment facts given on the command line (or through the C ABI); they win over the files.
+struct CommandLineFacts {
+  std::optional<int64_t> world_size, nodes, gpus_per_node;
+  std::optional<std::string> te_version, gpu;
+};
+
+struct Facts {
+  Fact<int64_t> cp, tp, pp;
+  Fact<std::vector<std::string>> cp_comm_type;  // one entry for a single type; per-layer entries for a list
+  bool cp_comm_type_is_list = false;
+  Fact<std::vector<int64_t>> hcp_sizes;         // unset (no value) when absent or null
+  Fact<int64_t> num_layers, num_attention_heads, num_query_groups;
+  Fact<int64_t> model_seq_length, dataset_seq_length;
+  Fact<bool> use_decentralized_pg, use_tp_pp_dp_mapping;
+  Fact<bool> sliding_window;                    // model.window_size set to a real window
+  Fact<std::string> attention_bias;             // TE core_attention_bias_type other than no_bias
+  Fact<bool> packed_sequences;                  // qkv_format thd or packed_sequence_specs
+  Fact<int64_t> world_size, nodes, gpus_per_node;
+  Fact<std::string> te_version, gpu, cuda_device_max_connections;
+  std::vector<TypeProblem> type_problems;
+
+  int64_t cp_size() const { return cp.value.value_or(1); }
+  int64_t tp_size() const { return tp.value.value_or(1); }
+  int64_t pp_size() const { return pp.value.value_or(1); }
+  // Megatron's default for num_query_groups is num_attention_heads.
+  std::optional<int64_t> query_groups() const {
+    return num_query_groups.known() ? num_query_groups.value : num_attention_heads.value;
+  }
+  // The comm types in use (the default is p2p).
+  std::vector<std::string> comm_types() const {
+    return cp_comm_type.value.value_or(std::vector<std::string>{"p2p"});
+  }
+  bool uses_comm(const std::string& type) const;
+};
+
+Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli);
+
+}  // namespace hcp::lint

@@ -1,0 +1,53 @@
+// Lints training configs: each input (with the overrides on top) is one unit; the result keeps the source texts
+// for rendering. Inputs that cannot be read or parsed are reported per unit, not thrown.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hcp/lint/diagnostic.hpp"
+#include "hcp/lint/facts.hpp"
+#include "hcp/lint/source.hpp"
+
+namespace hcp::lint {
+
+struct LintOptions {
+  InputFormat format = InputFormat::automatic;  // for every input; automatic detects per input
+  std::vector<std::string> overrides;           // Hydra-style, applied on top of every input (or alone)
+  std::optional<SourceText> overrides_file;     // applied before `overrides`
+  CommandLineFacts cluster;
+  std::vector<std::string> select;              // codes or code prefixes ("HCP01"); empty: every rule
+  std::vector<std::string> ignore;
+  std::map<std::string, Severity> severity;     // per code, replacing the default
+};
+
+struct UnitReport {
+  std::string name;
+  std::vector<Diagnostic> diagnostics;  // sorted by position
+  std::optional<std::string> error;     // "path:line:col: ..." when the input could not be read or parsed
+};
+
+struct LintReport {
+  std::vector<UnitReport> units;
+  std::map<std::string, SourceText> sources;  // by name, for the line under a caret
+
+  size_t count(Severity s) const;
+  bool has_input_errors() const;
+  // Whether any finding is at or above `threshold`.
+  bool fails(Severity threshold) const;
+};
+
+// Throws Error{invalid_argument} for unknown rule codes in select/ignore/severity.
+void validate_options(const LintOptions& options);
+
+LintReport lint(std::vector<SourceText> inputs, const LintOptions& options);
+
+// Reads a file; throws Error{io} naming it. Directories are refused here (see collect_inputs).
+SourceText read_source(const std::string& path);
+// Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args (sorted). Throws Error{io}
+// for a path that does not exist.
+std::vector<std::string> collect_inputs(const std::vector<std::string>& paths);
+
+}  // namespace hcp::lint

@@ -1,0 +1,30 @@
+// Input loaders: each reads one format into the flat ConfigTree of Bridge keys, with source positions. A text
+// that cannot be parsed throws hcp::Error{parse} whose message starts with "file:line:col:".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hcp/lint/config_tree.hpp"
+#include "hcp/lint/source.hpp"
+
+namespace hcp::lint {
+
+void load_toml(const SourceText& source, ConfigTree& tree);
+void load_yaml(const SourceText& source, ConfigTree& tree);
+// One override per entry of `overrides`; `locations[i]` says where entry i was written.
+void load_overrides(const std::vector<std::string>& overrides, const std::vector<Location>& locations,
+                    ConfigTree& tree);
+// An overrides file: one override per non-blank, non-comment line.
+void load_overrides_file(const SourceText& source, ConfigTree& tree);
+// Megatron-LM flags map to Bridge keys; torchrun's --nproc_per_node / --nnodes become cluster.gpus_per_node /
+// cluster.nodes, and `export NAME=value` becomes env.NAME.
+void load_megatron_args(const SourceText& source, ConfigTree& tree);
+
+// Dispatches on source.format (detecting it when automatic).
+void load_source(const SourceText& source, ConfigTree& tree);
+
+// Builds a parse error "file:line:col: message".
+[[noreturn]] void throw_parse_error(const Location& where, const std::string& message);
+
+}  // namespace hcp::lint

@@ -1,0 +1,192 @@
+#include "hcp/lint/linter.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hcp/error.hpp"
+#include "hcp/lint/loaders.hpp"
+#include "hcp/lint/rule.hpp"
+#include "suppressions.hpp"
+
+namespace hcp::lint {
+namespace {
+
+constexpr uintmax_t kMaxInputBytes = 16u << 20;  // a training config is kilobytes; refuse logs and binaries early
+
+bool matches_any(const std::string& code, const std::vector<std::string>& patterns) {
+  for (const std::string& p : patterns) {
+    if (code.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+bool selected(const std::string& code, const LintOptions& o) {
+  if (!o.select.empty() && !matches_any(code, o.select)) return false;
+  return !matches_any(code, o.ignore);
+}
+
+void check_pattern(const std::string& pattern, const char* option) {
+  for (const Rule* rule : all_rules()) {
+    if (std::string(rule->info.code).rfind(pattern, 0) == 0 && !pattern.empty()) return;
+  }
+  throw Error(Errc::invalid_argument, std::string(option) + ": no rule code matches '" + pattern + "'");
+}
+
+SourceText overrides_source(const std::vector<std::string>& overrides) {
+  SourceText s;
+  s.name = "<overrides>";
+  s.format = InputFormat::overrides;
+  for (const std::string& o : overrides) s.text += o + "\n";
+  return s;
+}
+
+UnitReport lint_unit(const SourceText* input, const LintOptions& o, const SourceText* overrides) {
+  UnitReport unit;
+  unit.name = input ? input->name : overrides ? overrides->name : o.overrides_file->name;
+  ConfigTree tree;
+  try {
+    if (input) load_source(*input, tree);
+    if (o.overrides_file) load_overrides_file(*o.overrides_file, tree);
+    if (overrides) load_overrides_file(*overrides, tree);
+  } catch (const Error& e) {
+    unit.error = e.what();
+    return unit;
+  }
+  const Facts facts = resolve_facts(tree, o.cluster);
+  const LintContext ctx{tree, facts, unit.name};
+  Reporter reporter(unit.diagnostics);
+  for (const Rule* rule : all_rules()) {
+    if (!selected(std::string(rule->info.code), o)) continue;
+    reporter.set_rule(&rule->info);
+    rule->check(ctx, reporter);
+  }
+  for (Diagnostic& d : unit.diagnostics) {
+    const auto it = o.severity.find(d.code);
+    if (it != o.severity.end() && !d.unknown_fact) d.severity = it->second;
+  }
+  return unit;
+}
+
+}  // namespace
+
+size_t LintReport::count(Severity s) const {
+  size_t n = 0;
+  for (const UnitReport& u : units) {
+    n += static_cast<size_t>(std::count_if(u.diagnostics.begin(), u.diagnostics.end(),
+                                           [&](const Diagnostic& d) { return d.severity == s; }));
+  }
+  return n;
+}
+
+bool LintReport::has_input_errors() const {
+  return std::any_of(units.begin(), units.end(), [](const UnitReport& u) { return u.error.has_value(); });
+}
+
+bool LintReport::fails(Severity threshold) const {
+  for (const UnitReport& u : units) {
+    for (const Diagnostic& d : u.diagnostics) {
+      if (d.severity >= threshold) return true;
+    }
+  }
+  return false;
+}
+
+void validate_options(const LintOptions& o) {
+  for (const auto& p : o.select) check_pattern(p, "--select");
+  for (const auto& p : o.ignore) check_pattern(p, "--ignore");
+  for (const auto& [code, severity] : o.severity) {
+    if (!find_rule(code)) throw Error(Errc::invalid_argument, "--severity: unknown rule code '" + code + "'");
+  }
+}
+
+LintReport lint(std::vector<SourceText> inputs, const LintOptions& o) {
+  validate_options(o);
+  LintReport report;
+  std::optional<SourceText> overrides;
+  if (!o.overrides.empty()) overrides = overrides_source(o.overrides);
+  if (inputs.empty() && (overrides || o.overrides_file)) {
+    report.units.push_back(lint_unit(nullptr, o, overrides ? &*overrides : nullptr));
+  }
+  for (SourceText& input : inputs) {
+    if (o.format != InputFormat::automatic) input.format = o.format;
+    report.units.push_back(lint_unit(&input, o, overrides ? &*overrides : nullptr));
+  }
+  for (SourceText& input : inputs) report.sources[input.name] = std::move(input);
+  if (overrides) report.sources[overrides->name] = *overrides;
+  if (o.overrides_file) report.sources[o.overrides_file->name] = *o.overrides_file;
+
+  for (UnitReport& unit : report.units) {
+    std::map<std::string, Suppressions> suppressions;
+    auto& ds = unit.diagnostics;
+    ds.erase(std::remove_if(ds.begin(), ds.end(),
+                            [&](const Diagnostic& d) {
+                              const auto src = report.sources.find(d.loc.file);
+                              if (src == report.sources.end()) return false;
+                              auto [it, fresh] = suppressions.try_emplace(d.loc.file, src->second);
+                              return it->second.suppressed(d.code, d.loc.line);
+                            }),
+             ds.end());
+    std::stable_sort(ds.begin(), ds.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return std::tie(a.loc.file, a.loc.line, a.loc.col, a.code) < std::tie(b.loc.file, b.loc.line, b.loc.col, b.code);
+    });
+  }
+  return report;
+}
+
+SourceText read_source(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw Error(Errc::io, path + ": cannot read: no such file");
+  if (fs::is_directory(st)) throw Error(Errc::io, path + ": cannot read: is a directory");
+  if (!fs::is_regular_file(st)) throw Error(Errc::io, path + ": cannot read: not a regular file");
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxInputBytes) {
+    throw Error(Errc::io, path + ": cannot read: " + std::to_string(size) + " bytes is too large for a config (limit " +
+                              std::to_string(kMaxInputBytes) + ")");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Errc::io, path + ": cannot read: permission denied or unreadable");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw Error(Errc::io, path + ": cannot read: I/O error");
+  SourceText s;
+  s.name = path;
+  s.text = buf.str();
+  return s;
+}
+
+std::vector<std::string> collect_inputs(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      out.push_back(path);  // read_source reports a missing or unreadable file with its name
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) throw Error(Errc::io, path + ": cannot list directory: " + ec.message());
+    for (; it != end; it.increment(ec)) {
+      if (ec) break;
+      const fs::path& p = it->path();
+      const std::string name = p.filename().string();
+      if (it->is_directory(ec) && !name.empty() && name[0] == '.') {
+        it.disable_recursion_pending();  // .git, .github: not training configs
+        continue;
+      }
+      const std::string ext = p.extension().string();
+      if (it->is_regular_file(ec) && (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args")) {
+        found.push_back(p.string());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+}  // namespace hcp::lint

@@ -1,0 +1,23 @@
+#include "hcp/error.hpp"
+#include "hcp/lint/loaders.hpp"
+
+namespace hcp::lint {
+
+void throw_parse_error(const Location& where, const std::string& message) {
+  throw Error(Errc::parse, where.text() + ": " + message);
+}
+
+void load_source(const SourceText& source, ConfigTree& tree) {
+  InputFormat format = source.format;
+  if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
+  switch (format) {
+    case InputFormat::toml: return load_toml(source, tree);
+    case InputFormat::yaml: return load_yaml(source, tree);
+    case InputFormat::overrides: return load_overrides_file(source, tree);
+    case InputFormat::megatron: return load_megatron_args(source, tree);
+    case InputFormat::automatic: break;
+  }
+  throw Error(Errc::internal, "unreachable input format");
+}
+
+}  // namespace hcp::lint

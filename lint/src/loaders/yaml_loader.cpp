@@ -1,0 +1,81 @@
+// YAML (yaml-cpp): mappings become dotted key prefixes; yaml-cpp marks are 0-based.
+#include <yaml-cpp/yaml.h>
+
+#include "hcp/lint/loaders.hpp"
+
+namespace hcp::lint {
+namespace {
+
+constexpr int kMaxDepth = 64;
+
+Location at(const SourceText& src, const YAML::Mark& m) {
+  if (m.line < 0) return {src.name, 0, 0};
+  return {src.name, m.line + 1, m.column + 1};
+}
+
+Value to_value(const SourceText& src, const YAML::Node& node, int depth) {
+  const Location loc = at(src, node.Mark());
+  if (depth > kMaxDepth) throw_parse_error(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: return Value::make_null(loc);
+    case YAML::NodeType::Scalar:
+      // A quoted scalar ("4", 'a2a+p2p') has the non-specific tag "!" and is always a string.
+      if (node.Tag() == "!") return Value::make_string(node.Scalar(), loc);
+      return parse_scalar(node.Scalar(), loc);
+    case YAML::NodeType::Sequence: {
+      std::vector<Value> items;
+      for (const YAML::Node& item : node) items.push_back(to_value(src, item, depth + 1));
+      return Value::make_list(std::move(items), loc);
+    }
+    case YAML::NodeType::Map: {
+      Value v;
+      v.kind = Value::Kind::table;
+      v.loc = loc;
+      return v;
+    }
+  }
+  return Value::make_null(loc);
+}
+
+void walk(const SourceText& src, const YAML::Node& map, const std::string& prefix, ConfigTree& tree, int depth) {
+  for (const auto& entry : map) {
+    const YAML::Node& key = entry.first;
+    const YAML::Node& value = entry.second;
+    if (!key.IsScalar()) throw_parse_error(at(src, key.Mark()), "mapping keys must be plain scalars");
+    const std::string dotted = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+    if (value.IsMap()) {
+      if (depth >= kMaxDepth) throw_parse_error(at(src, value.Mark()), "mappings nested deeper than 64 levels");
+      walk(src, value, dotted, tree, depth + 1);
+      continue;
+    }
+    Setting s;
+    s.key = dotted;
+    s.spelled = dotted;
+    s.key_loc = at(src, key.Mark());
+    s.value = to_value(src, value, depth);
+    tree.set(std::move(s));
+  }
+}
+
+}  // namespace
+
+void load_yaml(const SourceText& source, ConfigTree& tree) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(source.text);
+  } catch (const YAML::Exception& e) {
+    throw_parse_error(at(source, e.mark), "invalid YAML: " + e.msg);
+  }
+  for (const YAML::Node& doc : documents) {
+    if (doc.IsNull()) continue;
+    if (!doc.IsMap()) throw_parse_error(at(source, doc.Mark()), "a config document must be a mapping");
+    try {
+      walk(source, doc, "", tree, 0);
+    } catch (const YAML::Exception& e) {
+      throw_parse_error(at(source, e.mark), "invalid YAML: " + e.msg);
+    }
+  }
+}
+
+}  // namespace hcp::lint

@@ -1,0 +1,79 @@
+// path:line:col: error[HCP001]: message, the source line with a caret, help and notes, then a summary line.
+#include <sstream>
+
+#include "hcp/lint/render.hpp"
+
+namespace hcp::lint {
+namespace {
+
+struct Paint {
+  bool on;
+  std::string operator()(const char* code, const std::string& s) const {
+    return on ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s;
+  }
+};
+
+const char* severity_color(Severity s) {
+  switch (s) {
+    case Severity::error: return "1;31";
+    case Severity::warning: return "1;33";
+    case Severity::info: return "1;36";
+  }
+  return "0";
+}
+
+// Tabs and control bytes would misplace the caret or mess up a terminal.
+std::string printable(std::string_view line) {
+  std::string out;
+  for (char c : line) out += (c == '\t' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  return out;
+}
+
+void source_excerpt(std::ostringstream& o, const LintReport& report, const Location& loc, const Paint& paint) {
+  const auto it = report.sources.find(loc.file);
+  if (it == report.sources.end() || !loc.known()) return;
+  const std::string_view line = it->second.line(loc.line);
+  if (line.empty()) return;
+  const std::string number = std::to_string(loc.line);
+  const std::string pad(number.size(), ' ');
+  constexpr size_t kMaxShown = 200;
+  o << paint("1;34", pad + " |") << "\n";
+  o << paint("1;34", number + " |") << " " << printable(line.substr(0, kMaxShown)) << (line.size() > kMaxShown ? "..." : "")
+    << "\n";
+  const size_t col = loc.col > 0 ? static_cast<size_t>(loc.col - 1) : 0;
+  if (col <= kMaxShown) o << paint("1;34", pad + " |") << " " << std::string(col, ' ') << paint("1;31", "^") << "\n";
+}
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string render_text(const LintReport& report, bool color) {
+  const Paint paint{color};
+  std::ostringstream o;
+  for (const UnitReport& unit : report.units) {
+    if (unit.error) o << paint("1;31", "error") << ": " << *unit.error << "\n";
+    for (const Diagnostic& d : unit.diagnostics) {
+      o << paint("1", d.loc.text()) << ": "
+        << paint(severity_color(d.severity), std::string(severity_name(d.severity)) + "[" + d.code + "]") << ": "
+        << d.message << "\n";
+      source_excerpt(o, report, d.loc, paint);
+      if (!d.hint.empty()) o << "  = " << paint("1", "help") << ": " << d.hint << "\n";
+      for (const Related& r : d.related) o << "  = " << paint("1", "note") << ": " << r.loc.text() << ": " << r.message << "\n";
+    }
+  }
+  size_t input_errors = 0;
+  for (const UnitReport& u : report.units) input_errors += u.error ? 1 : 0;
+  const size_t errors = report.count(Severity::error), warnings = report.count(Severity::warning),
+               infos = report.count(Severity::info);
+  o << (errors + warnings + infos == 0 ? "No findings" : "Found " + plural(errors, "error") + ", " +
+                                                            plural(warnings, "warning") + ", " + plural(infos, "info"))
+    << " in " << plural(report.units.size(), "input");
+  if (input_errors) o << "; " << plural(input_errors, "input") << " could not be read or parsed";
+  o << ".\n";
+  return o.str();
+}
+
+}  // namespace hcp::lint

@@ -1,0 +1,42 @@
+#include "hcp/lint/rule.hpp"
+
+namespace hcp::lint {
+namespace {
+
+void check_one(const Fact<int64_t>& seq, const char* name, int64_t cp, Reporter& r) {
+  if (!seq.known() || *seq.value % (2 * cp) == 0) return;
+  const int64_t multiple = 2 * cp;
+  const int64_t down = *seq.value / multiple * multiple;
+  r.report(seq.loc(),
+           std::string(name) + " (" + std::to_string(*seq.value) + ") is not divisible by 2 * context_parallel_size (" +
+               std::to_string(multiple) + ")",
+           "use a multiple of " + std::to_string(multiple) + " (e.g. " + std::to_string(down > 0 ? down : multiple) +
+               " or " + std::to_string(down + multiple) + "); with packed sequences every padded sequence must divide too");
+}
+
+void check(const LintContext& ctx, Reporter& r) {
+  const Facts& f = ctx.facts;
+  if (f.cp_size() <= 1) return;
+  check_one(f.model_seq_length, "model.seq_length", f.cp_size(), r);
+  check_one(f.dataset_seq_length, "dataset.seq_length", f.cp_size(), r);
+}
+
+}  // namespace
+
+const Rule& rule_hcp003() {
+  static const Rule rule{
+      {"HCP003", "seq-length-not-divisible", Severity::error,
+       "seq_length is not divisible by 2 * context_parallel_size",
+       {"context_parallel_size > 1 and model.seq_length or dataset.seq_length is not a multiple of "
+        "2 * context_parallel_size.",
+        "Context parallelism splits the sequence into 2 * cp chunks (each rank holds two, for causal load balance). "
+        "Megatron-LM rejects it at start-up (\"seq-length should be a multiple of 2 * context-parallel-size\"); "
+        "with packed sequences every sequence's padded length must divide.",
+        "[model]\ncontext_parallel_size = 4\nseq_length = 4100",
+        "Use a sequence length that is a multiple of 2 * context_parallel_size.",
+        "Megatron-LM megatron/training/arguments.py validate_args; Transformer Engine context_parallel.py"}},
+      &check};
+  return rule;
+}
+
+}  // namespace hcp::lint

@@ -1,0 +1,65 @@
+#include "edit_distance.hpp"
+#include "hcp/lint/rule.hpp"
+
+namespace hcp::lint {
+namespace {
+
+constexpr const char* kKnown[] = {"p2p", "all_gather", "a2a", "a2a+p2p"};
+
+std::string suggestion(const std::string& value) {
+  std::string compact;
+  for (char c : value) {
+    if (c != '_' && c != '-' && c != ' ') compact += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  for (const char* k : kKnown) {
+    std::string kc;
+    for (const char* p = k; *p; ++p) if (*p != '_') kc += *p;
+    if (compact == kc) return k;
+  }
+  std::string best;
+  size_t best_distance = 3;
+  for (const char* k : kKnown) {
+    const size_t d = edit_distance(value, k);
+    if (d < best_distance) {
+      best_distance = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+void check(const LintContext& ctx, Reporter& r) {
+  const Facts& f = ctx.facts;
+  if (!f.cp_comm_type.known()) return;
+  const auto& types = *f.cp_comm_type.value;
+  for (size_t i = 0; i < types.size(); ++i) {
+    bool known = false;
+    for (const char* k : kKnown) known |= types[i] == k;
+    if (known) continue;
+    const Value& v = f.cp_comm_type.setting->value;
+    const Location loc = f.cp_comm_type_is_list && i < v.items.size() ? v.items[i].loc : f.cp_comm_type.loc();
+    const std::string guess = suggestion(types[i]);
+    std::string message = "unknown cp_comm_type '" + types[i] + "'";
+    if (f.cp_comm_type_is_list) message += " (layer " + std::to_string(i) + ")";
+    message += guess.empty() ? "" : ": did you mean '" + guess + "'?";
+    r.report(loc, message, "use one of p2p, all_gather, a2a, a2a+p2p");
+  }
+}
+
+}  // namespace
+
+const Rule& rule_hcp012() {
+  static const Rule rule{
+      {"HCP012", "unknown-comm-type", Severity::error, "unknown cp_comm_type value",
+       {"cp_comm_type (or an entry of the per-layer list) is not one of p2p, all_gather, a2a, a2a+p2p.",
+        "Megatron's --help says \"allgather\" but Transformer Engine only accepts \"all_gather\" (ValueError "
+        "\"Unsupported communication type: allgather!\" at the first forward, after the job started). "
+        "TransformerConfig accepts any string.",
+        "[model]\ncontext_parallel_size = 2\ncp_comm_type = \"allgather\"",
+        "Use p2p, all_gather, a2a or a2a+p2p.",
+        "Megatron-LM megatron/training/arguments.py (--cp-comm-type help); Transformer Engine context_parallel.py"}},
+      &check};
+  return rule;
+}
+
+}  // namespace hcp::lint

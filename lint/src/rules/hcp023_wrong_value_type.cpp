@@ -1,0 +1,34 @@
+#include "hcp/lint/rule.hpp"
+
+namespace hcp::lint {
+namespace {
+
+void check(const LintContext& ctx, Reporter& r) {
+  for (const TypeProblem& p : ctx.facts.type_problems) {
+    const Value& v = p.setting->value;
+    const bool overflow = v.kind == Value::Kind::string && !v.text.empty() &&
+                          v.text.find_first_not_of("+-0123456789") == std::string::npos;
+    r.report(p.setting->key_loc,
+             p.setting->spelled + " must be " + p.expected + ", got " + std::string(v.kind_name()) + " " + v.display() +
+                 (overflow ? " (does not fit in 64 bits)" : ""),
+             "write the value as " + p.expected);
+  }
+}
+
+}  // namespace
+
+const Rule& rule_hcp023() {
+  static const Rule rule{
+      {"HCP023", "wrong-value-type", Severity::error, "a CP-related key has a value of the wrong type",
+       {"A key the linter checks has a value of the wrong type (a string where an integer is needed, a number "
+        "that does not fit in 64 bits, a scalar where a list is needed). The other rules ignore such a value.",
+        "Bridge's dataclasses and Megatron's argparse either reject it at start-up or, worse, accept it and "
+        "compare it as a string.",
+        "[model]\ncontext_parallel_size = \"four\"",
+        "Write the value with the expected type.",
+        "Megatron-Bridge src/megatron/bridge/training/config.py"}},
+      &check};
+  return rule;
+}
+
+}  // namespace hcp::lint

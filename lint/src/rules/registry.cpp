@@ -1,0 +1,47 @@
+// The rule table: every rule, in code order. Codes are permanent and never reused.
+#include "hcp/lint/rule.hpp"
+
+namespace hcp::lint {
+
+const Rule& rule_hcp001();
+const Rule& rule_hcp002();
+const Rule& rule_hcp003();
+const Rule& rule_hcp004();
+const Rule& rule_hcp005();
+const Rule& rule_hcp006();
+const Rule& rule_hcp007();
+const Rule& rule_hcp008();
+const Rule& rule_hcp009();
+const Rule& rule_hcp010();
+const Rule& rule_hcp011();
+const Rule& rule_hcp012();
+const Rule& rule_hcp013();
+const Rule& rule_hcp014();
+const Rule& rule_hcp015();
+const Rule& rule_hcp016();
+const Rule& rule_hcp017();
+const Rule& rule_hcp018();
+const Rule& rule_hcp019();
+const Rule& rule_hcp020();
+const Rule& rule_hcp021();
+const Rule& rule_hcp022();
+const Rule& rule_hcp023();
+
+std::span<const Rule* const> all_rules() {
+  static const Rule* const rules[] = {
+      &rule_hcp001(), &rule_hcp002(), &rule_hcp003(), &rule_hcp004(), &rule_hcp005(), &rule_hcp006(),
+      &rule_hcp007(), &rule_hcp008(), &rule_hcp009(), &rule_hcp010(), &rule_hcp011(), &rule_hcp012(),
+      &rule_hcp013(), &rule_hcp014(), &rule_hcp015(), &rule_hcp016(), &rule_hcp017(), &rule_hcp018(),
+      &rule_hcp019(), &rule_hcp020(), &rule_hcp021(), &rule_hcp022(), &rule_hcp023(),
+  };
+  return rules;
+}
+
+const Rule* find_rule(std::string_view code) {
+  for (const Rule* rule : all_rules()) {
+    if (rule->info.code == code) return rule;
+  }
+  return nullptr;
+}
+
+}  // namespace hcp::lint
