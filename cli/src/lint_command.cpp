@@ -159,9 +159,11 @@ std::function<int()> add_lint_command(CLI::App& app) {
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Same as --fail-on warning");
-  cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)");
-  cmd->add_option("--ignore", a->ignore, "Skip these rule codes or prefixes (comma-separated)");
-  cmd->add_option("--severity", a->severity, "Change a rule's severity: CODE=error|warning|info (repeatable)");
+  // One value per use (repeatable), so a path after the option is not taken as another code.
+  cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)")->allow_extra_args(false);
+  cmd->add_option("--ignore", a->ignore, "Skip these rule codes or prefixes (comma-separated)")->allow_extra_args(false);
+  cmd->add_option("--severity", a->severity, "Change a rule's severity: CODE=error|warning|info (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--explain", a->explain, "Print a rule's documentation");
   cmd->add_flag("--list-rules", a->list_rules, "List every rule");
   cmd->add_flag("--rules-markdown", a->rules_markdown, "Print the rule reference as Markdown (docs/rules.md)");

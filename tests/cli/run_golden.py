@@ -14,14 +14,20 @@ import sys
 
 def main():
     binary, cases_file, name = sys.argv[1:4]
+    binary_dir = pathlib.Path(binary).parent
     cases = {}
     for line in pathlib.Path(cases_file).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             case, args = (part.strip() for part in line.split("|", 1))
             cases[case] = args.split()
-    if name not in cases:
+    # The first word names the program: `hcp`, or an alias such as `hcp-lint` next to it.
+    program, *args = cases.get(name, [None])
+    if program is None:
         sys.exit(f"no case {name!r} in {cases_file}")
-    proc = subprocess.run([binary, *cases[name]], capture_output=True, text=True, timeout=120)
+    # Run from the repository root so the paths in the output are the relative ones of the case.
+    root = pathlib.Path(__file__).resolve().parents[2]
+    proc = subprocess.run([str(binary_dir / program), *args], capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "NO_COLOR": "1"})
     actual = f"exit: {proc.returncode}\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
     golden = pathlib.Path(cases_file).parent / "golden" / f"{name}.txt"
     if os.environ.get("HCP_UPDATE_GOLDEN") == "1":

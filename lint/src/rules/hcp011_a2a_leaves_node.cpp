@@ -27,21 +27,23 @@ void check(const LintContext& ctx, Reporter& r) {
   // Without a known world size, gpus_per_node data-parallel replicas cover every alignment to node boundaries.
   const int64_t model = config.tp * config.pp * config.cp;
   config.world_size = f.world_size.value.value_or(model * config.gpus_per_node);
-  Locality loc;
+  const int64_t span_ranks = config.tp * a2a->size;
+  std::string crossing;
   try {
     const Topology topology(config);
-    loc = hierarchical ? topology.locality(GroupKind::hcp, 0) : topology.locality(GroupKind::cp);
+    const Locality loc = hierarchical ? topology.locality(GroupKind::hcp, 0) : topology.locality(GroupKind::cp);
+    if (loc.intra_node()) return;
+    crossing = std::to_string(loc.groups_crossing_nodes) + " of " + std::to_string(loc.groups) +
+               " a2a groups cross node boundaries";
   } catch (const Error&) {
-    return;  // an invalid layout is reported by the rules for its own conditions
+    // The layout is invalid for another reason (reported by its own rule); the span alone still tells.
+    if (span_ranks <= config.gpus_per_node) return;
+    crossing = "every a2a group spans more ranks than a node has";
   }
-  if (loc.intra_node()) return;
-  const int64_t span_ranks = config.tp * a2a->size;
   r.report(where,
            "the a2a group (" + a2a->what + " = " + std::to_string(a2a->size) + ") leaves its NVLink domain: " +
-               std::to_string(loc.groups_crossing_nodes) + " of " + std::to_string(loc.groups) +
-               " a2a groups cross node boundaries (tp * a2a = " + std::to_string(config.tp) + " * " +
-               std::to_string(a2a->size) + " = " + std::to_string(span_ranks) + " ranks, " +
-               std::to_string(config.gpus_per_node) + " GPUs per node)",
+               crossing + " (tp * a2a = " + std::to_string(config.tp) + " * " + std::to_string(a2a->size) + " = " +
+               std::to_string(span_ranks) + " ranks, " + std::to_string(config.gpus_per_node) + " GPUs per node)",
            "keep tp * a2a_size <= GPUs per node: a smaller a2a level (more p2p) or a smaller tp",
            {{f.gpus_per_node.loc(), "GPUs per node: " + std::to_string(config.gpus_per_node)}});
 }
