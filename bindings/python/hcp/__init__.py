@@ -8,12 +8,13 @@ from ._native import lib as _lib
 from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
+from .lint import Diagnostic, LintReport, lint, lint_report
 from .topology import GROUP_KINDS, ORDERS, Topology
 
 __version__ = _lib.hcp_version_string().decode()
 
 __all__ = [
-    "Topology", "GROUP_KINDS", "ORDERS", "HcpError", "InvalidArgumentError", "InvalidConfigError",
+    "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",
     "HcpTimeoutError", "ShapeError", "NotFoundError", "InternalError", "__version__",
 ]

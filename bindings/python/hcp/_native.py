@@ -34,6 +34,29 @@ class Locality(ctypes.Structure):
         (n, ctypes.c_int64) for n in ("group_size", "span", "groups", "groups_crossing_nodes")]
 
 
+class LintOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("input_format", ctypes.c_char_p),
+        ("overrides", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_overrides", ctypes.c_size_t),
+        ("select", ctypes.c_char_p),
+        ("ignore", ctypes.c_char_p),
+        ("severities", ctypes.c_char_p),
+        ("world_size", ctypes.c_int64),
+        ("nodes", ctypes.c_int64),
+        ("gpus_per_node", ctypes.c_int64),
+        ("te_version", ctypes.c_char_p),
+        ("gpu", ctypes.c_char_p),
+    ]
+
+
+class LintDiagnostic(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [
+        (n, ctypes.c_char_p) for n in ("code", "rule", "message", "hint", "file")] + [
+        (n, ctypes.c_int32) for n in ("line", "col", "severity")]
+
+
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
 _HANDLE = ctypes.c_void_p
@@ -57,6 +80,13 @@ _PROTOTYPES = {
     "hcp_topology_groups": (ctypes.c_int, [_I64P, ctypes.c_size_t, _SIZEP, _HANDLE, ctypes.c_int, ctypes.c_int32]),
     "hcp_topology_locality": (ctypes.c_int, [ctypes.POINTER(Locality), _HANDLE, ctypes.c_int, ctypes.c_int32]),
     "hcp_topology_to_json": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_int64]),
+    "hcp_lint_file": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_char_p, ctypes.POINTER(LintOptions)]),
+    "hcp_lint_text": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                     ctypes.POINTER(LintOptions)]),
+    "hcp_lint_report_destroy": (None, [_HANDLE]),
+    "hcp_lint_report_count": (ctypes.c_int, [_SIZEP, _HANDLE]),
+    "hcp_lint_report_get": (ctypes.c_int, [ctypes.POINTER(LintDiagnostic), _HANDLE, ctypes.c_size_t]),
+    "hcp_lint_report_render": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_char_p]),
 }
 
 

@@ -169,6 +169,60 @@ HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* 
  * release with hcp_free. Since 0.1. */
 HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* topology, int64_t rank);
 
+/* ---- lint: training configs against the known context-parallel pitfalls ------------------------------------- */
+
+typedef enum hcp_severity { HCP_SEVERITY_INFO = 0, HCP_SEVERITY_WARNING = 1, HCP_SEVERITY_ERROR = 2 } hcp_severity;
+
+/* Since 0.1. Every field after struct_size is optional: NULL / 0 means "not given". */
+typedef struct hcp_lint_options {
+  size_t struct_size;
+  const char* input_format;      /* "auto" (NULL), "toml", "yaml", "overrides", "megatron" */
+  const char* const* overrides;  /* Hydra-style overrides applied on top of the input, e.g. "model.x=1" */
+  size_t num_overrides;
+  const char* select;            /* comma-separated rule codes or prefixes; NULL: every rule */
+  const char* ignore;            /* comma-separated rule codes or prefixes */
+  const char* severities;        /* "HCP011=error,HCP019=info" */
+  int64_t world_size;            /* cluster facts; 0: unknown unless the input says */
+  int64_t nodes;
+  int64_t gpus_per_node;
+  const char* te_version;        /* Transformer Engine version, e.g. "2.4.0" */
+  const char* gpu;               /* GPU model, e.g. "h100" */
+} hcp_lint_options;
+
+#define HCP_LINT_OPTIONS_INIT { sizeof(hcp_lint_options), NULL, NULL, 0, NULL, NULL, NULL, 0, 0, 0, NULL, NULL }
+
+/* The result of one lint call. Immutable: any number of threads may read one report at once. */
+typedef struct hcp_lint_report hcp_lint_report;
+
+/* One finding. The strings belong to the report and stay valid until it is destroyed. Since 0.1. */
+typedef struct hcp_lint_diagnostic {
+  size_t struct_size;
+  const char* code;    /* "HCP001" */
+  const char* rule;    /* "a2a-p2p-without-sizes" */
+  const char* message;
+  const char* hint;    /* "" when none */
+  const char* file;
+  int32_t line;        /* 1-based; 0 when the finding has no line */
+  int32_t col;
+  int32_t severity;    /* hcp_severity */
+} hcp_lint_diagnostic;
+#define HCP_LINT_DIAGNOSTIC_INIT { sizeof(hcp_lint_diagnostic), NULL, NULL, NULL, NULL, NULL, 0, 0, 0 }
+
+/* Lints one file (TOML, YAML, overrides or a Megatron-LM launch script; detected from extension and content unless
+ * options->input_format says). options may be NULL. An input that cannot be read gives HCP_ERR_IO, one that cannot
+ * be parsed HCP_ERR_PARSE, both with "path:line:col: ..." in hcp_last_error(); findings are not errors. Since 0.1. */
+HCP_API hcp_status hcp_lint_file(hcp_lint_report** out, const char* path, const hcp_lint_options* options);
+/* Lints a text buffer of `length` bytes; `name` (NULL: "<text>") is used in locations and for format detection. */
+HCP_API hcp_status hcp_lint_text(hcp_lint_report** out, const char* text, size_t length, const char* name,
+                                 const hcp_lint_options* options);
+HCP_API void hcp_lint_report_destroy(hcp_lint_report* report);
+
+/* Number of findings, and finding i (0-based, sorted by position). Since 0.1. */
+HCP_API hcp_status hcp_lint_report_count(size_t* out_count, const hcp_lint_report* report);
+HCP_API hcp_status hcp_lint_report_get(hcp_lint_diagnostic* out, const hcp_lint_report* report, size_t index);
+/* The report as "text" (no colour), "json", "sarif" or "github"; release with hcp_free. Since 0.1. */
+HCP_API hcp_status hcp_lint_report_render(char** out_text, const hcp_lint_report* report, const char* format);
+
 #ifdef __cplusplus
 }
 #endif
