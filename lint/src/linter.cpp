@@ -1,9 +1,13 @@
 #include "hcp/lint/linter.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
@@ -136,25 +140,39 @@ LintReport lint(std::vector<SourceText> inputs, const LintOptions& o) {
 }
 
 SourceText read_source(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) throw Error(Errc::io, path + ": cannot read: no such file");
-  if (fs::is_directory(st)) throw Error(Errc::io, path + ": cannot read: is a directory");
-  if (!fs::is_regular_file(st)) throw Error(Errc::io, path + ": cannot read: not a regular file");
-  const uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > kMaxInputBytes) {
+  // One open and one fstat: with 10,000 inputs the system calls are a good part of the time.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error(Errc::io, path + ": cannot read: " +
+                              (err == ENOENT ? std::string("no such file") : std::string(std::strerror(err))));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw Error(Errc::io, path + ": cannot read: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw Error(Errc::io, path + ": cannot read: is a directory");
+  // A FIFO or device could block forever or never end; configs are regular files.
+  if (!S_ISREG(st.st_mode)) throw Error(Errc::io, path + ": cannot read: not a regular file");
+  const auto size = static_cast<uintmax_t>(st.st_size);
+  if (size > kMaxInputBytes) {
     throw Error(Errc::io, path + ": cannot read: " + std::to_string(size) + " bytes is too large for a config (limit " +
                               std::to_string(kMaxInputBytes) + ")");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Errc::io, path + ": cannot read: permission denied or unreadable");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw Error(Errc::io, path + ": cannot read: I/O error");
   SourceText s;
   s.name = path;
-  s.text = buf.str();
+  s.text.resize(static_cast<size_t>(size));
+  size_t got = 0;
+  while (got < s.text.size()) {
+    const ssize_t n = ::read(fd, s.text.data() + got, s.text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(Errc::io, path + ": cannot read: " + std::strerror(errno));
+    if (n == 0) break;  // the file shrank while we read it
+    got += static_cast<size_t>(n);
+  }
+  s.text.resize(got);
   return s;
 }
 

@@ -2,6 +2,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "hcp/lint/loaders.hpp"
+#include "yaml_simple.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -54,6 +55,7 @@ void walk(const SourceText& src, const YAML::Node& map, const std::string& prefi
     s.spelled = dotted;
     s.key_loc = at(src, key.Mark());
     s.value = to_value(src, value, depth);
+    if (s.value.kind == Value::Kind::null) s.value.loc = s.key_loc;  // "key:", "key: ~": point at the key
     tree.set(std::move(s));
   }
 }
@@ -61,6 +63,11 @@ void walk(const SourceText& src, const YAML::Node& map, const std::string& prefi
 }  // namespace
 
 void load_yaml(const SourceText& source, ConfigTree& tree) {
+  if (load_simple_yaml(source, tree)) return;
+  load_yaml_full(source, tree);
+}
+
+void load_yaml_full(const SourceText& source, ConfigTree& tree) {
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(source.text);

@@ -1,66 +1,91 @@
 // The JSON report (schema in docs/lint.md): version, tool, summary, and per input its diagnostics.
-#include <nlohmann/json.hpp>
-
 #include "hcp/hcp_version.hpp"
 #include "hcp/lint/render.hpp"
+#include "json_writer.hpp"
 
 namespace hcp::lint {
 namespace {
 
-using Json = nlohmann::ordered_json;
+void location_fields(JsonWriter& w, const Location& l) {
+  w.key("file");
+  w.value(l.file);
+  w.key("line");
+  if (l.line > 0) w.value(l.line); else w.null();
+  w.key("col");
+  if (l.col > 0) w.value(l.col); else w.null();
+}
 
-Json location_json(const Location& l) {
-  Json j;
-  j["file"] = l.file;
-  j["line"] = l.line > 0 ? Json(l.line) : Json(nullptr);
-  j["col"] = l.col > 0 ? Json(l.col) : Json(nullptr);
-  return j;
+void diagnostic(JsonWriter& w, const Diagnostic& d) {
+  w.begin_object();
+  w.key("code");
+  w.value(d.code);
+  w.key("severity");
+  w.value(severity_name(d.severity));
+  w.key("rule");
+  w.value(d.rule);
+  w.key("message");
+  w.value(d.message);
+  location_fields(w, d.loc);
+  w.key("hint");
+  w.value(d.hint);
+  w.key("related");
+  w.begin_array();
+  for (const Related& r : d.related) {
+    w.begin_object();
+    location_fields(w, r.loc);
+    w.key("message");
+    w.value(r.message);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
 }
 
 }  // namespace
 
 std::string render_json(const LintReport& report) {
-  Json root;
-  root["version"] = 1;
-  root["tool"] = "hcp-lint";
-  root["hcp_version"] = hcp::kHcpVersionString;
-  Json summary;
-  summary["inputs"] = report.units.size();
-  summary["errors"] = report.count(Severity::error);
-  summary["warnings"] = report.count(Severity::warning);
-  summary["infos"] = report.count(Severity::info);
+  std::string out;
+  JsonWriter w(out);
   size_t input_errors = 0;
   for (const UnitReport& u : report.units) input_errors += u.error ? 1 : 0;
-  summary["input_errors"] = input_errors;
-  root["summary"] = summary;
-  Json inputs = Json::array();
+  w.begin_object();
+  w.key("version");
+  w.value(1);
+  w.key("tool");
+  w.value("hcp-lint");
+  w.key("hcp_version");
+  w.value(hcp::kHcpVersionString);
+  w.key("summary");
+  w.begin_object();
+  w.key("inputs");
+  w.value(report.units.size());
+  w.key("errors");
+  w.value(report.count(Severity::error));
+  w.key("warnings");
+  w.value(report.count(Severity::warning));
+  w.key("infos");
+  w.value(report.count(Severity::info));
+  w.key("input_errors");
+  w.value(input_errors);
+  w.end_object();
+  w.key("inputs");
+  w.begin_array();
   for (const UnitReport& u : report.units) {
-    Json unit;
-    unit["path"] = u.name;
-    unit["error"] = u.error ? Json(*u.error) : Json(nullptr);
-    Json diags = Json::array();
-    for (const Diagnostic& d : u.diagnostics) {
-      Json j;
-      j["code"] = d.code;
-      j["severity"] = std::string(severity_name(d.severity));
-      j["rule"] = d.rule;
-      j["message"] = d.message;
-      j.update(location_json(d.loc));
-      j["hint"] = d.hint;
-      Json related = Json::array();
-      for (const Related& r : d.related) {
-        Json rj = location_json(r.loc);
-        rj["message"] = r.message;
-        related.push_back(rj);
-      }
-      j["related"] = related;
-      diags.push_back(j);
-    }
-    unit["diagnostics"] = diags;
-    inputs.push_back(unit);
+    w.begin_object();
+    w.key("path");
+    w.value(u.name);
+    w.key("error");
+    if (u.error) w.value(*u.error); else w.null();
+    w.key("diagnostics");
+    w.begin_array();
+    for (const Diagnostic& d : u.diagnostics) diagnostic(w, d);
+    w.end_array();
+    w.end_object();
   }
-  root["inputs"] = inputs;
-  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  w.end_array();
+  w.end_object();
+  out += '\n';
+  return out;
 }
 
 }  // namespace hcp::lint

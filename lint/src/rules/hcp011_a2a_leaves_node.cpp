@@ -1,4 +1,3 @@
-#include "hcp/error.hpp"
 #include "hcp/lint/rule.hpp"
 #include "hcp/topology.hpp"
 #include "rule_helpers.hpp"
@@ -29,16 +28,16 @@ void check(const LintContext& ctx, Reporter& r) {
   config.world_size = f.world_size.value.value_or(model * config.gpus_per_node);
   const int64_t span_ranks = config.tp * a2a->size;
   std::string crossing;
-  try {
+  if (config.check()) {
+    // The layout is invalid for another reason (reported by its own rule); the span alone still tells.
+    if (span_ranks <= config.gpus_per_node) return;
+    crossing = "every a2a group spans more ranks than a node has";
+  } else {
     const Topology topology(config);
     const Locality loc = hierarchical ? topology.locality(GroupKind::hcp, 0) : topology.locality(GroupKind::cp);
     if (loc.intra_node()) return;
     crossing = std::to_string(loc.groups_crossing_nodes) + " of " + std::to_string(loc.groups) +
                " a2a groups cross node boundaries";
-  } catch (const Error&) {
-    // The layout is invalid for another reason (reported by its own rule); the span alone still tells.
-    if (span_ranks <= config.gpus_per_node) return;
-    crossing = "every a2a group spans more ranks than a node has";
   }
   r.report(where,
            "the a2a group (" + a2a->what + " = " + std::to_string(a2a->size) + ") leaves its NVLink domain: " +

@@ -40,6 +40,9 @@ struct ParallelConfig {
   // with product == cp, ep > 1 with cp > 1 (Megatron's dense generator refuses it), order tp-cp-ep-pp-dp with
   // pp > 1 and cp > 1 (initialize_model_parallel refuses it).
   void validate() const;
+  // The same checks without throwing: the first violated condition's message, or nullopt when valid. For callers
+  // that probe many configs (the linter), where an exception per invalid one would dominate the cost.
+  std::optional<std::string> check() const;
 
   // world_size / (tp * pp * cp); requires a valid config.
   int64_t dp() const;

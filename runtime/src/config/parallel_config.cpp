@@ -38,6 +38,27 @@ void validate_hcp_sizes(const std::vector<int64_t>& sizes, int64_t cp) {
 
 }  // namespace
 
+std::optional<std::string> ParallelConfig::check() const {
+  // Cheap screens for the common invalid cases first; the full validation builds the message.
+  const bool positive = world_size > 0 && tp > 0 && pp > 0 && cp > 0 && ep > 0 && gpus_per_node > 0;
+  int64_t model = 0, product = 1;
+  bool plausible = positive && world_size <= kMaxWorldSize && !__builtin_mul_overflow(tp, pp, &model) &&
+                   !__builtin_mul_overflow(model, cp, &model) && world_size % model == 0 &&
+                   !(ep > 1 && cp > 1) && !(order == Order::tp_cp_ep_pp_dp && pp > 1 && cp > 1);
+  if (plausible && hcp_sizes) {
+    plausible = !hcp_sizes->empty();
+    for (int64_t s : *hcp_sizes) plausible = plausible && s > 0 && !__builtin_mul_overflow(product, s, &product);
+    plausible = plausible && product == cp;
+  }
+  if (plausible && (order == Order::tp_cp_ep_dp_pp || order == Order::tp_cp_ep_pp_dp)) return std::nullopt;
+  try {
+    validate();
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 void ParallelConfig::validate() const {
   require_positive(world_size, "world_size");
   require_positive(tp, "tensor-model-parallel size (tp)");

@@ -12,6 +12,8 @@ namespace hcp::lint {
 
 void load_toml(const SourceText& source, ConfigTree& tree);
 void load_yaml(const SourceText& source, ConfigTree& tree);
+// yaml-cpp for every YAML construct; load_yaml uses it when the fast path declines.
+void load_yaml_full(const SourceText& source, ConfigTree& tree);
 // One override per entry of `overrides`; `locations[i]` says where entry i was written.
 void load_overrides(const std::vector<std::string>& overrides, const std::vector<Location>& locations,
                     ConfigTree& tree);
