@@ -14,6 +14,19 @@ echo
 echo "== One rank's view, as JSON"
 "$hcp" groups --world-size 64 --tp 4 --cp 16 --hcp-sizes 2,8 --rank 37 --format json
 echo
+echo "== hcp-lint on good configs (every input format) and on broken ones"
+"$HCP_BUILD/cli/hcp-lint" --strict "$HCP_ROOT/examples/configs/good/hcp_bridge.toml" \
+  "$HCP_ROOT/examples/configs/good/hcp_bridge_override.yaml"
+"$HCP_BUILD/cli/hcp-lint" --strict --te-version 2.4.0 "$HCP_ROOT/examples/configs/good/hcp_megatron_lm.sh"
+"$HCP_BUILD/cli/hcp-lint" --strict --overrides-file "$HCP_ROOT/examples/configs/good/hcp_overrides.txt" \
+  --nodes 4 --gpus-per-node 8 --te-version 2.4.0
+# The broken examples are meant to fail: show the findings, and check the exit code says so.
+set +e
+"$HCP_BUILD/cli/hcp-lint" --color never "$HCP_ROOT/examples/configs/broken"
+status=$?
+set -e
+[ "$status" -eq 1 ] || { echo "hcp-lint on the broken examples exited $status, expected 1" >&2; exit 1; }
+echo
 echo "== The C ABI from C and from Python"
 "$HCP_BUILD/examples/topology_demo" 37
 HCP_LIBRARY=$HCP_BUILD/capi/libhcp.so PYTHONPATH=$HCP_ROOT/bindings/python python3 "$HCP_ROOT/examples/python/topology_demo.py"
