@@ -1,10 +1,12 @@
 // The JSON report (schema in docs/lint.md): version, tool, summary, and per input its diagnostics.
 #include "hcp/hcp_version.hpp"
 #include "hcp/lint/render.hpp"
-#include "json_writer.hpp"
+#include "hcp/json_writer.hpp"
 
 namespace hcp::lint {
 namespace {
+
+using hcp::JsonWriter;
 
 void location_fields(JsonWriter& w, const Location& l) {
   w.key("file");

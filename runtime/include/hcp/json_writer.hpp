@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hcp::lint {
+namespace hcp {
 
 class JsonWriter {
  public:
@@ -78,4 +78,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace hcp::lint
+}  // namespace hcp

@@ -1,6 +1,6 @@
-#include "json_writer.hpp"
+#include "hcp/json_writer.hpp"
 
-namespace hcp::lint {
+namespace hcp {
 namespace {
 
 // Length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
@@ -67,4 +67,4 @@ void JsonWriter::string_literal(std::string_view s) {
   out_ += '"';
 }
 
-}  // namespace hcp::lint
+}  // namespace hcp
