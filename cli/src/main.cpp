@@ -10,6 +10,7 @@
 #include "exit_codes.hpp"
 #include "groups_command.hpp"
 #include "lint_command.hpp"
+#include "logscan_command.hpp"
 #include "hcp/error.hpp"
 #include "hcp/hcp.h"
 
@@ -37,6 +38,7 @@ int run(int argc, char** argv) {
   std::map<std::string, std::function<int()>> commands;
   commands["groups"] = add_groups_command(app);
   commands["lint"] = add_lint_command(app);
+  commands["logscan"] = add_logscan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,5 +1,8 @@
 #include "hcp/json_writer.hpp"
 
+#include <cmath>
+#include <cstdio>
+
 namespace hcp {
 namespace {
 
@@ -20,6 +23,17 @@ size_t utf8_length(std::string_view s, size_t i) {
 }
 
 }  // namespace
+
+void JsonWriter::value(double v) {
+  separator();
+  if (!std::isfinite(v)) {  // JSON has no NaN or infinity
+    out_ += "null";
+    return;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  out_ += buf;
+}
 
 void JsonWriter::string_literal(std::string_view s) {
   out_ += '"';

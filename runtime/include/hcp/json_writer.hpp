@@ -36,6 +36,7 @@ class JsonWriter {
   }
   void value(size_t v) { value(static_cast<int64_t>(v)); }
   void value(int v) { value(static_cast<int64_t>(v)); }
+  void value(double v);
   void value(bool b) {
     separator();
     out_ += b ? "true" : "false";

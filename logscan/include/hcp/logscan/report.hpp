@@ -1,0 +1,126 @@
+// What hcp-logscan learns from training logs, and its verdict.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hcp::logscan {
+
+// Where something was seen: file, 1-based line of the decoded text, and the rank when known (-1 otherwise).
+struct SourceRef {
+  std::string file;
+  uint64_t line = 0;
+  int rank = -1;
+  std::string text() const;  // "file:line"
+};
+
+template <typename T>
+struct Seen {
+  std::optional<T> value;
+  SourceRef where;
+};
+
+// What the run was configured to do.
+struct Intent {
+  Seen<int64_t> world_size, tp, pp, cp, dp;
+  Seen<std::vector<std::string>> cp_comm_type;
+  // hierarchical_context_parallel_sizes: value set and the inner optional empty means the log says None/null.
+  Seen<std::optional<std::vector<int64_t>>> hcp_sizes;
+  Seen<bool> use_decentralized_pg;
+
+  bool hierarchical() const;      // a2a+p2p in the comm types, or sizes set
+  bool a2a_p2p_without_sizes() const;
+};
+
+// Lines that prove which process groups exist.
+struct GroupEvidence {
+  std::string group;   // CONTEXT_PARALLEL_GROUP, HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0, HIERARCHICAL_CONTEXT_PARALLEL_GROUPS
+  std::string source;  // "c10d", "hcp-runtime", "mention"
+  uint64_t lines = 0;
+  std::set<int> ranks;
+  std::set<int64_t> sizes;
+  SourceRef first;
+};
+
+struct Evidence {
+  std::map<std::string, GroupEvidence> groups;  // keyed by source + group
+  std::map<int64_t, uint64_t> nccl_comm_sizes;  // nranks of NCCL "Init COMPLETE" lines (weak evidence)
+  std::optional<SourceRef> nccl_first;
+  std::optional<SourceRef> hypercommgrid;       // Bridge's decentralized process groups
+
+  bool hierarchical_groups() const;  // a level group line or the runtime's HIERARCHICAL line
+  bool flat_cp_groups() const;
+};
+
+// A bounded sample for medians: exact up to its capacity, a uniform sample beyond.
+class Reservoir {
+ public:
+  void add(double x);
+  std::optional<double> median() const;
+  std::optional<double> max() const { return count_ ? std::optional<double>(max_) : std::nullopt; }
+  uint64_t count() const { return count_; }
+
+ private:
+  static constexpr size_t kCapacity = 1 << 16;
+  std::vector<double> sample_;
+  uint64_t count_ = 0;
+  uint64_t rng_ = 0x9E3779B97F4A7C15ull;
+  double max_ = 0;
+};
+
+struct Progress {
+  uint64_t iteration_lines = 0;
+  std::optional<int64_t> last_iteration, total_iterations;
+  Reservoir elapsed_ms, tflops, model_tflops;
+  std::optional<double> first_lm_loss, last_lm_loss;
+  int64_t skipped_iterations = 0, nan_iterations = 0;
+  std::vector<std::pair<int64_t, double>> validation_losses;  // (iteration, loss), the last 32
+  std::optional<double> max_allocated_mb, max_reserved_mb;
+  std::optional<SourceRef> first_iteration, last_iteration_at;
+};
+
+struct Failure {
+  std::string kind;       // traceback, hcp-validation, cuda-oom, nccl-error, nccl-timeout
+  std::string message;
+  std::string lint_code;  // for hcp-validation: the hcp-lint rule that catches it before the run
+  std::string group;      // process group named in the line, if any
+  SourceRef where;
+};
+
+struct FileReport {
+  std::string path;
+  std::string compression = "plain";
+  int rank_from_name = -1;
+  uint64_t raw_bytes = 0, text_bytes = 0, lines = 0, truncated_lines = 0;
+  std::optional<std::string> damage;  // "byte N: ..."
+  std::optional<std::string> error;   // could not be read at all
+};
+
+enum class Verdict { cp_silently_off, hcp_active, hcp_not_active, flat_cp, no_cp, unknown };
+std::string_view verdict_name(Verdict v);
+
+struct ScanReport {
+  Verdict verdict = Verdict::unknown;
+  bool step_completed = false;
+  bool failed = false;
+  Intent intent;
+  Evidence evidence;
+  Progress progress;
+  std::optional<std::string> gpu;
+  std::optional<double> gpu_peak_tflops;
+  std::optional<SourceRef> gpu_where;
+  std::vector<Failure> failures;  // the first 256
+  uint64_t failure_count = 0;
+  std::vector<FileReport> files;
+  std::vector<std::pair<std::string, SourceRef>> reasons;  // why the verdict
+  std::string advice;  // how to make the next run verifiable (unknown verdicts)
+
+  bool unreadable_inputs() const;
+};
+
+}  // namespace hcp::logscan

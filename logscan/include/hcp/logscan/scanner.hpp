@@ -1,0 +1,46 @@
+// The log scanner: push raw bytes (plain, zstd or gzip) of one or more inputs, then finish() for the report.
+// Memory stays bounded whatever the input size: a 4 MiB line window, a 64 KiB cap per line, bounded samples.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hcp/logscan/report.hpp"
+
+namespace hcp::logscan {
+
+struct ScanOptions {
+  std::optional<std::string> gpu;  // GPU model when the log does not name it ("h200")
+  size_t max_line = 64 * 1024;     // longer lines are matched on this prefix and counted as truncated
+};
+
+class LogScanner {
+ public:
+  explicit LogScanner(ScanOptions options = {});
+  ~LogScanner();
+  LogScanner(const LogScanner&) = delete;
+  LogScanner& operator=(const LogScanner&) = delete;
+
+  // Inputs are scanned one after another; each has its own decoder and line numbers.
+  void begin_input(const std::string& name);
+  void feed(const char* data, size_t size);
+  void end_input();
+  // An input that could not be opened or read.
+  void input_error(const std::string& name, const std::string& message);
+
+  // Closes an open input and computes the verdict. The scanner is spent afterwards.
+  ScanReport finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Scans files, directories (recursively, sorted) and "-" (standard input).
+ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options = {});
+
+// Peak dense bf16 TFLOP/s of a GPU model named in a log or by the user (H100, H200, A100, B200), if known.
+std::optional<double> peak_bf16_tflops(std::string_view gpu);
+
+}  // namespace hcp::logscan

@@ -1,0 +1,109 @@
+// Failures: Python tracebacks (with their final exception line), the upstream HCP validation messages (mapped to
+// the hcp-lint rule that catches them before a run), CUDA out-of-memory, NCCL errors and watchdog timeouts.
+#include <re2/re2.h>
+
+#include "../match/literal_set.hpp"
+#include "../match/triggers.hpp"
+#include "scan_state.hpp"
+
+namespace hcp::logscan {
+namespace {
+
+constexpr size_t kMaxMessage = 400;
+constexpr int kMaxTracebackLines = 400;
+
+std::string clip(std::string_view s) {
+  s = trim(s);
+  return std::string(s.substr(0, kMaxMessage));
+}
+
+std::string group_named(std::string_view text) {
+  static const RE2 re(R"(PG GUID [^ (]*\(([A-Z_0-9]+)\))");
+  std::string group;
+  RE2::PartialMatch(text, re, &group);
+  return group;
+}
+
+void validation_messages(ScanState& s, const LineView& line) {
+  for (const TriggerLiteral& t : trigger_literals()) {
+    if (t.trigger != kHcpValidation) continue;
+    const size_t at = line.text.find(t.text);
+    if (at == std::string_view::npos) continue;
+    s.add_failure({"hcp-validation", clip(line.text), std::string(t.lint_code), "", line.ref()});
+    return;
+  }
+}
+
+}  // namespace
+
+void ScanState::add_failure(Failure f) {
+  ++report.failure_count;
+  report.failed = true;
+  if (report.failures.size() < 256) report.failures.push_back(std::move(f));
+}
+
+void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
+  if (triggers & kTraceback) s.tracebacks[line.rank] = TracebackState{line.number, 0};
+  if (triggers & kHcpValidation) validation_messages(s, line);
+  if (triggers & kOutOfMemory) {
+    const size_t at = line.text.find("CUDA out of memory");
+    s.add_failure({"cuda-oom", clip(at == std::string_view::npos ? line.text : line.text.substr(at)), "", "",
+                   line.ref()});
+  }
+  if (triggers & kNcclTimeout) {
+    s.add_failure({"nccl-timeout", clip(line.text), "", group_named(line.text), line.ref()});
+  } else if (triggers & kNcclError) {
+    s.add_failure({"nccl-error", clip(line.text), "", group_named(line.text), line.ref()});
+  }
+}
+
+// The lines after "Traceback (most recent call last):" of the same rank: frames are indented; the first line at
+// the left margin that is not a chaining remark is the exception.
+void follow_tracebacks(ScanState& s, const LineView& line) {
+  const auto it = s.tracebacks.find(line.rank);
+  if (it == s.tracebacks.end() || it->second.started_at == line.number) return;
+  TracebackState& tb = it->second;
+  const std::string_view t = line.text;
+  if (++tb.lines_seen > kMaxTracebackLines) {
+    s.add_failure({"traceback", "Traceback without a final exception line", "", "", line.ref()});
+    s.tracebacks.erase(it);
+    return;
+  }
+  if (t.empty() || t[0] == ' ' || t[0] == '\t' || t.rfind("Traceback", 0) == 0 || t.rfind("During handling", 0) == 0 ||
+      t.rfind("The above exception", 0) == 0 || t == "^" || t.find_first_not_of("^~ ") == std::string_view::npos) {
+    return;
+  }
+  static const RE2 exception(R"(^([A-Za-z_][A-Za-z0-9_.]*)(?::\s*(.*))?$)");
+  std::string type, message;
+  if (RE2::FullMatch(t, exception, &type, &message)) {
+    s.add_failure({"traceback", clip(t), "", "", line.ref()});
+    s.tracebacks.erase(it);
+  }
+}
+
+void follow_open_blocks(ScanState& s, const LineView& line) {
+  if (!s.tracebacks.empty()) follow_tracebacks(s, line);
+  if (s.list.active) follow_list(s, line);
+}
+
+void extract_gpu(ScanState& s, const LineView& line) {
+  if (s.report.gpu) return;
+  static const RE2 re(R"(NVIDIA (?:GeForce |RTX )?(GB200|GB300|[ABHL]\d{2,3}[A-Z]?)\b)");
+  std::string model;
+  if (!RE2::PartialMatch(line.text, re, &model)) return;
+  s.report.gpu = model;
+  s.report.gpu_where = line.ref();
+}
+
+void ScanState::dispatch(const LineView& line, uint32_t triggers) {
+  if (wants_every_line()) follow_open_blocks(*this, line);
+  if (triggers & (kIteration | kMemory | kModelTflop)) extract_progress(*this, line, triggers);
+  if (triggers & (kWorldSize | kConfigKey)) extract_intent(*this, line, triggers);
+  if (triggers & (kHcpRuntime | kGroupName | kNcclInit | kHyperCommGrid)) extract_groups(*this, line, triggers);
+  if (triggers & (kTraceback | kOutOfMemory | kNcclError | kNcclTimeout | kHcpValidation)) {
+    extract_failures(*this, line, triggers);
+  }
+  if (triggers & kGpuName) extract_gpu(*this, line);
+}
+
+}  // namespace hcp::logscan

@@ -1,0 +1,120 @@
+// What the run was configured to do: Megatron's "using world size:" line and argument dump, Bridge's
+// "Final configuration:" YAML (including a block list under hierarchical_context_parallel_sizes), and the runtime's
+// own group lines when nothing else says.
+#include <re2/re2.h>
+
+#include "../match/triggers.hpp"
+#include "scan_state.hpp"
+
+namespace hcp::logscan {
+namespace {
+
+template <typename T>
+void first(Seen<T>& seen, T value, const LineView& line) {
+  if (seen.value) return;  // rank 0 prints the config first; later copies add nothing
+  seen.value = std::move(value);
+  seen.where = line.ref();
+}
+
+std::optional<std::vector<std::string>> comm_types(std::string_view v) {
+  v = trim(v);
+  std::vector<std::string> out;
+  if (!v.empty() && v.front() == '[') v = v.substr(1, v.size() >= 2 && v.back() == ']' ? v.size() - 2 : v.size() - 1);
+  size_t i = 0;
+  while (i < v.size()) {
+    size_t j = v.find(',', i);
+    if (j == std::string_view::npos) j = v.size();
+    std::string_view item = trim(v.substr(i, j - i));
+    if (item.size() >= 2 && (item.front() == '\'' || item.front() == '"')) item = item.substr(1, item.size() - 2);
+    if (!item.empty()) out.emplace_back(item);
+    i = j + 1;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+bool is_none(std::string_view v) {
+  v = trim(v);
+  return v == "None" || v == "null" || v == "~" || v == "[]";
+}
+
+std::optional<bool> to_bool(std::string_view v) {
+  v = trim(v);
+  if (v == "True" || v == "true") return true;
+  if (v == "False" || v == "false") return false;
+  return std::nullopt;
+}
+
+void world_size_line(ScanState& s, const LineView& line) {
+  Intent& in = s.report.intent;
+  static const RE2 world(R"(using world size:\s*(\d+))");
+  static const RE2 dp(R"(data-parallel size:\s*(\d+))");
+  static const RE2 cp(R"(context-parallel size:\s*(\d+))");
+  static const RE2 sizes(R"(hierarchical context-parallel sizes:\s*(None|\[[0-9, ]*\]))");
+  static const RE2 tp(R"(tensor-model-parallel size:\s*(\d+))");
+  static const RE2 pp(R"(pipeline-model-parallel size:\s*(\d+))");
+  int64_t v = 0;
+  std::string text;
+  if (RE2::PartialMatch(line.text, world, &v)) first(in.world_size, v, line);
+  if (RE2::PartialMatch(line.text, dp, &v)) first(in.dp, v, line);
+  if (RE2::PartialMatch(line.text, cp, &v)) first(in.cp, v, line);
+  if (RE2::PartialMatch(line.text, tp, &v)) first(in.tp, v, line);
+  if (RE2::PartialMatch(line.text, pp, &v)) first(in.pp, v, line);
+  if (RE2::PartialMatch(line.text, sizes, &text)) {
+    first(in.hcp_sizes, text == "None" ? std::optional<std::vector<int64_t>>() : to_int_list(text), line);
+  }
+}
+
+void config_key_line(ScanState& s, const LineView& line) {
+  // "  context_parallel_size ..... 16" (argument dump) or "  context_parallel_size: 16" (YAML).
+  static const RE2 re(
+      R"(^\s*(context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|world_size|use_decentralized_pg)\s*(?:\.{2,}|:)\s*(.*?)\s*$)");
+  std::string key, value;
+  if (!RE2::FullMatch(line.text, re, &key, &value)) return;
+  Intent& in = s.report.intent;
+  if (key == "hierarchical_context_parallel_sizes") {
+    if (is_none(value)) {
+      first(in.hcp_sizes, std::optional<std::vector<int64_t>>(), line);
+    } else if (value.empty()) {
+      s.list = ListCapture{true, {}, line.ref(), 0};  // a YAML block list follows
+    } else if (auto sizes = to_int_list(value)) {
+      first(in.hcp_sizes, std::optional<std::vector<int64_t>>(*sizes), line);
+    }
+  } else if (key == "cp_comm_type") {
+    if (auto types = comm_types(value)) first(in.cp_comm_type, *types, line);
+  } else if (key == "use_decentralized_pg") {
+    if (auto b = to_bool(value)) first(in.use_decentralized_pg, *b, line);
+  } else if (auto v = to_int(value)) {
+    if (key == "context_parallel_size") first(in.cp, *v, line);
+    if (key == "tensor_model_parallel_size") first(in.tp, *v, line);
+    if (key == "pipeline_model_parallel_size") first(in.pp, *v, line);
+    if (key == "world_size") first(in.world_size, *v, line);
+  }
+}
+
+}  // namespace
+
+void extract_intent(ScanState& s, const LineView& line, uint32_t triggers) {
+  if (triggers & kWorldSize) world_size_line(s, line);
+  if (triggers & kConfigKey) config_key_line(s, line);
+}
+
+void follow_list(ScanState& s, const LineView& line) {
+  ListCapture& l = s.list;
+  if (!l.active) return;
+  const std::string_view t = trim(line.text);
+  if (t.size() >= 2 && t[0] == '-' && t[1] == ' ') {
+    if (auto v = to_int(t.substr(2))) {
+      l.items.push_back(*v);
+      return;
+    }
+  }
+  Intent& in = s.report.intent;
+  if (!in.hcp_sizes.value) {
+    in.hcp_sizes.value = l.items.empty() ? std::optional<std::vector<int64_t>>() : std::optional(l.items);
+    in.hcp_sizes.where = l.where;
+  }
+  l = {};
+}
+
+}  // namespace hcp::logscan

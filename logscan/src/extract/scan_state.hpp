@@ -1,0 +1,69 @@
+// The scanner's model while it reads: the report being built, plus the few multi-line states (an open traceback
+// per rank, a YAML list being read). Extractors are free functions over a LineView, one file per family of lines.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hcp/logscan/report.hpp"
+
+namespace hcp::logscan {
+
+struct LineView {
+  std::string_view text;  // after the launcher prefix, ANSI codes and CR are removed
+  int rank = -1;
+  uint64_t number = 0;
+  const std::string* file = nullptr;
+  SourceRef ref() const { return {*file, number, rank}; }
+};
+
+// "[default3]:", "[rank3]:" and Slurm "3: " prefixes give the rank; ANSI colour codes are dropped (into scratch).
+LineView view_line(std::string_view raw, std::string& scratch);
+
+struct TracebackState {
+  uint64_t started_at = 0;
+  int lines_seen = 0;
+};
+
+struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2" lines (Bridge's YAML dump)
+  bool active = false;
+  std::vector<int64_t> items;
+  SourceRef where;
+  int lines_seen = 0;
+};
+
+struct ScanState {
+  ScanReport report;
+  std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
+  ListCapture list;
+  bool in_final_config = false;              // after Bridge's "Final configuration:" line
+
+  bool wants_every_line() const { return !tracebacks.empty() || list.active; }
+  void reset_input() {
+    tracebacks.clear();
+    list = {};
+  }
+  void add_failure(Failure f);
+  void dispatch(const LineView& line, uint32_t triggers);
+};
+
+// Extractors (extract/*.cpp).
+void extract_progress(ScanState& s, const LineView& line, uint32_t triggers);
+void extract_intent(ScanState& s, const LineView& line, uint32_t triggers);
+void extract_groups(ScanState& s, const LineView& line, uint32_t triggers);
+void extract_failures(ScanState& s, const LineView& line, uint32_t triggers);
+void follow_open_blocks(ScanState& s, const LineView& line);  // lines of an open traceback or YAML list
+void follow_list(ScanState& s, const LineView& line);
+void extract_gpu(ScanState& s, const LineView& line);
+
+// Number parsing that never throws.
+std::optional<int64_t> to_int(std::string_view s);
+std::optional<double> to_double(std::string_view s);
+// "[2, 8]", "[2,8]", "2 8" -> integers; nullopt for anything else.
+std::optional<std::vector<int64_t>> to_int_list(std::string_view s);
+std::string_view trim(std::string_view s);
+
+}  // namespace hcp::logscan

@@ -1,0 +1,160 @@
+#include "stream_decoder.hpp"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <vector>
+
+namespace hcp::logscan {
+namespace {
+
+constexpr size_t kOutChunk = 1 << 20;
+// zstd windows above 32 MiB (zstd --long=27 and up) would break the scanner's memory bound; such frames are
+// reported as damage instead of being decoded.
+constexpr int kZstdWindowLogMax = 25;
+
+}  // namespace
+
+std::string_view compression_name(Compression c) {
+  switch (c) {
+    case Compression::plain: return "plain";
+    case Compression::zstd: return "zstd";
+    case Compression::gzip: return "gzip";
+  }
+  return "plain";
+}
+
+struct StreamDecoder::Codec {
+  ZSTD_DCtx* zstd = nullptr;
+  z_stream gz{};
+  bool gz_ready = false;
+  bool in_frame = false;  // inside a frame or member that has not ended yet
+  bool after_member = false;
+  std::vector<char> out = std::vector<char>(kOutChunk);
+  ~Codec() {
+    if (zstd) ZSTD_freeDCtx(zstd);
+    if (gz_ready) inflateEnd(&gz);
+  }
+};
+
+StreamDecoder::StreamDecoder(Sink sink) : sink_(std::move(sink)) {}
+StreamDecoder::~StreamDecoder() = default;
+
+void StreamDecoder::start(Compression c) {
+  compression_ = c;
+  started_ = true;
+  if (c == Compression::plain) return;
+  codec_ = std::make_unique<Codec>();
+  if (c == Compression::zstd) {
+    codec_->zstd = ZSTD_createDCtx();
+    ZSTD_DCtx_setParameter(codec_->zstd, ZSTD_d_windowLogMax, kZstdWindowLogMax);
+  } else {
+    if (inflateInit2(&codec_->gz, 16 + MAX_WBITS) != Z_OK) throw std::bad_alloc();
+    codec_->gz_ready = true;
+  }
+}
+
+void StreamDecoder::feed(const char* data, size_t size) {
+  if (!started_) {
+    const size_t take = std::min(size, size_t{4} - magic_.size());
+    magic_.append(data, take);
+    data += take;
+    size -= take;
+    if (magic_.size() < 4) return;
+    const auto* m = reinterpret_cast<const unsigned char*>(magic_.data());
+    if (m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) {
+      start(Compression::zstd);
+    } else if (m[0] == 0x1F && m[1] == 0x8B) {
+      start(Compression::gzip);
+    } else {
+      start(Compression::plain);
+    }
+    const std::string head = std::move(magic_);
+    magic_.clear();
+    decode(head.data(), head.size());
+  }
+  if (size > 0) decode(data, size);
+}
+
+void StreamDecoder::decode(const char* data, size_t size) {
+  const uint64_t base = raw_bytes_;
+  raw_bytes_ += size;
+  if (damage_) return;  // nothing after the damage is trusted
+  if (compression_ == Compression::plain) {
+    sink_(data, size);
+    return;
+  }
+  Codec& c = *codec_;
+  if (compression_ == Compression::zstd) {
+    ZSTD_inBuffer in{data, size, 0};
+    for (;;) {
+      ZSTD_outBuffer out{c.out.data(), c.out.size(), 0};
+      const size_t ret = ZSTD_decompressStream(c.zstd, &out, &in);
+      if (ZSTD_isError(ret)) {
+        if (out.pos) sink_(c.out.data(), out.pos);
+        damage_ = Damage{base + in.pos, std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret)};
+        return;
+      }
+      c.in_frame = ret != 0;
+      if (out.pos) sink_(c.out.data(), out.pos);
+      if (in.pos == in.size && out.pos < out.size) return;
+    }
+  }
+  // gzip: members follow one another; anything after the last member that is not another member is ignored.
+  c.gz.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+  c.gz.avail_in = static_cast<uInt>(size);
+  while (c.gz.avail_in > 0) {
+    if (c.after_member) {
+      if (c.gz.next_in[0] != 0x1F) return;  // trailing bytes after the last member (gzip ignores them too)
+      inflateReset(&c.gz);
+      c.after_member = false;
+    }
+    c.gz.next_out = reinterpret_cast<Bytef*>(c.out.data());
+    c.gz.avail_out = static_cast<uInt>(c.out.size());
+    const int ret = inflate(&c.gz, Z_NO_FLUSH);
+    const size_t produced = c.out.size() - c.gz.avail_out;
+    if (produced) sink_(c.out.data(), produced);
+    if (ret == Z_STREAM_END) {
+      c.in_frame = false;
+      c.after_member = true;
+      continue;
+    }
+    if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      const uint64_t at = base + (size - c.gz.avail_in);
+      damage_ = Damage{at, std::string("corrupt gzip data: ") + (c.gz.msg ? c.gz.msg : "inflate failed")};
+      return;
+    }
+    c.in_frame = true;
+    if (produced == 0 && ret == Z_BUF_ERROR) break;
+  }
+}
+
+void StreamDecoder::finish() {
+  if (!started_) {
+    start(Compression::plain);
+    const std::string head = std::move(magic_);
+    magic_.clear();
+    decode(head.data(), head.size());
+  }
+  if (compression_ == Compression::plain || damage_) return;
+  Codec& c = *codec_;
+  if (compression_ == Compression::gzip && c.gz_ready && !c.after_member) {
+    // Drain what inflate still holds.
+    for (;;) {
+      c.gz.next_out = reinterpret_cast<Bytef*>(c.out.data());
+      c.gz.avail_out = static_cast<uInt>(c.out.size());
+      const int ret = inflate(&c.gz, Z_SYNC_FLUSH);
+      const size_t produced = c.out.size() - c.gz.avail_out;
+      if (produced) sink_(c.out.data(), produced);
+      if (produced == 0 || ret != Z_OK) break;
+    }
+  }
+  if (c.in_frame && !(compression_ == Compression::gzip && c.after_member)) {
+    damage_ = Damage{raw_bytes_, std::string("truncated ") + std::string(compression_name(compression_)) +
+                                     " stream: it ends inside a " +
+                                     (compression_ == Compression::zstd ? "frame" : "member")};
+  }
+}
+
+}  // namespace hcp::logscan

@@ -1,0 +1,38 @@
+// The literals that can start an interesting line, each with the extractor it feeds. Every extractor's lines
+// contain at least one of these, so lines without any are never looked at.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace hcp::logscan {
+
+enum Trigger : uint32_t {
+  kIteration = 1u << 0,       // "iteration": progress, validation
+  kModelTflop = 1u << 1,      // Bridge "MODEL_TFLOP/s/GPU"
+  kWorldSize = 1u << 2,       // Megatron "using world size:"
+  kConfigKey = 1u << 3,       // argument dump / Bridge YAML keys
+  kHcpRuntime = 1u << 4,      // "[hcp] rank N: created ..."
+  kGroupName = 1u << 5,       // "CONTEXT_PARALLEL_GROUP" (c10d, runtime, mentions)
+  kNcclInit = 1u << 6,        // "Init COMPLETE"
+  kTraceback = 1u << 7,
+  kOutOfMemory = 1u << 8,
+  kNcclError = 1u << 9,
+  kNcclTimeout = 1u << 10,
+  kHcpValidation = 1u << 11,  // upstream HCP validation messages
+  kGpuName = 1u << 12,
+  kHyperCommGrid = 1u << 13,
+  kMemory = 1u << 14,
+  kFinalConfig = 1u << 15,    // Bridge "Final configuration:"
+};
+
+struct TriggerLiteral {
+  std::string_view text;
+  uint32_t trigger;
+  std::string_view lint_code;  // for kHcpValidation
+};
+
+const std::vector<TriggerLiteral>& trigger_literals();
+
+}  // namespace hcp::logscan

@@ -1,0 +1,82 @@
+#include "hcp/logscan/report.hpp"
+
+#include <algorithm>
+
+namespace hcp::logscan {
+
+std::string SourceRef::text() const {
+  return line ? file + ":" + std::to_string(line) : file;
+}
+
+bool Intent::hierarchical() const {
+  if (cp_comm_type.value) {
+    for (const std::string& t : *cp_comm_type.value) {
+      if (t == "a2a+p2p") return true;
+    }
+  }
+  return hcp_sizes.value && hcp_sizes.value->has_value() && !(*hcp_sizes.value)->empty();
+}
+
+bool Intent::a2a_p2p_without_sizes() const {
+  if (!cp_comm_type.value) return false;
+  const auto& t = *cp_comm_type.value;
+  const bool a2a_p2p = std::find(t.begin(), t.end(), "a2a+p2p") != t.end();
+  return a2a_p2p && hcp_sizes.value && !hcp_sizes.value->has_value();
+}
+
+bool Evidence::hierarchical_groups() const {
+  for (const auto& [key, g] : groups) {
+    if (g.source == "mention") continue;
+    if (g.group.rfind("HIERARCHICAL_CONTEXT_PARALLEL_GROUP", 0) == 0) return true;
+  }
+  return false;
+}
+
+bool Evidence::flat_cp_groups() const {
+  for (const auto& [key, g] : groups) {
+    if (g.source != "mention" && g.group == "CONTEXT_PARALLEL_GROUP") return true;
+  }
+  return false;
+}
+
+void Reservoir::add(double x) {
+  if (count_ == 0 || x > max_) max_ = x;
+  ++count_;
+  if (sample_.size() < kCapacity) {
+    sample_.push_back(x);
+    return;
+  }
+  rng_ ^= rng_ << 13;  // xorshift64: deterministic, so reports are reproducible
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  const uint64_t slot = rng_ % count_;
+  if (slot < kCapacity) sample_[slot] = x;
+}
+
+std::optional<double> Reservoir::median() const {
+  if (sample_.empty()) return std::nullopt;
+  std::vector<double> v = sample_;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  if (v.size() % 2) return v[mid];
+  const double upper = v[mid];
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::cp_silently_off: return "cp-silently-off";
+    case Verdict::hcp_active: return "hcp-active";
+    case Verdict::hcp_not_active: return "hcp-not-active";
+    case Verdict::flat_cp: return "flat-cp";
+    case Verdict::no_cp: return "no-cp";
+    case Verdict::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+bool ScanReport::unreadable_inputs() const {
+  return std::any_of(files.begin(), files.end(), [](const FileReport& f) { return f.error.has_value(); });
+}
+
+}  // namespace hcp::logscan
