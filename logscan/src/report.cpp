@@ -39,18 +39,17 @@ bool Evidence::flat_cp_groups() const {
   return false;
 }
 
-void Reservoir::add(double x) {
-  if (count_ == 0 || x > max_) max_ = x;
+double* Reservoir::reserve() {
   ++count_;
   if (sample_.size() < kCapacity) {
-    sample_.push_back(x);
-    return;
+    sample_.push_back(0);
+    return &sample_.back();
   }
   rng_ ^= rng_ << 13;  // xorshift64: deterministic, so reports are reproducible
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;
   const uint64_t slot = rng_ % count_;
-  if (slot < kCapacity) sample_[slot] = x;
+  return slot < kCapacity ? &sample_[slot] : nullptr;
 }
 
 std::optional<double> Reservoir::median() const {

@@ -59,7 +59,7 @@ struct LogScanner::Impl {
   std::string scratch;
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
-    for (const TriggerLiteral& t : trigger_literals()) trigger_of.push_back(t.trigger);
+    for (const TriggerLiteral& t : trigger_literals()) trigger_of.push_back(t.triggers);
     if (options.max_line < 256) options.max_line = 256;
   }
 
@@ -79,34 +79,40 @@ struct LogScanner::Impl {
   // Complete lines in [p, p+n); a region that does not end in '\n' is one final or truncated line.
   void process_region(const char* p, size_t n) {
     hits.clear();
-    literals.find_all(p, n, hits);
-    size_t pos = 0, counted = 0, h = 0;
-    auto number_at = [&](size_t s) {
-      line_no += count_newlines(p + counted, p + s);
-      counted = s;
-      return line_no + 1;
-    };
+    const uint64_t base = line_no;
+    const uint64_t newlines = literals.find_all(p, n, hits);
+    size_t pos = 0, h = 0;
     auto line_end = [&](size_t from) {
       const void* nl = std::memchr(p + from, '\n', n - from);
       return nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) : n;
     };
+    // Lines read one by one (inside a traceback or YAML list) count their own newlines.
+    size_t counted_at = 0;
+    uint64_t counted = 0;
     while (pos < n) {
       size_t s = pos, e;
+      uint64_t number;
       if (state.wants_every_line()) {
         e = line_end(pos);
+        counted += count_newlines(p + counted_at, p + pos);
+        counted_at = pos;
+        number = base + counted + 1;
       } else {
         if (h == hits.size()) break;
         const size_t hp = hits[h].pos;
         const void* prev = hp > pos ? memrchr(p + pos, '\n', hp - pos) : nullptr;
         s = prev ? static_cast<size_t>(static_cast<const char*>(prev) - p) + 1 : pos;
         e = line_end(hp);
+        number = base + hits[h].newlines + 1;
+        counted = hits[h].newlines;
+        counted_at = s;
       }
       uint32_t triggers = 0;
       while (h < hits.size() && hits[h].pos < e) triggers |= trigger_of[hits[h++].id];
-      handle(p, s, e, triggers, number_at(s));
+      handle(p, s, e, triggers, number);
       pos = e + 1;
     }
-    line_no += count_newlines(p + counted, p + n);
+    line_no = base + newlines;
   }
 
   void finish_partial_line(const char* p, size_t n) {
@@ -185,6 +191,7 @@ struct LogScanner::Impl {
       LineView end{"", -1, line_no, &names.back()};
       follow_list(state, end);
     }
+    settle_progress(state);
     file.lines = line_no;
     file.raw_bytes = decoder->raw_bytes();
     file.compression = std::string(compression_name(decoder->compression()));

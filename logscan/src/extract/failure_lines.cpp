@@ -24,12 +24,10 @@ std::string group_named(std::string_view text) {
   return group;
 }
 
-void validation_messages(ScanState& s, const LineView& line) {
-  for (const TriggerLiteral& t : trigger_literals()) {
-    if (t.trigger != kHcpValidation) continue;
-    const size_t at = line.text.find(t.text);
-    if (at == std::string_view::npos) continue;
-    s.add_failure({"hcp-validation", clip(line.text), std::string(t.lint_code), "", line.ref()});
+void upstream_validation_message(ScanState& s, const LineView& line) {
+  for (const ValidationMessage& m : validation_messages()) {
+    if (line.text.find(m.text) == std::string_view::npos) continue;
+    s.add_failure({"hcp-validation", clip(line.text), std::string(m.lint_code), "", line.ref()});
     return;
   }
 }
@@ -44,7 +42,7 @@ void ScanState::add_failure(Failure f) {
 
 void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
   if (triggers & kTraceback) s.tracebacks[line.rank] = TracebackState{line.number, 0};
-  if (triggers & kHcpValidation) validation_messages(s, line);
+  if (triggers & kHcpValidation) upstream_validation_message(s, line);
   if (triggers & kOutOfMemory) {
     const size_t at = line.text.find("CUDA out of memory");
     s.add_failure({"cuda-oom", clip(at == std::string_view::npos ? line.text : line.text.substr(at)), "", "",

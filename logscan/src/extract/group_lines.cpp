@@ -61,11 +61,18 @@ void c10d_line(ScanState& s, const LineView& line) {
   }
 }
 
+// "... NCCL INFO ncclCommInitRank comm 0x... rank 1 nranks 2 cudaDev 1 ... - Init COMPLETE" (hundreds per run:
+// parsed by hand)
 void nccl_init_line(ScanState& s, const LineView& line) {
-  static const RE2 re(R"(ncclComm(?:InitRank|InitRankConfig|Split|InitAll)\b.*\bnranks (\d+)\b)");
-  int64_t n = 0;
-  if (!RE2::PartialMatch(line.text, re, &n)) return;
-  ++s.report.evidence.nccl_comm_sizes[n];
+  const std::string_view t = line.text;
+  if (t.find("Init COMPLETE") == std::string_view::npos || t.find("ncclComm") == std::string_view::npos) return;
+  const size_t at = t.find(" nranks ");
+  if (at == std::string_view::npos) return;
+  size_t end = at + 8;
+  while (end < t.size() && t[end] >= '0' && t[end] <= '9') ++end;
+  const auto n = to_int(t.substr(at + 8, end - at - 8));
+  if (!n) return;
+  ++s.report.evidence.nccl_comm_sizes[*n];
   if (!s.report.evidence.nccl_first) s.report.evidence.nccl_first = line.ref();
 }
 

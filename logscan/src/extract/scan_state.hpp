@@ -39,7 +39,7 @@ struct ScanState {
   ScanReport report;
   std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
   ListCapture list;
-  bool in_final_config = false;              // after Bridge's "Final configuration:" line
+  char last_loss_text[32] = {};              // "lm loss:" value of the latest iteration line, parsed lazily
 
   bool wants_every_line() const { return !tracebacks.empty() || list.active; }
   void reset_input() {
@@ -58,6 +58,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers);
 void follow_open_blocks(ScanState& s, const LineView& line);  // lines of an open traceback or YAML list
 void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
+void settle_progress(ScanState& s);  // finish what extract_progress deferred
 
 // Number parsing that never throws.
 std::optional<int64_t> to_int(std::string_view s);

@@ -2,7 +2,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -11,49 +10,85 @@ namespace hcp::logscan {
 LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
   std::memset(lo_, 0, sizeof lo_);
   std::memset(hi_, 0, sizeof hi_);
-  // Literals sharing a first byte go to the same bucket, so one candidate usually means one compare.
-  std::vector<uint32_t> order(literals_.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return literals_[a] < literals_[b]; });
-  for (size_t rank = 0; rank < order.size(); ++rank) {
-    const std::string& lit = literals_[order[rank]];
-    if (lit.size() < 3) throw std::invalid_argument("literal shorter than 3 bytes: " + lit);
-    const auto bucket = static_cast<uint8_t>(rank * 8 / order.size());
-    bucket_members_[bucket].push_back(order[rank]);
-    for (int k = 0; k < 3; ++k) {
-      const auto c = static_cast<uint8_t>(lit[static_cast<size_t>(k)]);
-      lo_[k][c & 15] |= static_cast<uint8_t>(1u << bucket);
-      hi_[k][c >> 4] |= static_cast<uint8_t>(1u << bucket);
+  // Greedy bucket choice: each literal joins the bucket whose nibble sets it widens least, so a bucket accepts few
+  // byte combinations it does not really contain (false candidates cost a compare each).
+  auto width = [&](int b, const std::string* extra) {
+    double accept = 1;
+    for (int k = 0; k < 4; ++k) {
+      uint16_t lo = 0, hi = 0;
+      for (uint32_t id : bucket_members_[b]) {
+        lo |= static_cast<uint16_t>(1u << (static_cast<uint8_t>(literals_[id][k]) & 15));
+        hi |= static_cast<uint16_t>(1u << (static_cast<uint8_t>(literals_[id][k]) >> 4));
+      }
+      if (extra) {
+        lo |= static_cast<uint16_t>(1u << (static_cast<uint8_t>((*extra)[k]) & 15));
+        hi |= static_cast<uint16_t>(1u << (static_cast<uint8_t>((*extra)[k]) >> 4));
+      }
+      accept *= __builtin_popcount(lo) * __builtin_popcount(hi);
     }
+    return bucket_members_[b].empty() && !extra ? 0.0 : accept;
+  };
+  for (uint32_t id = 0; id < literals_.size(); ++id) {
+    const std::string& lit = literals_[id];
+    if (lit.size() < 4) throw std::invalid_argument("literal shorter than 4 bytes: " + lit);
+    int best = 0;
+    double best_cost = 1e300;
+    for (int b = 0; b < 8; ++b) {
+      const double cost = width(b, &lit) - width(b, nullptr);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best = b;
+      }
+    }
+    bucket_members_[best].push_back(id);
+    for (int k = 0; k < 4; ++k) {
+      const auto c = static_cast<uint8_t>(lit[static_cast<size_t>(k)]);
+      lo_[k][c & 15] |= static_cast<uint8_t>(1u << best);
+      hi_[k][c >> 4] |= static_cast<uint8_t>(1u << best);
+    }
+    uint32_t head = 0;
+    std::memcpy(&head, lit.data(), 4);
+    heads_.push_back(head);
   }
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 4; ++k) {
     std::memcpy(lo_[k] + 16, lo_[k], 16);
     std::memcpy(hi_[k] + 16, hi_[k], 16);
   }
   __builtin_cpu_init();
-  use_avx2_ = __builtin_cpu_supports("avx2");
+  use_avx2_ = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
-inline void LiteralSet::verify(const char* data, size_t size, size_t pos, uint8_t buckets,
+inline void LiteralSet::verify(const char* data, size_t size, size_t pos, uint8_t buckets, uint64_t newlines,
                                std::vector<LiteralHit>& out) const {
   while (buckets) {
     const int b = __builtin_ctz(buckets);
     buckets &= static_cast<uint8_t>(buckets - 1);
+    uint32_t head = 0;
+    if (size - pos >= 4) std::memcpy(&head, data + pos, 4);
     for (uint32_t id : bucket_members_[b]) {
+      if (heads_[id] != head) continue;  // one compare rejects almost every false candidate
       const std::string& lit = literals_[id];
-      if (lit.size() <= size - pos && std::memcmp(data + pos, lit.data(), lit.size()) == 0) out.push_back({pos, id});
+      if (lit.size() <= size - pos && std::memcmp(data + pos + 4, lit.data() + 4, lit.size() - 4) == 0) {
+        out.push_back({pos, id, newlines});
+      }
     }
   }
 }
 
-void LiteralSet::scan_scalar(const char* data, size_t size, size_t from, std::vector<LiteralHit>& out) const {
-  if (size < 3) return;
+uint64_t LiteralSet::scan_scalar(const char* data, size_t size, size_t from, uint64_t newlines,
+                                 std::vector<LiteralHit>& out) const {
   const auto* u = reinterpret_cast<const uint8_t*>(data);
-  for (size_t i = from; i + 2 < size; ++i) {
+  for (size_t i = from; i < size; ++i) {
+    if (i + 3 >= size) {
+      newlines += u[i] == '\n';
+      continue;
+    }
     const uint8_t m = lo_[0][u[i] & 15] & hi_[0][u[i] >> 4] & lo_[1][u[i + 1] & 15] & hi_[1][u[i + 1] >> 4] &
-                      lo_[2][u[i + 2] & 15] & hi_[2][u[i + 2] >> 4];
-    if (m) verify(data, size, i, m, out);
+                      lo_[2][u[i + 2] & 15] & hi_[2][u[i + 2] >> 4] & lo_[3][u[i + 3] & 15] & hi_[3][u[i + 3] >> 4];
+    if (m) verify(data, size, i, m, newlines, out);
+    newlines += u[i] == '\n';
   }
+  return newlines;
 }
 
 namespace {
@@ -68,10 +103,11 @@ __attribute__((target("avx2"), always_inline)) inline __m256i classify(__m256i c
 
 }  // namespace
 
-__attribute__((target("avx2"))) void LiteralSet::scan_avx2(const char* data, size_t size,
-                                                           std::vector<LiteralHit>& out) const {
+__attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::scan_avx2(const char* data, size_t size,
+                                                                      std::vector<LiteralHit>& out) const {
   size_t i = 0;
-  if (size >= 34) {
+  uint64_t newlines = 0;
+  if (size >= 35) {
     const __m256i nibble = _mm256_set1_epi8(0x0f);
     const __m256i lo0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[0]));
     const __m256i hi0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[0]));
@@ -79,34 +115,38 @@ __attribute__((target("avx2"))) void LiteralSet::scan_avx2(const char* data, siz
     const __m256i hi1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[1]));
     const __m256i lo2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[2]));
     const __m256i hi2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[2]));
+    const __m256i lo3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[3]));
+    const __m256i hi3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[3]));
     const __m256i zero = _mm256_setzero_si256();
+    const __m256i newline = _mm256_set1_epi8('\n');
     alignas(32) uint8_t lanes[32];
-    for (; i + 34 <= size; i += 32) {
+    for (; i + 35 <= size; i += 32) {
       const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i));
       const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 1));
       const __m256i c2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 2));
+      const __m256i c3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 3));
       const __m256i m = _mm256_and_si256(
           _mm256_and_si256(classify(c0, lo0, hi0, nibble), classify(c1, lo1, hi1, nibble)),
-          classify(c2, lo2, hi2, nibble));
+          _mm256_and_si256(classify(c2, lo2, hi2, nibble), classify(c3, lo3, hi3, nibble)));
+      const auto nl = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c0, newline)));
       auto mask = static_cast<uint32_t>(~_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-      if (mask == 0) continue;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
-      while (mask) {
-        const int j = __builtin_ctz(mask);
-        mask &= mask - 1;
-        verify(data, size, i + static_cast<size_t>(j), lanes[j], out);
+      if (mask != 0) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
+        while (mask) {
+          const int j = __builtin_ctz(mask);
+          mask &= mask - 1;
+          const uint64_t before = newlines + static_cast<uint64_t>(__builtin_popcount(nl & ((1u << j) - 1)));
+          verify(data, size, i + static_cast<size_t>(j), lanes[j], before, out);
+        }
       }
+      newlines += static_cast<uint64_t>(__builtin_popcount(nl));
     }
   }
-  scan_scalar(data, size, i, out);
+  return scan_scalar(data, size, i, newlines, out);
 }
 
-void LiteralSet::find_all(const char* data, size_t size, std::vector<LiteralHit>& out) const {
-  if (use_avx2_) {
-    scan_avx2(data, size, out);
-  } else {
-    scan_scalar(data, size, 0, out);
-  }
+uint64_t LiteralSet::find_all(const char* data, size_t size, std::vector<LiteralHit>& out) const {
+  return use_avx2_ ? scan_avx2(data, size, out) : scan_scalar(data, size, 0, 0, out);
 }
 
 }  // namespace hcp::logscan

@@ -2,54 +2,71 @@
 
 namespace hcp::logscan {
 
+// Keys are chosen for rare leading bytes (upper case, punctuation, '_'): the prefilter fingerprints the first
+// three bytes, and a common start such as "ite" would make every fifth position a candidate. A key only selects
+// lines; the extractors check the full wording.
 const std::vector<TriggerLiteral>& trigger_literals() {
   static const std::vector<TriggerLiteral> literals = {
-      {"iteration", kIteration, ""},
-      {"MODEL_TFLOP", kModelTflop, ""},
-      {"using world size:", kWorldSize, ""},
-      {"context_parallel_size", kConfigKey, ""},
-      {"cp_comm_type", kConfigKey, ""},
-      {"tensor_model_parallel_size", kConfigKey, ""},
-      {"pipeline_model_parallel_size", kConfigKey, ""},
-      {"use_decentralized_pg", kConfigKey, ""},
-      {"world_size", kConfigKey, ""},
-      {"[hcp] rank", kHcpRuntime, ""},
-      {"CONTEXT_PARALLEL_GROUP", kGroupName, ""},
-      {"Init COMPLETE", kNcclInit, ""},
-      {"Traceback (most recent call last)", kTraceback, ""},
-      {"out of memory", kOutOfMemory, ""},
-      {"OutOfMemoryError", kOutOfMemory, ""},
-      {"NCCL WARN", kNcclError, ""},
-      {"NCCL error", kNcclError, ""},
-      {"ncclInternalError", kNcclError, ""},
-      {"ncclSystemError", kNcclError, ""},
-      {"ncclUnhandledCudaError", kNcclError, ""},
-      {"ncclRemoteError", kNcclError, ""},
-      {"ncclInvalidUsage", kNcclError, ""},
-      {"Watchdog caught collective operation timeout", kNcclTimeout, ""},
-      {"watchdog thread terminated", kNcclTimeout, ""},
-      {"hierarchical-context-parallel-sizes must be set", kHcpValidation, "HCP001"},
-      {"hierarchical_context_parallel_sizes must be set", kHcpValidation, "HCP001"},
-      {"Product of hierarchical_context_parallel_sizes", kHcpValidation, "HCP002"},
-      {"seq-length should be a multiple of 2 * context-parallel-size", kHcpValidation, "HCP003"},
-      {"to support hierarchical cp", kHcpValidation, "HCP005"},
-      {"do not support hierarchical_context_parallel_sizes", kHcpValidation, "HCP006"},
-      {"requires cp_group = [a2a_cp_group, p2p_cp_group]", kHcpValidation, "HCP007"},
-      {"requires num_heads % cp_size == 0", kHcpValidation, "HCP009"},
-      {"is not divisible by total_model_size", kHcpValidation, "HCP010"},
-      {"Unsupported communication type", kHcpValidation, "HCP012"},
-      {"Length of cp_comm_type", kHcpValidation, "HCP013"},
-      {"pp-last rank ordering", kHcpValidation, "HCP014"},
-      {"does not support sliding window attention", kHcpValidation, "HCP016"},
-      {"bias type is not supported with hierarchical CP", kHcpValidation, "HCP017"},
-      {"thd format is not supported with hierarchical CP", kHcpValidation, "HCP018"},
-      {"CUDA_DEVICE_MAX_CONNECTIONS to 1", kHcpValidation, "HCP019"},
-      {"NVIDIA ", kGpuName, ""},
-      {"HyperCommGrid", kHyperCommGrid, ""},
-      {"memory (MB)", kMemory, ""},
-      {"Final configuration:", kFinalConfig, ""},
+      {"(ms):", kIteration},  // "elapsed time per iteration (ms):" on every iteration line
+      {"PPL:", kIteration},   // "validation loss at iteration N | lm loss value: ... | lm loss PPL:"
+      {"MODEL_TFLOP", kModelTflop},
+      {"using world size", kWorldSize},
+      {"_parallel_size", kConfigKey},  // context_, tensor_model_, pipeline_model_, hierarchical_context_
+      {"cp_comm_type", kConfigKey | kHcpValidation},  // also "Length of cp_comm_type (2) should equal ..."
+      {"_decentralized_pg", kConfigKey | kHcpValidation},
+      {"world_size", kConfigKey},
+      {"[hcp] rank", kHcpRuntime},
+      {"CONTEXT_PARALLEL_GROUP", kGroupName},
+      {"COMPLETE", kNcclInit},
+      {"Traceback (most recent call last)", kTraceback},
+      {"CUDA out of memory", kOutOfMemory},
+      {"OutOfMemoryError", kOutOfMemory},
+      {"L WARN", kNcclError},   // "NCCL WARN"
+      {"L error", kNcclError},  // "NCCL error in: ..."
+      {"ncclInternalError", kNcclError},
+      {"ncclSystemError", kNcclError},
+      {"ncclUnhandledCudaError", kNcclError},
+      {"ncclRemoteError", kNcclError},
+      {"ncclInvalidUsage", kNcclError},
+      {"Watchdog caught collective operation timeout", kNcclTimeout},
+      {"watchdog thread terminated", kNcclTimeout},
+      {"hierarchical", kHcpValidation},  // most upstream HCP messages; validation_messages() tells them apart
+      {"seq-length should be a multiple", kHcpValidation},
+      {"a2a_cp_group", kHcpValidation},
+      {"% cp_size", kHcpValidation},  // "requires num_heads % cp_size == 0"
+      {"total_model_size", kHcpValidation},
+      {"Unsupported communication type", kHcpValidation},
+      {"pp-last rank ordering", kHcpValidation},
+      {"sliding window attention", kHcpValidation},
+      {"CUDA_DEVICE_MAX_CONNECTIONS", kHcpValidation},
+      {"NVIDIA ", kGpuName},
+      {"HyperCommGrid", kHyperCommGrid},
+      {"(MB)", kMemory},
   };
   return literals;
+}
+
+// The upstream validation messages and the hcp-lint rule that catches each before a run.
+const std::vector<ValidationMessage>& validation_messages() {
+  static const std::vector<ValidationMessage> messages = {
+      {"hierarchical-context-parallel-sizes must be set", "HCP001"},
+      {"hierarchical_context_parallel_sizes must be set", "HCP001"},
+      {"Product of hierarchical_context_parallel_sizes", "HCP002"},
+      {"seq-length should be a multiple of 2 * context-parallel-size", "HCP003"},
+      {"to support hierarchical cp", "HCP005"},
+      {"do not support hierarchical_context_parallel_sizes", "HCP006"},
+      {"requires cp_group = [a2a_cp_group, p2p_cp_group]", "HCP007"},
+      {"requires num_heads % cp_size == 0", "HCP009"},
+      {"is not divisible by total_model_size", "HCP010"},
+      {"Unsupported communication type", "HCP012"},
+      {"Length of cp_comm_type", "HCP013"},
+      {"pp-last rank ordering", "HCP014"},
+      {"does not support sliding window attention", "HCP016"},
+      {"bias type is not supported with hierarchical CP", "HCP017"},
+      {"thd format is not supported with hierarchical CP", "HCP018"},
+      {"CUDA_DEVICE_MAX_CONNECTIONS to 1", "HCP019"},
+  };
+  return messages;
 }
 
 }  // namespace hcp::logscan

@@ -9,7 +9,7 @@
 namespace hcp::logscan {
 
 enum Trigger : uint32_t {
-  kIteration = 1u << 0,       // "iteration": progress, validation
+  kIteration = 1u << 0,       // iteration and validation lines
   kModelTflop = 1u << 1,      // Bridge "MODEL_TFLOP/s/GPU"
   kWorldSize = 1u << 2,       // Megatron "using world size:"
   kConfigKey = 1u << 3,       // argument dump / Bridge YAML keys
@@ -24,15 +24,19 @@ enum Trigger : uint32_t {
   kGpuName = 1u << 12,
   kHyperCommGrid = 1u << 13,
   kMemory = 1u << 14,
-  kFinalConfig = 1u << 15,    // Bridge "Final configuration:"
 };
 
 struct TriggerLiteral {
   std::string_view text;
-  uint32_t trigger;
-  std::string_view lint_code;  // for kHcpValidation
+  uint32_t triggers;  // the extractors a line with this key goes to
+};
+
+struct ValidationMessage {
+  std::string_view text;
+  std::string_view lint_code;
 };
 
 const std::vector<TriggerLiteral>& trigger_literals();
+const std::vector<ValidationMessage>& validation_messages();
 
 }  // namespace hcp::logscan

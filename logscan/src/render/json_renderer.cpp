@@ -109,7 +109,6 @@ void progress(JsonWriter& w, const Progress& p) {
   optional_int(w, "total_iterations", p.total_iterations);
   optional_number(w, "median_iteration_ms", p.elapsed_ms.median());
   optional_number(w, "median_tflops_per_gpu", p.tflops.median());
-  optional_number(w, "max_tflops_per_gpu", p.tflops.max());
   optional_number(w, "median_model_tflops_per_gpu", p.model_tflops.median());
   optional_number(w, "first_lm_loss", p.first_lm_loss);
   optional_number(w, "last_lm_loss", p.last_lm_loss);

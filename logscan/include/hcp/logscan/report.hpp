@@ -58,11 +58,15 @@ struct Evidence {
 };
 
 // A bounded sample for medians: exact up to its capacity, a uniform sample beyond.
+// Values are parsed only when they are kept: reserve() says where the next value goes, or null when the sample
+// does not need it, which on a long log is most lines.
 class Reservoir {
  public:
-  void add(double x);
+  double* reserve();
+  void add(double x) {
+    if (double* slot = reserve()) *slot = x;
+  }
   std::optional<double> median() const;
-  std::optional<double> max() const { return count_ ? std::optional<double>(max_) : std::nullopt; }
   uint64_t count() const { return count_; }
 
  private:
@@ -70,7 +74,6 @@ class Reservoir {
   std::vector<double> sample_;
   uint64_t count_ = 0;
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
-  double max_ = 0;
 };
 
 struct Progress {
@@ -81,7 +84,7 @@ struct Progress {
   int64_t skipped_iterations = 0, nan_iterations = 0;
   std::vector<std::pair<int64_t, double>> validation_losses;  // (iteration, loss), the last 32
   std::optional<double> max_allocated_mb, max_reserved_mb;
-  std::optional<SourceRef> first_iteration, last_iteration_at;
+  std::optional<SourceRef> first_iteration;
 };
 
 struct Failure {
