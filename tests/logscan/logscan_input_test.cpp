@@ -1,0 +1,171 @@
+// Inputs: zstd and gzip (concatenated too), damaged streams, garbage, NUL bytes, over-long lines, and any chunking.
+#include <gtest/gtest.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "hcp/logscan/render.hpp"
+#include "hcp/logscan/scanner.hpp"
+
+namespace hcp::logscan {
+namespace {
+
+std::string read(const std::string& name) {
+  std::ifstream in(std::string(HCP_TESTS_DIR) + "/logscan/fixtures/" + name, std::ios::binary);
+  std::ostringstream o;
+  o << in.rdbuf();
+  return o.str();
+}
+
+// As the zstd command writes it: with a content checksum.
+std::string zstd(const std::string& text) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  out.resize(ZSTD_compress2(c, out.data(), out.size(), text.data(), text.size()));
+  ZSTD_freeCCtx(c);
+  return out;
+}
+
+std::string gzip(const std::string& text) {
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// Feeds `bytes` as one input in pieces of the given sizes (cycled).
+ScanReport feed(const std::string& bytes, std::vector<size_t> pieces = {1 << 20}, ScanOptions o = {}) {
+  LogScanner s(o);
+  s.begin_input("input.log");
+  size_t pos = 0, k = 0;
+  while (pos < bytes.size()) {
+    const size_t n = std::min(pieces[k++ % pieces.size()], bytes.size() - pos);
+    s.feed(bytes.data() + pos, n);
+    pos += n;
+  }
+  s.end_input();
+  return s.finish();
+}
+
+// What must not depend on how the bytes arrived.
+std::string essence(const ScanReport& r) {
+  std::ostringstream o;
+  o << verdict_name(r.verdict) << " " << r.step_completed << r.failed << " lines=" << r.files.at(0).lines
+    << " text=" << r.files.at(0).text_bytes << " iterations=" << r.progress.iteration_lines << " failures="
+    << r.failure_count << " groups=" << r.evidence.groups.size();
+  for (const auto& [k, g] : r.evidence.groups) o << " " << k << "@" << g.first.line << "x" << g.lines;
+  for (const Failure& f : r.failures) o << " " << f.kind << "@" << f.where.line;
+  return o.str();
+}
+
+const char* kFixtures[] = {"megatron_hcp_active.log", "bridge_issue_2667.log", "failure_oom.log",
+                           "hcp_not_active_decentralized.log", "failure_nccl_timeout.log", "flat_cp_slurm.log"};
+
+TEST(LogscanInput, CompressedInputsGiveTheSameReport) {
+  for (const char* name : kFixtures) {
+    SCOPED_TRACE(name);
+    const std::string text = read(name);
+    const std::string plain = essence(feed(text));
+    const ScanReport z = feed(zstd(text));
+    EXPECT_EQ(essence(z), plain);
+    EXPECT_EQ(z.files[0].compression, "zstd");
+    EXPECT_FALSE(z.files[0].damage);
+    const ScanReport g = feed(gzip(text));
+    EXPECT_EQ(essence(g), plain);
+    EXPECT_EQ(g.files[0].compression, "gzip");
+    EXPECT_FALSE(g.files[0].damage);
+    // Concatenated frames and members (zstd -c a b, cat a.gz b.gz) read as one text.
+    const size_t half = text.find('\n', text.size() / 2) + 1;
+    EXPECT_EQ(essence(feed(zstd(text.substr(0, half)) + zstd(text.substr(half)))), plain);
+    EXPECT_EQ(essence(feed(gzip(text.substr(0, half)) + gzip(text.substr(half)))), plain);
+  }
+}
+
+TEST(LogscanInput, ChunkingDoesNotMatter) {
+  for (const char* name : kFixtures) {
+    SCOPED_TRACE(name);
+    const std::string text = read(name);
+    const std::string whole = essence(feed(text));
+    EXPECT_EQ(essence(feed(text, {1})), whole);
+    EXPECT_EQ(essence(feed(text, {7, 3, 61, 1, 400})), whole);
+    EXPECT_EQ(essence(feed(zstd(text), {5, 1, 33})), whole);
+  }
+}
+
+TEST(LogscanInput, TruncatedAndCorruptStreamsKeepWhatCameBefore) {
+  // Large enough for many compressed blocks: zstd decodes a block whole or not at all.
+  std::string text = read("megatron_hcp_active.log");
+  std::mt19937 rng(5);
+  while (text.size() < (2u << 20)) {  // varied text: a repetitive one compresses into a single block
+    text += "NCCL INFO Channel " + std::to_string(rng() % 100000) + " via P2P/IPC " + std::to_string(rng()) + "\n";
+  }
+  for (const std::string& compressed : {zstd(text), gzip(text)}) {
+    const std::string cut = compressed.substr(0, compressed.size() * 3 / 4);
+    const ScanReport r = feed(cut);
+    SCOPED_TRACE(r.files[0].compression);
+    ASSERT_TRUE(r.files[0].damage);
+    EXPECT_NE(r.files[0].damage->find("byte " + std::to_string(cut.size()) + ": truncated"), std::string::npos)
+        << *r.files[0].damage;
+    EXPECT_EQ(r.verdict, Verdict::hcp_active);  // the group lines come early
+    EXPECT_GT(r.files[0].text_bytes, text.size() / 2);
+
+    std::string corrupt = compressed;
+    for (size_t i = corrupt.size() / 2; i < corrupt.size() / 2 + 64; ++i) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+    const ScanReport c = feed(corrupt);
+    ASSERT_TRUE(c.files[0].damage);
+    EXPECT_NE(c.files[0].damage->find("corrupt"), std::string::npos) << *c.files[0].damage;
+  }
+}
+
+TEST(LogscanInput, GarbageAndNulBytesDoNotStopTheScan) {
+  std::mt19937 rng(3);
+  std::string junk(1 << 20, '\0');
+  for (char& c : junk) c = static_cast<char>(rng());
+  const ScanReport r = feed(junk + "\n" + read("bridge_issue_2667.log"));
+  EXPECT_EQ(r.verdict, Verdict::cp_silently_off);
+  std::string with_nul = read("megatron_hcp_active.log");
+  with_nul.insert(100, std::string("\0\0\xff\xfe", 4));
+  EXPECT_EQ(feed(with_nul).verdict, Verdict::hcp_active);
+}
+
+TEST(LogscanInput, OverLongLinesAreMatchedOnTheirPrefixAndCounted) {
+  // A 200 MB line: a group line at its start, a failure far beyond the prefix.
+  std::string line = "[PG ID 7 PG GUID 41(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0] created ";
+  const std::string filler(1 << 20, 'x');
+  LogScanner s;
+  s.begin_input("long.log");
+  s.feed(line.data(), line.size());
+  for (int i = 0; i < 200; ++i) s.feed(filler.data(), filler.size());
+  const std::string tail = " CUDA out of memory here\nnext line\n";
+  s.feed(tail.data(), tail.size());
+  s.end_input();
+  const ScanReport r = s.finish();
+  EXPECT_EQ(r.files[0].truncated_lines, 1u);
+  EXPECT_EQ(r.files[0].lines, 2u);
+  EXPECT_EQ(r.verdict, Verdict::hcp_active);
+  EXPECT_FALSE(r.failed);  // beyond the 64 KiB prefix
+}
+
+TEST(LogscanInput, UnreadablePathsAreReportedNotFatal) {
+  const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/fixtures/";
+  const ScanReport r = scan_paths({dir + "no_cp.log", "/no/such/log.txt", dir + "diff"});
+  ASSERT_EQ(r.files.size(), 6u);
+  EXPECT_TRUE(r.unreadable_inputs());
+  EXPECT_EQ(r.files[1].error, "no such file");
+  EXPECT_EQ(r.files[2].path, dir + "diff/base.log");  // a directory is read recursively, sorted
+  EXPECT_EQ(r.verdict, Verdict::hcp_active);          // the rest was still read
+}
+
+}  // namespace
+}  // namespace hcp::logscan
