@@ -9,12 +9,14 @@ from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTi
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
 from .lint import Diagnostic, LintReport, lint, lint_report
+from .logscan import LogReport, LogScanner, scan_logs
 from .topology import GROUP_KINDS, ORDERS, Topology
 
 __version__ = _lib.hcp_version_string().decode()
 
 __all__ = [
-    "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic", "HcpError", "InvalidArgumentError", "InvalidConfigError",
+    "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic",
+    "LogScanner", "LogReport", "scan_logs", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",
     "HcpTimeoutError", "ShapeError", "NotFoundError", "InternalError", "__version__",
 ]

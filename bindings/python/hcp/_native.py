@@ -57,6 +57,10 @@ class LintDiagnostic(ctypes.Structure):
         (n, ctypes.c_int32) for n in ("line", "col", "severity")]
 
 
+class LogscanOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("gpu", ctypes.c_char_p)]
+
+
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
 _HANDLE = ctypes.c_void_p
@@ -87,6 +91,16 @@ _PROTOTYPES = {
     "hcp_lint_report_count": (ctypes.c_int, [_SIZEP, _HANDLE]),
     "hcp_lint_report_get": (ctypes.c_int, [ctypes.POINTER(LintDiagnostic), _HANDLE, ctypes.c_size_t]),
     "hcp_lint_report_render": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_char_p]),
+    "hcp_logscan_create": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(LogscanOptions)]),
+    "hcp_logscan_begin_input": (ctypes.c_int, [_HANDLE, ctypes.c_char_p]),
+    "hcp_logscan_feed": (ctypes.c_int, [_HANDLE, ctypes.c_void_p, ctypes.c_size_t]),
+    "hcp_logscan_finish": (ctypes.c_int, [ctypes.POINTER(_HANDLE), _HANDLE]),
+    "hcp_logscan_destroy": (None, [_HANDLE]),
+    "hcp_logscan_scan_paths": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
+                                              ctypes.POINTER(LogscanOptions)]),
+    "hcp_logscan_report_verdict": (ctypes.c_int, [ctypes.POINTER(ctypes.c_char_p), _HANDLE]),
+    "hcp_logscan_report_render": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_char_p]),
+    "hcp_logscan_report_destroy": (None, [_HANDLE]),
 }
 
 

@@ -223,6 +223,40 @@ HCP_API hcp_status hcp_lint_report_get(hcp_lint_diagnostic* out, const hcp_lint_
 /* The report as "text" (no colour), "json", "sarif" or "github"; release with hcp_free. Since 0.1. */
 HCP_API hcp_status hcp_lint_report_render(char** out_text, const hcp_lint_report* report, const char* format);
 
+/* ---- logscan: was hierarchical CP really active? ------------------------------------------------------------ */
+
+/* Since 0.1. */
+typedef struct hcp_logscan_options {
+  size_t struct_size;
+  const char* gpu; /* GPU model when the logs do not name it ("h200"); NULL: from the logs only */
+} hcp_logscan_options;
+#define HCP_LOGSCAN_OPTIONS_INIT { sizeof(hcp_logscan_options), NULL }
+
+/* A streaming scanner: a training process can scan its own output as it writes it. One thread at a time per
+ * scanner; scanners are independent. */
+typedef struct hcp_logscanner hcp_logscanner;
+/* The result: immutable, readable from any number of threads. */
+typedef struct hcp_logscan_report hcp_logscan_report;
+
+HCP_API hcp_status hcp_logscan_create(hcp_logscanner** out, const hcp_logscan_options* options);
+/* Starts a new input (file, rank, stream) named `name`; each input has its own decoder and line numbers. Optional:
+ * feeding without it starts an input named "<stream>". */
+HCP_API hcp_status hcp_logscan_begin_input(hcp_logscanner* scanner, const char* name);
+/* Raw bytes of the current input: plain text, zstd or gzip (detected from the first bytes), in any chunking. */
+HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, size_t size);
+/* Ends the inputs and computes the verdict. The scanner is spent: later feeds give HCP_ERR_INVALID_ARGUMENT. */
+HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* scanner);
+HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner);
+
+/* Scans files and directories (recursively) in one call. Unreadable inputs are listed in the report, not errors. */
+HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* const* paths, size_t num_paths,
+                                          const hcp_logscan_options* options);
+/* "hcp-active", "hcp-not-active", "cp-silently-off", "flat-cp", "no-cp" or "unknown"; static storage. */
+HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hcp_logscan_report* report);
+/* "text", "json" (the full report) or "github"; release with hcp_free. */
+HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_report* report, const char* format);
+HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report);
+
 #ifdef __cplusplus
 }
 #endif

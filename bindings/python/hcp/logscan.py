@@ -1,0 +1,93 @@
+"""hcp-logscan over the C ABI: scan training logs (files, directories, or bytes as a process writes them)."""
+
+import ctypes
+import json
+import os
+
+from . import _native
+from ._native import check, lib
+from .errors import InvalidArgumentError
+
+
+def _options(gpu):
+    opts = _native.LogscanOptions()
+    opts.struct_size = ctypes.sizeof(opts)
+    opts.gpu = gpu.encode() if gpu else None
+    return opts
+
+
+class LogReport:
+    """A scan's result. `verdict` is one of hcp-active, hcp-not-active, cp-silently-off, flat-cp, no-cp, unknown;
+    `to_dict()` is the full JSON report (keys: verdict, step_completed, failed, intent, evidence, progress,
+    failures, files, reasons)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        verdict = ctypes.c_char_p()
+        check(lib.hcp_logscan_report_verdict(ctypes.byref(verdict), handle))
+        self.verdict = verdict.value.decode()
+
+    def render(self, format="text"):
+        out = ctypes.c_void_p()
+        check(lib.hcp_logscan_report_render(ctypes.byref(out), self._handle, format.encode()))
+        return _native.take_string(out)
+
+    def to_dict(self):
+        return json.loads(self.render("json"))
+
+    def close(self):
+        if self._handle:
+            lib.hcp_logscan_report_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+class LogScanner:
+    """Streaming scanner: feed() raw bytes (plain, zstd or gzip) as they come, finish() for the report.
+
+    >>> s = LogScanner()
+    >>> s.feed(b"[hcp] rank 0: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[2,2] L0=[0,1] L1=[0,2]\\n")
+    >>> s.finish().verdict
+    'hcp-active'
+    """
+
+    def __init__(self, gpu=None):
+        self._handle = ctypes.c_void_p()
+        self._opts = _options(gpu)
+        check(lib.hcp_logscan_create(ctypes.byref(self._handle), ctypes.byref(self._opts)))
+
+    def begin_input(self, name):
+        check(lib.hcp_logscan_begin_input(self._handle, os.fsencode(name)))
+
+    def feed(self, data):
+        data = bytes(data)
+        check(lib.hcp_logscan_feed(self._handle, data, len(data)))
+
+    def finish(self):
+        out = ctypes.c_void_p()
+        check(lib.hcp_logscan_finish(ctypes.byref(out), self._handle))
+        return LogReport(out)
+
+    def close(self):
+        if self._handle:
+            lib.hcp_logscan_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+def scan_logs(paths, gpu=None):
+    """Scans log files and directories (recursively); returns a LogReport."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    encoded = [os.fsencode(p) for p in paths]
+    if not encoded:
+        raise InvalidArgumentError("no paths to scan", 1)
+    array = (ctypes.c_char_p * len(encoded))(*encoded)
+    out = ctypes.c_void_p()
+    opts = _options(gpu)
+    check(lib.hcp_logscan_scan_paths(ctypes.byref(out), array, len(encoded), ctypes.byref(opts)))
+    return LogReport(out)

@@ -1,0 +1,42 @@
+import gzip
+import pathlib
+import unittest
+
+import hcp
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "tests" / "logscan" / "fixtures"
+
+
+class LogscanTest(unittest.TestCase):
+    def test_scan_paths(self):
+        report = hcp.scan_logs(FIXTURES / "megatron_hcp_active.log")
+        self.assertEqual(report.verdict, "hcp-active")
+        d = report.to_dict()
+        self.assertTrue(d["step_completed"])
+        self.assertEqual(d["intent"]["hcp_sizes"]["value"], [2, 2])
+        self.assertEqual(d["progress"]["last_iteration"], 200)
+        self.assertIn("verdict:   hcp-active", report.render("text"))
+
+    def test_streaming_compressed_bytes(self):
+        data = gzip.compress((FIXTURES / "bridge_issue_2667.log").read_bytes())
+        scanner = hcp.LogScanner()
+        scanner.begin_input("bridge.log.gz")
+        for i in range(0, len(data), 100):
+            scanner.feed(data[i:i + 100])
+        report = scanner.finish()
+        self.assertEqual(report.verdict, "cp-silently-off")
+        self.assertEqual(report.to_dict()["files"][0]["compression"], "gzip")
+        with self.assertRaises(hcp.InvalidArgumentError):
+            scanner.feed(b"more")
+
+    def test_gpu_option_and_directories(self):
+        self.assertEqual(hcp.scan_logs([FIXTURES / "flat_cp_slurm.log"], gpu="a100").verdict, "cp-silently-off")
+        self.assertEqual(hcp.scan_logs(FIXTURES / "per_rank_runtime").verdict, "hcp-active")
+        with self.assertRaises(hcp.InvalidArgumentError):
+            hcp.scan_logs([])
+        with self.assertRaises(hcp.InvalidArgumentError):
+            hcp.scan_logs(FIXTURES / "no_cp.log").render("xml")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,136 @@
+// C ABI over hcp::logscan.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "guard.hpp"
+#include "hcp/logscan/render.hpp"
+#include "hcp/logscan/scanner.hpp"
+#include "strings.hpp"
+
+struct hcp_logscanner {
+  std::unique_ptr<hcp::logscan::LogScanner> scanner;  // null once finished
+};
+
+struct hcp_logscan_report {
+  hcp::logscan::ScanReport report;
+};
+
+namespace hcp::capi {
+namespace {
+
+logscan::ScanOptions to_options(const hcp_logscan_options* in, const char* fn) {
+  logscan::ScanOptions o;
+  if (in == nullptr) return o;
+  const hcp_logscan_options c =
+      read_versioned(in, hcp_logscan_options HCP_LOGSCAN_OPTIONS_INIT, sizeof(hcp_logscan_options), fn, "options");
+  if (c.gpu) o.gpu = c.gpu;
+  return o;
+}
+
+logscan::LogScanner& live(hcp_logscanner* s, const char* fn) {
+  require(s, fn, "scanner");
+  if (!s->scanner) throw Error(Errc::invalid_argument, std::string(fn) + ": the scanner has already finished");
+  return *s->scanner;
+}
+
+const logscan::ScanReport& report_of(const hcp_logscan_report* r, const char* fn) {
+  require(r, fn, "report");
+  return r->report;
+}
+
+}  // namespace
+}  // namespace hcp::capi
+
+using namespace hcp::capi;
+
+extern "C" {
+
+HCP_API hcp_status hcp_logscan_create(hcp_logscanner** out, const hcp_logscan_options* options) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    *out = new hcp_logscanner{std::make_unique<hcp::logscan::LogScanner>(to_options(options, fn))};
+  });
+}
+
+HCP_API hcp_status hcp_logscan_begin_input(hcp_logscanner* scanner, const char* name) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    auto& s = live(scanner, fn);
+    require(name, fn, "name");
+    s.begin_input(name);
+  });
+}
+
+HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, size_t size) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    auto& s = live(scanner, fn);
+    if (size > 0) require(data, fn, "data");
+    s.feed(static_cast<const char*>(data), size);
+  });
+}
+
+HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* scanner) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    auto& s = live(scanner, fn);
+    auto report = std::make_unique<hcp_logscan_report>(hcp_logscan_report{s.finish()});
+    scanner->scanner.reset();
+    *out = report.release();
+  });
+}
+
+HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner) { delete scanner; }
+
+HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* const* paths, size_t num_paths,
+                                          const hcp_logscan_options* options) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    if (num_paths > 0) require(paths, fn, "paths");
+    std::vector<std::string> list;
+    for (size_t i = 0; i < num_paths; ++i) {
+      if (paths[i] == nullptr) {
+        throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": paths[" + std::to_string(i) + "] is NULL");
+      }
+      list.emplace_back(paths[i]);
+    }
+    if (list.empty()) throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": no paths to scan");
+    *out = new hcp_logscan_report{hcp::logscan::scan_paths(list, to_options(options, fn))};
+  });
+}
+
+HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hcp_logscan_report* report) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_verdict, fn, "out_verdict");
+    *out_verdict = hcp::logscan::verdict_name(report_of(report, fn).verdict).data();
+  });
+}
+
+HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_report* report, const char* format) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_text, fn, "out_text");
+    *out_text = nullptr;
+    const auto& r = report_of(report, fn);
+    require(format, fn, "format");
+    const std::string f = format;
+    std::string text;
+    if (f == "json") text = hcp::logscan::render_json(r);
+    else if (f == "text") text = hcp::logscan::render_text(r);
+    else if (f == "github") text = hcp::logscan::render_github(r);
+    else throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": unknown format '" + f + "' (text, json, github)");
+    *out_text = dup_for_caller(text);
+  });
+}
+
+HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report) { delete report; }
+
+}  // extern "C"
