@@ -1,6 +1,7 @@
 #include "hcp/logscan/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hcp::logscan {
 
@@ -53,8 +54,12 @@ double* Reservoir::reserve() {
 }
 
 std::optional<double> Reservoir::median() const {
-  if (sample_.empty()) return std::nullopt;
-  std::vector<double> v = sample_;
+  std::vector<double> v;
+  v.reserve(sample_.size());
+  for (double x : sample_) {
+    if (!std::isnan(x)) v.push_back(x);
+  }
+  if (v.empty()) return std::nullopt;
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
   if (v.size() % 2) return v[mid];

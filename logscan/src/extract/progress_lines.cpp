@@ -46,11 +46,26 @@ std::optional<double> quick_number(const char* p, const char* end) {
   return negative ? -v : v;
 }
 
-bool starts_with(const char* p, const char* end, std::string_view key) {
-  return static_cast<size_t>(end - p) >= key.size() && std::memcmp(p, key.data(), key.size()) == 0;
+std::optional<double> loss_of(std::string_view t) {
+  const size_t at = t.find("| lm loss:");
+  if (at == std::string_view::npos) return std::nullopt;
+  return quick_number(t.data() + at + 10, t.data() + t.size());
+}
+
+// The number after the last ':' before `end`, checking that the field is named `name` (read from the right).
+std::optional<double> trailing_field(std::string_view t, size_t& end, std::string_view name) {
+  const void* c = memrchr(t.data(), ':', end);
+  if (!c) return std::nullopt;
+  const auto colon = static_cast<size_t>(static_cast<const char*>(c) - t.data());
+  const void* b = memrchr(t.data(), '|', colon);
+  end = b ? static_cast<size_t>(static_cast<const char*>(b) - t.data()) : 0;
+  if (colon < name.size() || t.compare(colon - name.size(), name.size(), name) != 0) return std::nullopt;
+  return quick_number(t.data() + colon + 1, t.data() + t.size());
 }
 
 // "... iteration      10/     100 | consumed samples: ... | elapsed time per iteration (ms): 812.3 | ..."
+// Most of a log is these lines, so only what is needed is read: the counters, the two timing fields when the
+// sample keeps them, the skipped and nan counts from the right end; the loss of the last line is read at the end.
 bool iteration_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   const size_t at = t.find("iteration ");
@@ -72,47 +87,38 @@ bool iteration_line(ScanState& s, const LineView& line) {
   ++pr.iteration_lines;
   pr.last_iteration = iteration;
   pr.total_iterations = total;
-  if (!pr.first_iteration) pr.first_iteration = line.ref();
-  // Fields follow " | "; the first letters tell them apart, the fixed names give where the number starts.
+  if (!pr.first_iteration) {
+    pr.first_iteration = line.ref();
+    pr.first_lm_loss = loss_of(t);
+  }
+  s.last_iteration_line.assign(t.data(), std::min<size_t>(t.size(), 1024));
+
   static constexpr std::string_view kElapsed = "elapsed time per iteration (ms):";
-  static constexpr std::string_view kThroughput = "throughput per GPU (TFLOP/s/GPU):";
-  static constexpr std::string_view kLoss = "lm loss:";
-  static constexpr std::string_view kSkipped = "number of skipped iterations:";
-  static constexpr std::string_view kNan = "number of nan iterations:";
-  while ((p = static_cast<const char*>(std::memchr(p, '|', static_cast<size_t>(end - p)))) != nullptr) {
-    ++p;
-    while (p < end && *p == ' ') ++p;
-    if (p >= end) break;
-    switch (*p) {
-      case 'e':
-        if (starts_with(p, end, kElapsed)) {
-          if (double* slot = pr.elapsed_ms.reserve()) *slot = quick_number(p + kElapsed.size(), end).value_or(NAN);
-        }
-        break;
-      case 't':
-        if (starts_with(p, end, kThroughput)) {
-          if (double* slot = pr.tflops.reserve()) *slot = quick_number(p + kThroughput.size(), end).value_or(NAN);
-        }
-        break;
-      case 'l':
-        if (starts_with(p, end, kLoss)) {
-          // Only the first and the last loss are reported: keep the text, parse it when the input ends.
-          const char* v = p + kLoss.size();
-          const size_t n = std::min<size_t>(static_cast<size_t>(end - v), sizeof s.last_loss_text - 1);
-          std::memcpy(s.last_loss_text, v, n);
-          s.last_loss_text[n] = '\0';
-          if (!pr.first_lm_loss) pr.first_lm_loss = quick_number(v, end);
-        }
-        break;
-      case 'n':
-        if (starts_with(p, end, kSkipped)) {
-          if (auto v = quick_number(p + kSkipped.size(), end)) pr.skipped_iterations += static_cast<int64_t>(*v);
-        } else if (starts_with(p, end, kNan)) {
-          if (auto v = quick_number(p + kNan.size(), end)) pr.nan_iterations += static_cast<int64_t>(*v);
-        }
-        break;
-      default:
-        break;
+  static constexpr std::string_view kThroughput = "| throughput per GPU (TFLOP/s/GPU):";
+  double* elapsed = pr.elapsed_ms.reserve();
+  double* tflops = nullptr;
+  // The first '(' after the counters opens "(ms)": memchr gets there faster than a substring search.
+  const void* paren = std::memchr(p, '(', static_cast<size_t>(end - p));
+  const size_t e = paren && static_cast<const char*>(paren) - t.data() >= 27 &&
+                           t.compare(static_cast<size_t>(static_cast<const char*>(paren) - t.data()) - 27, kElapsed.size(),
+                                     kElapsed) == 0
+                       ? static_cast<size_t>(static_cast<const char*>(paren) - t.data()) - 27
+                       : t.find(kElapsed, static_cast<size_t>(p - t.data()));
+  if (e != std::string_view::npos) {
+    const char* v = t.data() + e + kElapsed.size();
+    if (elapsed) *elapsed = quick_number(v, end).value_or(NAN);
+    const size_t th = t.find(kThroughput, e + kElapsed.size());
+    if (th != std::string_view::npos && (tflops = pr.tflops.reserve()) != nullptr) {
+      *tflops = quick_number(t.data() + th + kThroughput.size(), end).value_or(NAN);
+    }
+  } else if (elapsed) {
+    *elapsed = NAN;
+  }
+  size_t right = t.size();
+  if (auto nan = trailing_field(t, right, "number of nan iterations")) {
+    pr.nan_iterations += static_cast<int64_t>(*nan);
+    if (auto skipped = trailing_field(t, right, "number of skipped iterations")) {
+      pr.skipped_iterations += static_cast<int64_t>(*skipped);
     }
   }
   return true;
@@ -151,9 +157,9 @@ void model_tflop_line(ScanState& s, const LineView& line) {
 }  // namespace
 
 void settle_progress(ScanState& s) {
-  if (s.last_loss_text[0] == '\0') return;
-  s.report.progress.last_lm_loss = quick_number(s.last_loss_text, s.last_loss_text + std::strlen(s.last_loss_text));
-  s.last_loss_text[0] = '\0';
+  if (s.last_iteration_line.empty()) return;
+  if (auto loss = loss_of(s.last_iteration_line)) s.report.progress.last_lm_loss = loss;
+  s.last_iteration_line.clear();
 }
 
 void extract_progress(ScanState& s, const LineView& line, uint32_t triggers) {

@@ -39,7 +39,7 @@ struct ScanState {
   ScanReport report;
   std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
   ListCapture list;
-  char last_loss_text[32] = {};              // "lm loss:" value of the latest iteration line, parsed lazily
+  std::string last_iteration_line;           // its loss is read when the input ends
 
   bool wants_every_line() const { return !tracebacks.empty() || list.active; }
   void reset_input() {

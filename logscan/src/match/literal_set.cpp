@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -105,22 +106,34 @@ __attribute__((target("avx2"), always_inline)) inline __m256i classify(__m256i c
 
 __attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::scan_avx2(const char* data, size_t size,
                                                                       std::vector<LiteralHit>& out) const {
+  struct Candidate {
+    uint32_t offset;  // from the window start
+    uint32_t buckets;
+    uint64_t newlines;
+  };
+  // Candidates of a window are collected first and verified after: verification calls out of the loop, which
+  // would otherwise spill the eight table registers for every block that has a candidate.
+  constexpr size_t kWindow = 8192;
+  Candidate candidates[kWindow];
   size_t i = 0;
   uint64_t newlines = 0;
-  if (size >= 35) {
-    const __m256i nibble = _mm256_set1_epi8(0x0f);
-    const __m256i lo0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[0]));
-    const __m256i hi0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[0]));
-    const __m256i lo1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[1]));
-    const __m256i hi1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[1]));
-    const __m256i lo2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[2]));
-    const __m256i hi2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[2]));
-    const __m256i lo3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[3]));
-    const __m256i hi3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[3]));
-    const __m256i zero = _mm256_setzero_si256();
-    const __m256i newline = _mm256_set1_epi8('\n');
-    alignas(32) uint8_t lanes[32];
-    for (; i + 35 <= size; i += 32) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i lo0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[0]));
+  const __m256i hi0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[0]));
+  const __m256i lo1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[1]));
+  const __m256i hi1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[1]));
+  const __m256i lo2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[2]));
+  const __m256i hi2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[2]));
+  const __m256i lo3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[3]));
+  const __m256i hi3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[3]));
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i newline = _mm256_set1_epi8('\n');
+  alignas(32) uint8_t lanes[32];
+  while (i + 35 <= size) {
+    const size_t window_start = i;
+    const size_t window_end = std::min(size - 34, i + kWindow);
+    size_t n = 0;
+    for (; i < window_end; i += 32) {
       const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i));
       const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 1));
       const __m256i c2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 2));
@@ -132,14 +145,18 @@ __attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::scan_avx2(const char
       auto mask = static_cast<uint32_t>(~_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
       if (mask != 0) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
-        while (mask) {
+        do {
           const int j = __builtin_ctz(mask);
           mask &= mask - 1;
-          const uint64_t before = newlines + static_cast<uint64_t>(__builtin_popcount(nl & ((1u << j) - 1)));
-          verify(data, size, i + static_cast<size_t>(j), lanes[j], before, out);
-        }
+          candidates[n++] = {static_cast<uint32_t>(i - window_start + static_cast<size_t>(j)), lanes[j],
+                             newlines + static_cast<uint64_t>(__builtin_popcount(nl & ((1u << j) - 1)))};
+        } while (mask);
       }
       newlines += static_cast<uint64_t>(__builtin_popcount(nl));
+    }
+    for (size_t k = 0; k < n; ++k) {
+      verify(data, size, window_start + candidates[k].offset, static_cast<uint8_t>(candidates[k].buckets),
+             candidates[k].newlines, out);
     }
   }
   return scan_scalar(data, size, i, newlines, out);

@@ -79,7 +79,7 @@ class Reservoir {
 struct Progress {
   uint64_t iteration_lines = 0;
   std::optional<int64_t> last_iteration, total_iterations;
-  Reservoir elapsed_ms, tflops, model_tflops;
+  Reservoir elapsed_ms, tflops, model_tflops;  // NaN entries: a line whose field could not be read
   std::optional<double> first_lm_loss, last_lm_loss;
   int64_t skipped_iterations = 0, nan_iterations = 0;
   std::vector<std::pair<int64_t, double>> validation_losses;  // (iteration, loss), the last 32
