@@ -27,6 +27,14 @@ status=$?
 set -e
 [ "$status" -eq 1 ] || { echo "hcp-lint on the broken examples exited $status, expected 1" >&2; exit 1; }
 echo
+echo "== hcp-logscan: a Megatron run with hierarchical CP active, and Megatron-Bridge issue 2667 (CP silently off)"
+"$HCP_BUILD/cli/hcp-logscan" --expect hcp "$HCP_ROOT/tests/logscan/fixtures/megatron_hcp_active.log"
+set +e
+"$HCP_BUILD/cli/hcp-logscan" "$HCP_ROOT/tests/logscan/fixtures/bridge_issue_2667.log"
+status=$?
+set -e
+[ "$status" -eq 1 ] || { echo "hcp-logscan on the issue-2667 log exited $status, expected 1" >&2; exit 1; }
+echo
 echo "== The C ABI from C and from Python"
 "$HCP_BUILD/examples/topology_demo" 37
 HCP_LIBRARY=$HCP_BUILD/capi/libhcp.so PYTHONPATH=$HCP_ROOT/bindings/python python3 "$HCP_ROOT/examples/python/topology_demo.py"
