@@ -52,6 +52,16 @@ inline size_t checked_struct_size(size_t size, size_t min_size, const char* func
   return size;
 }
 
+// The integer a C caller passed for an enum parameter. Reading a C++ enum that holds a value outside its
+// enumerators is undefined, and C callers can pass any int, so enum parameters are only read through this.
+template <typename Enum>
+int enum_value(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int v = 0;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 // Reads a caller's versioned struct: fields beyond the caller's struct_size keep the defaults in `value`; a
 // struct_size below `min_size` (the first version) is invalid; unknown trailing fields must be zero.
 template <typename T>

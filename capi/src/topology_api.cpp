@@ -47,8 +47,8 @@ const Topology& topo(const hcp_topology* t, const char* fn) {
   return t->topology;
 }
 
-GroupKind to_kind(hcp_group_kind kind, const char* fn) {
-  const int k = static_cast<int>(kind);
+GroupKind to_kind(const hcp_group_kind& kind, const char* fn) {
+  const int k = enum_value(kind);
   if (k < 0 || k >= kNumGroupKinds) {
     throw Error(Errc::invalid_argument, std::string(fn) + ": kind (" + std::to_string(k) +
                                             ") is not an hcp_group_kind value");
