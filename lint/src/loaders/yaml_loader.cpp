@@ -9,9 +9,34 @@ namespace {
 
 constexpr int kMaxDepth = 64;
 
+// yaml-cpp marks count from the start of the document being loaded; `line_offset` is where that document starts.
+thread_local int line_offset = 0;
+
 Location at(const SourceText& src, const YAML::Mark& m) {
   if (m.line < 0) return {src.name, 0, 0};
-  return {src.name, m.line + 1, m.column + 1};
+  return {src.name, m.line + 1 + line_offset, m.column + 1};
+}
+
+// The documents of a stream, split at "---" lines, with the line each starts on. yaml-cpp 0.7's LoadAll can loop
+// forever on some malformed streams (found by fuzzing); loading one document at a time cannot.
+std::vector<std::pair<std::string_view, int>> documents_of(std::string_view text) {
+  std::vector<std::pair<std::string_view, int>> docs;
+  size_t start = 0, pos = 0;
+  int line = 0, start_line = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    if (text.compare(pos, 3, "---") == 0 && (pos + 3 == end || text[pos + 3] == ' ' || text[pos + 3] == '\r') &&
+        pos > start) {
+      docs.emplace_back(text.substr(start, pos - start), start_line);
+      start = pos;
+      start_line = line;
+    }
+    pos = end + 1;
+    ++line;
+  }
+  docs.emplace_back(text.substr(start), start_line);
+  return docs;
 }
 
 Value to_value(const SourceText& src, const YAML::Node& node, int depth) {
@@ -68,16 +93,15 @@ void load_yaml(const SourceText& source, ConfigTree& tree) {
 }
 
 void load_yaml_full(const SourceText& source, ConfigTree& tree) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(source.text);
-  } catch (const YAML::Exception& e) {
-    throw_parse_error(at(source, e.mark), "invalid YAML: " + e.msg);
-  }
-  for (const YAML::Node& doc : documents) {
-    if (doc.IsNull()) continue;
-    if (!doc.IsMap()) throw_parse_error(at(source, doc.Mark()), "a config document must be a mapping");
+  struct ResetOffset {
+    ~ResetOffset() { line_offset = 0; }
+  } reset;
+  for (const auto& [text, first_line] : documents_of(source.text)) {
+    line_offset = first_line;
     try {
+      const YAML::Node doc = YAML::Load(std::string(text));
+      if (doc.IsNull()) continue;
+      if (!doc.IsMap()) throw_parse_error(at(source, doc.Mark()), "a config document must be a mapping");
       walk(source, doc, "", tree, 0);
     } catch (const YAML::Exception& e) {
       throw_parse_error(at(source, e.mark), "invalid YAML: " + e.msg);

@@ -1,3 +1,5 @@
+#include <numeric>
+
 #include "hcp/lint/rule.hpp"
 #include "hcp/topology.hpp"
 #include "rule_helpers.hpp"
@@ -15,28 +17,32 @@ void check(const LintContext& ctx, Reporter& r) {
               "pass --gpus-per-node, set [cluster] gpus_per_node, or launch with torchrun --nproc_per_node");
     return;
   }
+  // Node boundaries repeat every lcm(tp * cp, gpus_per_node) ranks, so that window of the layout (pp 1, as many
+  // data-parallel replicas as it takes) shows every alignment an a2a group can have, whatever the world size.
+  // Bounded, unlike the real world size, which a config may give in the millions.
   ParallelConfig config;
   config.tp = f.tp_size();
-  config.pp = f.pp_size();
   config.cp = f.cp_size();
   config.gpus_per_node = *f.gpus_per_node.value;
-  config.order = f.use_tp_pp_dp_mapping.value.value_or(false) ? Order::tp_cp_ep_pp_dp : Order::tp_cp_ep_dp_pp;
   const bool hierarchical = f.uses_comm(kA2aP2p);
   if (hierarchical) config.hcp_sizes = f.hcp_sizes.value;
-  // Without a known world size, gpus_per_node data-parallel replicas cover every alignment to node boundaries.
-  const int64_t model = config.tp * config.pp * config.cp;
-  config.world_size = f.world_size.value.value_or(model * config.gpus_per_node);
   const int64_t span_ranks = config.tp * a2a->size;
   std::string crossing;
-  if (config.check()) {
-    // The layout is invalid for another reason (reported by its own rule); the span alone still tells.
+  int64_t block = 0, window = 0;
+  const bool small = config.tp > 0 && config.cp > 0 && config.gpus_per_node > 0 &&
+                     !__builtin_mul_overflow(config.tp, config.cp, &block) &&
+                     !__builtin_mul_overflow(block / std::gcd(block, config.gpus_per_node), config.gpus_per_node, &window) &&
+                     window <= (int64_t{1} << 24);
+  config.world_size = window;
+  if (!small || config.check()) {
+    // Too large to lay out, or invalid for another reason (reported by its own rule): the span alone still tells.
     if (span_ranks <= config.gpus_per_node) return;
     crossing = "every a2a group spans more ranks than a node has";
   } else {
     const Topology topology(config);
     const Locality loc = hierarchical ? topology.locality(GroupKind::hcp, 0) : topology.locality(GroupKind::cp);
     if (loc.intra_node()) return;
-    crossing = std::to_string(loc.groups_crossing_nodes) + " of " + std::to_string(loc.groups) +
+    crossing = std::to_string(loc.groups_crossing_nodes) + " of every " + std::to_string(loc.groups) +
                " a2a groups cross node boundaries";
   }
   r.report(where,

@@ -1,0 +1,26 @@
+// Shared body of the lint fuzz targets: any bytes, read as one input format, must give findings or a parse
+// error - never a crash, a hang or an exception of another kind.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hcp/error.hpp"
+#include "hcp/lint/linter.hpp"
+#include "hcp/lint/render.hpp"
+
+inline void fuzz_lint(const uint8_t* data, size_t size, hcp::lint::InputFormat format, const char* name) {
+  hcp::lint::SourceText source;
+  source.name = name;
+  source.format = format;
+  source.text.assign(reinterpret_cast<const char*>(data), size);
+  hcp::lint::LintOptions options;
+  options.cluster.gpus_per_node = 8;  // lets the locality rule build a topology
+  const hcp::lint::LintReport report = hcp::lint::lint({source}, options);
+  // Every renderer must cope with whatever the input held (invalid UTF-8 included).
+  for (auto f : {hcp::lint::OutputFormat::text, hcp::lint::OutputFormat::json, hcp::lint::OutputFormat::sarif,
+                 hcp::lint::OutputFormat::github}) {
+    (void)hcp::lint::render(report, f, false);
+  }
+}

@@ -1,0 +1,7 @@
+// libFuzzer target: overrides inputs through the whole linter and every renderer.
+#include "fuzz_lint.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz_lint(data, size, hcp::lint::InputFormat::overrides, "fuzz.overrides");
+  return 0;
+}
