@@ -39,9 +39,11 @@ for t in "${targets[@]}"; do
   done
   log=$fuzz_build/$t.log
   set +e
+  # HCP_FUZZ_SEED fixes libFuzzer's mutation sequence (CI), so a run explores what an earlier, longer run with the
+  # same seed already explored.
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$fuzz_build/tests/fuzz/$t" "$corpus" \
     -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$artifacts" \
-    -print_final_stats=1 > "$log" 2>&1
+    ${HCP_FUZZ_SEED:+-seed=$HCP_FUZZ_SEED} -print_final_stats=1 > "$log" 2>&1
   rc=$?
   set -e
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       hcp_lint_report_get(&d, report, i);
     }
     char* out = nullptr;
-    if (hcp_lint_report_render(&out, report, "sarif") == HCP_OK) hcp_free(out);
+    if (hcp_lint_report_render(&out, report, "json") == HCP_OK) hcp_free(out);
     hcp_lint_report_destroy(report);
   }
   hcp_logscanner* scanner = nullptr;

@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "../match/triggers.hpp"
@@ -44,6 +45,14 @@ std::optional<double> quick_number(const char* p, const char* end) {
     v = neg_exp ? v / f : v * f;
   }
   return negative ? -v : v;
+}
+
+// Adds a logged count without undefined behaviour: huge, negative or NaN values (a damaged line) are ignored and
+// the sum saturates.
+void add_count(int64_t& total, std::optional<double> v) {
+  if (!v || !(*v >= 0) || *v > 1e15) return;
+  const auto n = static_cast<int64_t>(*v);
+  total = total > INT64_MAX - n ? INT64_MAX : total + n;
 }
 
 std::optional<double> loss_of(std::string_view t) {
@@ -116,10 +125,8 @@ bool iteration_line(ScanState& s, const LineView& line) {
   }
   size_t right = t.size();
   if (auto nan = trailing_field(t, right, "number of nan iterations")) {
-    pr.nan_iterations += static_cast<int64_t>(*nan);
-    if (auto skipped = trailing_field(t, right, "number of skipped iterations")) {
-      pr.skipped_iterations += static_cast<int64_t>(*skipped);
-    }
+    add_count(pr.nan_iterations, nan);
+    add_count(pr.skipped_iterations, trailing_field(t, right, "number of skipped iterations"));
   }
   return true;
 }
