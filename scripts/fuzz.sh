@@ -6,6 +6,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 seconds=${1:-30}
 shift || true
+# clang and its libFuzzer runtime are needed here only.
+HCP_PACKAGES+=(clang libclang-rt-14-dev)
 hcp_install_missing_packages
 fuzz_build=${HCP_FUZZ_BUILD:-$HCP_ROOT/build-fuzz}
 if [ ! -f "$fuzz_build/CMakeCache.txt" ]; then
