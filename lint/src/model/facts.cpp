@@ -11,14 +11,17 @@ class Resolver {
  public:
   Resolver(const ConfigTree& tree, Facts& facts) : tree_(tree), facts_(facts) {}
 
+  // Sizes, counts and lengths: a zero or negative one is as wrong as a string, and would make the other rules
+  // divide by it.
   void integer(const char* key, Fact<int64_t>& fact) {
     const Setting* s = tree_.find(key);
     if (!s || s->value.kind == Value::Kind::null) return;
-    if (auto v = as_int(s->value)) {
+    const auto v = as_int(s->value);
+    if (v && *v > 0) {
       fact.value = *v;
       fact.setting = s;
     } else {
-      problem(s, "an integer");
+      problem(s, "a positive integer");
     }
   }
 
@@ -72,9 +75,10 @@ class Resolver {
     std::vector<int64_t> sizes;
     for (const Value& item : s->value.items) {
       const auto v = as_int(item);
-      if (!v) return problem(s, "a list of integers");
+      if (!v || *v <= 0) return problem(s, "a list of positive integers");
       sizes.push_back(*v);
     }
+    if (sizes.empty()) return problem(s, "a list of positive integers");
     facts_.hcp_sizes.value = std::move(sizes);
     facts_.hcp_sizes.setting = s;
   }
@@ -113,9 +117,10 @@ class Resolver {
       facts_.packed_sequences = {true, format.setting, {}};
       return;
     }
-    Fact<int64_t> packed_size;
-    integer("dataset.packed_sequence_specs.packed_sequence_size", packed_size);
-    if (packed_size.known() && *packed_size.value > 0) facts_.packed_sequences = {true, packed_size.setting, {}};
+    // Bridge writes 0 or -1 here for "not packed": any integer is fine, only a positive one means packing.
+    const Setting* packed = tree_.find("dataset.packed_sequence_specs.packed_sequence_size");
+    const auto size = packed ? as_int(packed->value) : std::nullopt;
+    if (size && *size > 0) facts_.packed_sequences = {true, packed, {}};
   }
 
   static std::optional<int64_t> as_int(const Value& v) {
