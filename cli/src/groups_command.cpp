@@ -15,7 +15,7 @@ namespace {
 struct GroupsOptions {
   int64_t world_size = 0;
   int64_t tp = 1, pp = 1, cp = 1;
-  std::string hcp_sizes;
+  std::optional<std::string> hcp_sizes;  // given but empty is an error, not "unset"
   std::string order = "tp-cp-ep-dp-pp";
   int64_t gpus_per_node = 8;
   std::optional<int64_t> rank;
@@ -29,7 +29,7 @@ int run_groups(const GroupsOptions& o) {
   config.pp = o.pp;
   config.cp = o.cp;
   config.order = parse_order(o.order);
-  if (!o.hcp_sizes.empty()) config.hcp_sizes = parse_int_list(o.hcp_sizes, "--hcp-sizes");
+  if (o.hcp_sizes) config.hcp_sizes = parse_int_list(*o.hcp_sizes, "--hcp-sizes");
   config.gpus_per_node = o.gpus_per_node;
   const Topology topology(config);
   // Render completely before writing, so an error never leaves partial output behind.

@@ -1,0 +1,110 @@
+"""The bad-input corpus against every CLI: each input gets its documented exit code and a message naming it, and
+nothing crashes, hangs, or writes files it was not asked to write. Static inputs live in files/; the large, the
+compressed and the special ones (FIFO, directory, missing path, a 200 MB line) are made in a scratch directory."""
+
+import gzip
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+FILES = HERE / "files"
+HCP = os.environ.get("HCP_CLI")
+
+
+def run(args, cwd, timeout=120):
+    p = subprocess.run([HCP, *args], capture_output=True, text=True, errors="replace", cwd=cwd, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+@unittest.skipUnless(HCP, "HCP_CLI is not set (ctest sets it)")
+class BadInputs(unittest.TestCase):
+    def setUp(self):
+        self.dir = pathlib.Path(tempfile.mkdtemp())
+        self.before = set()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def check(self, args, codes, needle=None):
+        """Runs hcp in the scratch directory; the exit code must be one of `codes` (never a signal or 3)."""
+        before = set(os.listdir(self.dir))
+        code, out = run(args, self.dir)
+        self.assertIn(code, codes, f"{args}: exit {code}\n{out[-2000:]}")
+        if needle:
+            self.assertIn(needle, out, f"{args}")
+        self.assertEqual(set(os.listdir(self.dir)), before, f"{args} wrote files")
+        return out
+
+    def test_lint_static_inputs(self):
+        self.check(["lint", str(FILES / "empty.toml")], {0})
+        self.check(["lint", str(FILES / "garbage.toml")], {2}, "garbage.toml:")
+        self.check(["lint", str(FILES / "invalid_utf8.toml")], {2}, "invalid_utf8.toml:2:")
+        self.check(["lint", str(FILES / "invalid_utf8.yaml")], {0, 1, 2}, "invalid_utf8.yaml")
+        out = self.check(["lint", str(FILES / "int64_limits.toml")], {1}, "int64_limits.toml:")
+        self.assertIn("overflows", out)
+        self.check(["lint", str(FILES / "int64_overflow.toml")], {2}, "int64_overflow.toml:2:")
+        self.check(["lint", str(FILES / "int64_overflow.yaml")], {1}, "does not fit in 64 bits")
+        self.check(["lint", str(FILES / "nonpositive.sh")], {1}, "must be a positive integer")
+        self.check(["lint", "--format", "json", str(FILES / "garbage.log")], {0, 1, 2})
+
+    def test_lint_special_paths(self):
+        self.check(["lint", str(self.dir / "missing.toml")], {2}, "missing.toml: cannot read: no such file")
+        fifo = self.dir / "pipe.toml"
+        os.mkfifo(fifo)
+        self.check(["lint", str(fifo)], {2}, "pipe.toml: cannot read: not a regular file")
+        self.check(["lint", "--overrides-file", str(FILES)], {2}, "is a directory")
+        big = self.dir / "big.toml"
+        with open(big, "wb") as f:
+            f.write(b"x = \"" + b"a" * (200 << 20) + b"\"\n")
+        self.check(["lint", str(big)], {2}, "too large for a config")
+        deep = self.dir / "deep.toml"
+        deep.write_text("x = " + "[" * 100000 + "]" * 100000 + "\n")
+        self.check(["lint", str(deep)], {2}, "deep.toml:1:")
+        deep_yaml = self.dir / "deep.yaml"
+        deep_yaml.write_text("".join(" " * i + "k:\n" for i in range(3000)))
+        self.check(["lint", str(deep_yaml)], {2}, "deep.yaml:")
+        self.check(["lint", "model.x=[1,2", "model.y=3"], {2}, "<overrides>:1:")
+
+    def test_logscan(self):
+        self.check(["logscan", str(FILES / "empty.log")], {0}, "unknown")
+        self.check(["logscan", str(FILES / "garbage.log")], {0, 1})
+        self.check(["logscan", str(FILES / "nul_bytes.log")], {0, 1}, "1 iteration lines")
+        self.check(["logscan", str(self.dir / "missing.log")], {2}, "missing.log: no such file")
+        fifo = self.dir / "pipe.log"
+        os.mkfifo(fifo)
+        self.check(["logscan", str(fifo)], {2}, "not a regular file")
+        line = self.dir / "line.log"
+        with open(line, "wb") as f:
+            f.write(b"CONTEXT_PARALLEL_GROUP " + b"x" * (200 << 20) + b"\n")
+        out = self.check(["logscan", "--format", "json", str(line)], {0, 1})
+        self.assertIn('"truncated_lines": 1', out)
+        text = (HERE.parent / "logscan" / "fixtures" / "megatron_hcp_active.log").read_bytes() * 50
+        truncated = self.dir / "run.log.gz"
+        truncated.write_bytes(gzip.compress(text)[:-500])
+        self.check(["logscan", str(truncated)], {0, 1}, "damaged: " + str(truncated))
+        corrupt = self.dir / "corrupt.log"
+        data = bytearray(gzip.compress(text))
+        data[len(data) // 2: len(data) // 2 + 40] = b"\0" * 40
+        corrupt.write_bytes(bytes(data))
+        self.check(["logscan", str(corrupt)], {0, 1}, "corrupt gzip data")
+        zst = self.dir / "run.zst"
+        subprocess.run(["zstd", "-q", "-o", str(zst), "-"], input=text, check=True)
+        zst.write_bytes(zst.read_bytes()[:-100])
+        self.check(["logscan", str(zst)], {0, 1}, "truncated zstd stream")
+
+    def test_groups(self):
+        self.check(["groups", "--world-size", "9223372036854775807"], {2}, "exceeds the largest NCCL world")
+        self.check(["groups", "--world-size", "9223372036854775808"], {2}, "does not fit in 64 bits")
+        self.check(["groups", "--world-size", "8", "--tp", "0"], {2}, "must be positive (got 0)")
+        self.check(["groups", "--world-size", "8", "--cp", "-2"], {2}, "must be positive (got -2)")
+        self.check(["groups", "--world-size", "8", "--cp", "4", "--hcp-sizes", "0,4"], {2}, "level 0 must be positive")
+        self.check(["groups", "--world-size", "8", "--cp", "4", "--hcp-sizes", ""], {2})
+        self.check(["groups", "--world-size", "4294967296", "--tp", "4294967296"], {2})
+
+
+if __name__ == "__main__":
+    unittest.main()
