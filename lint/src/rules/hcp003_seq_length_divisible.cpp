@@ -4,14 +4,16 @@ namespace hcp::lint {
 namespace {
 
 void check_one(const Fact<int64_t>& seq, const char* name, int64_t cp, Reporter& r) {
-  if (!seq.known() || *seq.value % (2 * cp) == 0) return;
-  const int64_t multiple = 2 * cp;
+  int64_t multiple = 0, up = 0;
+  if (!seq.known() || __builtin_mul_overflow(cp, 2, &multiple)) return;  // an absurd cp: HCP010 says so
+  if (*seq.value % multiple == 0) return;
   const int64_t down = *seq.value / multiple * multiple;
+  if (__builtin_add_overflow(down, multiple, &up)) up = down;
   r.report(seq.loc(),
            std::string(name) + " (" + std::to_string(*seq.value) + ") is not divisible by 2 * context_parallel_size (" +
                std::to_string(multiple) + ")",
            "use a multiple of " + std::to_string(multiple) + " (e.g. " + std::to_string(down > 0 ? down : multiple) +
-               " or " + std::to_string(down + multiple) + "); with packed sequences every padded sequence must divide too");
+               " or " + std::to_string(up) + "); with packed sequences every padded sequence must divide too");
 }
 
 void check(const LintContext& ctx, Reporter& r) {

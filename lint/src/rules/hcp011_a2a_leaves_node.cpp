@@ -26,7 +26,8 @@ void check(const LintContext& ctx, Reporter& r) {
   config.gpus_per_node = *f.gpus_per_node.value;
   const bool hierarchical = f.uses_comm(kA2aP2p);
   if (hierarchical) config.hcp_sizes = f.hcp_sizes.value;
-  const int64_t span_ranks = config.tp * a2a->size;
+  int64_t span_ranks = 0;
+  if (__builtin_mul_overflow(config.tp, a2a->size, &span_ranks)) span_ranks = INT64_MAX;
   std::string crossing;
   int64_t block = 0, window = 0;
   const bool small = config.tp > 0 && config.cp > 0 && config.gpus_per_node > 0 &&

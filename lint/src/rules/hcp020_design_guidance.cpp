@@ -10,15 +10,17 @@ void pure_a2a_fits(const LintContext& ctx, Reporter& r) {
   if (!f.uses_comm(kA2aP2p) || !f.hcp_sizes.known() || !f.gpus_per_node.known() || !f.num_attention_heads.known()) return;
   const int64_t tp = f.tp_size(), cp = f.cp_size(), gpn = *f.gpus_per_node.value;
   const int64_t heads = *f.num_attention_heads.value, groups = f.query_groups().value_or(heads);
+  int64_t model = 0;
+  if (__builtin_mul_overflow(tp, cp, &model) || gpn > 4096) return;  // nothing sensible to suggest
   for (int64_t tp2 = tp + 1; tp2 <= gpn; ++tp2) {
-    if (gpn % tp2 != 0 || (tp * cp) % tp2 != 0) continue;
-    const int64_t cp2 = tp * cp / tp2;
+    if (gpn % tp2 != 0 || model % tp2 != 0) continue;
+    const int64_t cp2 = model / tp2;
     if (cp2 < 2 || tp2 * cp2 > gpn || heads % tp2 != 0 || groups % tp2 != 0) continue;
     if ((heads / tp2) % cp2 != 0 || (groups / tp2) % cp2 != 0) continue;
     r.report(f.hcp_sizes.loc(),
              "a2a+p2p with tp " + std::to_string(tp) + ", cp " + std::to_string(cp) + ": pure a2a fits inside the "
              "node with tp " + std::to_string(tp2) + ", cp " + std::to_string(cp2) + " (same tp * cp = " +
-                 std::to_string(tp * cp) + "), which is simpler and was measured at the same throughput",
+                 std::to_string(model) + "), which is simpler and was measured at the same throughput",
              "consider tensor_model_parallel_size = " + std::to_string(tp2) + ", context_parallel_size = " +
                  std::to_string(cp2) + ", cp_comm_type = \"a2a\"");
     return;
@@ -32,7 +34,9 @@ void short_p2p_chunks(const LintContext& ctx, Reporter& r) {
   if (f.cp_size() <= 1 || types.size() != 1 || types[0] != "p2p") return;
   const Fact<int64_t>& seq = f.model_seq_length.known() ? f.model_seq_length : f.dataset_seq_length;
   if (!seq.known()) return;
-  const int64_t chunk = *seq.value / (2 * f.cp_size());
+  int64_t twice = 0;
+  if (__builtin_mul_overflow(f.cp_size(), 2, &twice)) return;
+  const int64_t chunk = *seq.value / twice;
   if (chunk >= 1024) return;
   r.report(ctx.anchor({f.cp_comm_type.loc(), f.cp.loc()}),
            "p2p with per-rank chunks of " + std::to_string(chunk) + " tokens (seq_length " + std::to_string(*seq.value) +
