@@ -1,0 +1,27 @@
+// Single-rank attention on the CPU: flash-style blocking with online softmax (memory O(block) per thread, never an
+// S x S matrix), fp32 accumulation, runtime dispatch to the widest vector unit the running CPU has.
+#pragma once
+
+#include "hcp/attention_params.hpp"
+#include "hcp/status.hpp"
+
+namespace hcp {
+
+// Checks sizes, strides and pointers: Errc::shape for sizes that do not fit (heads % kv_heads, head_dim out of
+// [1, 512], non-positive sizes, element offsets that overflow), Errc::invalid_argument for missing pointers.
+Status check_attention_params(const AttnParams& p, bool backward);
+
+// out (f32) and lse (natural log of the softmax denominator, scale included) for every query row. A row that sees
+// no key gets out 0 and lse -inf.
+Status attention_forward_cpu(const AttnParams& p);
+// Adds this call's contribution to dq, dk, dv (f32) from q, k, v, dout, the final lse and delta.
+Status attention_backward_cpu(const AttnParams& p);
+
+// delta[b, h, s] = sum_d dout * out, the per-row term of the softmax backward. dout: `dtype`; out: f32.
+void attention_delta_cpu(DType dtype, int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
+                         const AttnTensor& dout, const AttnTensor& out, const AttnRows& delta);
+
+// The vector width the dispatcher chose on this CPU: "avx512", "avx2" or "generic".
+const char* attention_cpu_isa();
+
+}  // namespace hcp

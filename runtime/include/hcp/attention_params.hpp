@@ -1,0 +1,45 @@
+// The plain parameter block of every attention kernel (CPU now, CUDA later): pointers, element strides, sizes and
+// flags, no ownership. Layout "bshd": element (b, s, h, d) of a tensor is data[b*stride_b + s*stride_s +
+// h*stride_h + d] (d contiguous); per-row values (lse, delta) are [B, H, S] with s contiguous.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hcp {
+
+enum class DType : int { f32 = 0, bf16 = 1, f16 = 2 };
+
+inline size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
+const char* dtype_name(DType dtype);
+
+struct AttnTensor {
+  void* data = nullptr;
+  int64_t stride_b = 0, stride_s = 0, stride_h = 0;  // in elements
+};
+
+struct AttnRows {
+  float* data = nullptr;
+  int64_t stride_b = 0, stride_h = 0;  // in elements; s is contiguous
+};
+
+struct AttnParams {
+  DType dtype = DType::f32;  // of q, k, v and dout
+  int64_t batch = 0, sq = 0, sk = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 0;      // softmax scale, usually 1/sqrt(head_dim)
+  bool causal = false;  // key j is visible to query i iff j <= i + causal_offset
+  int64_t causal_offset = 0;  // 0: top-left aligned; sk - sq: bottom-right aligned
+
+  AttnTensor q, k, v;  // inputs, `dtype`
+  AttnTensor out;      // forward: written, f32
+  AttnRows lse;        // forward: written; backward: read (the final lse)
+
+  // Backward only.
+  AttnTensor dout;     // `dtype`
+  AttnRows delta;      // rowsum(dout * out) of the final out, f32
+  AttnTensor dq, dk, dv;  // f32, accumulated into (+=), so ring steps and GQA heads add up
+
+  int num_threads = 1;  // CPU kernels: worker threads for this call (1 = the calling thread only)
+};
+
+}  // namespace hcp

@@ -1,0 +1,107 @@
+// The backward kernel body, FlashAttention-2 style: for one (batch, kv head), each key block keeps its dK/dV tile
+// in fp32 while every query head of its GQA group and every visible query block passes by:
+//   S = (scale Q) K^T, P = exp(S - lse), dP = dO V^T, dS = P * (dP - delta),
+//   dV += P^T dO, dK += dS^T (scale Q), dQ += scale * dS K.
+// Tasks are (batch, kv head), so dK/dV and the dQ rows of a task's query heads belong to one worker alone.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tile_gemm.hpp"
+#include "tiles.hpp"
+
+namespace hcp::cpu {
+
+template <int W>
+struct BackwardScratch {
+  int64_t dp;
+  std::vector<float> k, kt, vt, dk, dv, q, dout, s, dpm, st, dq;
+  explicit BackwardScratch(int64_t head_dim)
+      : dp(round_up(head_dim, 2 * W)),
+        k(kBlockK * dp), kt(dp * kBlockK), vt(dp * kBlockK), dk(kBlockK * dp), dv(kBlockK * dp), q(kBlockQ * dp),
+        dout(kBlockQ * dp), s(kBlockQ * kBlockK), dpm(kBlockQ * kBlockK), st(kBlockK * kBlockQ), dq(kBlockQ * dp) {}
+};
+
+// P = exp(S - lse) on visible entries, 0 elsewhere; then dS = P * (dP - delta) in place of dP.
+template <int W>
+HCP_INLINE void softmax_grad_row(float* srow, float* dprow, int64_t visible, float lse, float delta) {
+  using V = typename Simd<W>::V;
+  if (visible == 0 || !(lse > -std::numeric_limits<float>::infinity())) {
+    for (int64_t j = 0; j < kBlockK; ++j) srow[j] = dprow[j] = 0;
+    return;
+  }
+  const V vl = splat<W>(lse), vd = splat<W>(delta);
+  for (int64_t j = 0; j < kBlockK; j += W) {
+    const V pv = exp<W>(load<W>(srow + j) - vl);
+    store<W>(srow + j, pv);
+    store<W>(dprow + j, pv * (load<W>(dprow + j) - vd));
+  }
+  for (int64_t j = visible; j < kBlockK; ++j) srow[j] = dprow[j] = 0;
+}
+
+template <int W>
+HCP_INLINE void transpose_tile(const float* src, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+}
+
+template <int W>
+HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0,
+                                     int64_t cols, BackwardScratch<W>& t) {
+  const int64_t dp = t.dp, D = p.head_dim;
+  const int64_t rows = std::min(kBlockQ, p.sq - i0);
+  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
+  pack_rows(p.dtype, p.dout, b, i0, rows, h, D, 1.0f, t.dout.data(), dp, kBlockQ);
+  std::fill(t.s.begin(), t.s.end(), 0.0f);
+  std::fill(t.dpm.begin(), t.dpm.end(), 0.0f);
+  gemm_acc<W>(kBlockQ, kBlockK, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);
+  gemm_acc<W>(kBlockQ, kBlockK, dp, t.dout.data(), dp, t.vt.data(), kBlockK, t.dpm.data(), kBlockK);
+  const float* lse = row_values(p.lse, b, h);
+  const float* delta = row_values(p.delta, b, h);
+  for (int64_t i = 0; i < kBlockQ; ++i) {
+    const int64_t visible = i < rows ? visible_keys(p, i0 + i, j0, cols) : 0;
+    softmax_grad_row<W>(t.s.data() + i * kBlockK, t.dpm.data() + i * kBlockK, visible,
+                        visible ? lse[i0 + i] : 0.0f, visible ? delta[i0 + i] : 0.0f);
+  }
+  // dV += P^T dO and dK += dS^T (scale Q), both K = query rows.
+  transpose_tile<W>(t.s.data(), kBlockQ, kBlockK, t.st.data());
+  gemm_acc<W>(kBlockK, dp, kBlockQ, t.st.data(), kBlockQ, t.dout.data(), dp, t.dv.data(), dp);
+  transpose_tile<W>(t.dpm.data(), kBlockQ, kBlockK, t.st.data());
+  gemm_acc<W>(kBlockK, dp, kBlockQ, t.st.data(), kBlockQ, t.q.data(), dp, t.dk.data(), dp);
+  // dQ rows of this block: scale * dS K.
+  std::fill(t.dq.begin(), t.dq.end(), 0.0f);
+  gemm_acc<W>(round_up(rows, 4), dp, kBlockK, t.dpm.data(), kBlockK, t.k.data(), dp, t.dq.data(), dp);
+  add_rows(p.dq, b, i0, rows, h, D, p.scale, t.dq.data(), dp);
+}
+
+template <int W>
+HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, BackwardScratch<W>& t) {
+  const int64_t dp = t.dp, D = p.head_dim, group = p.heads / p.kv_heads;
+  for (int64_t j0 = 0; j0 < p.sk; j0 += kBlockK) {
+    const int64_t cols = std::min(kBlockK, p.sk - j0);
+    pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
+    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
+    pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, t.vt.data(), dp, kBlockK);
+    std::fill(t.dk.begin(), t.dk.end(), 0.0f);
+    std::fill(t.dv.begin(), t.dv.end(), 0.0f);
+    // Query rows before the first one that sees key j0 contribute nothing.
+    int64_t first_row = 0;
+    if (p.causal) first_row = std::max<int64_t>(0, j0 - p.causal_offset);
+    for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
+      for (int64_t i0 = first_row / kBlockQ * kBlockQ; i0 < p.sq; i0 += kBlockQ)
+        backward_query_block<W>(p, b, h, i0, j0, cols, t);
+    add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp);
+    add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp);
+  }
+}
+
+template <int W>
+HCP_INLINE void backward_tasks(const AttnParams& p, int64_t first, int64_t step) {
+  BackwardScratch<W> scratch(p.head_dim);
+  for (int64_t task = first; task < p.batch * p.kv_heads; task += step)
+    backward_kv_head<W>(p, task / p.kv_heads, task % p.kv_heads, scratch);
+}
+
+}  // namespace hcp::cpu

@@ -1,0 +1,112 @@
+// The forward kernel body: for one (batch, head, query block), stream key blocks with an online softmax
+// (running max m and denominator l per row, output rescaled when the max grows), FlashAttention-2 style.
+// Blocks above the causal diagonal are skipped; only blocks that cross it or the sequence end are masked.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tile_gemm.hpp"
+#include "tiles.hpp"
+
+namespace hcp::cpu {
+
+template <int W>
+struct ForwardScratch {
+  int64_t dp;
+  std::vector<float> q, kt, v, s, o, m, l;
+  explicit ForwardScratch(int64_t head_dim)
+      : dp(round_up(head_dim, 2 * W)),
+        q(kBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kBlockQ * kBlockK), o(kBlockQ * dp), m(kBlockQ),
+        l(kBlockQ) {}
+};
+
+// Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row.
+template <int W>
+HCP_INLINE void softmax_row(float* srow, int64_t visible, float& m, float& l, float* orow, int64_t dp) {
+  using V = typename Simd<W>::V;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (int64_t j = visible; j < kBlockK; ++j) srow[j] = kNegInf;
+  V vmax = splat<W>(kNegInf);
+  for (int64_t j = 0; j < kBlockK; j += W) {
+    const V x = load<W>(srow + j);
+    vmax = x > vmax ? x : vmax;
+  }
+  const float block_max = reduce_max<W>(vmax);
+  const float m_new = block_max > m ? block_max : m;
+  if (m_new == kNegInf) {  // nothing visible yet: this block contributes nothing
+    for (int64_t j = 0; j < kBlockK; ++j) srow[j] = 0;
+    return;
+  }
+  const V shift = splat<W>(m_new);
+  V vsum = splat<W>(0.0f);
+  for (int64_t j = 0; j < kBlockK; j += W) {
+    const V e = exp<W>(load<W>(srow + j) - shift);
+    store<W>(srow + j, e);
+    vsum += e;
+  }
+  if (m_new != m) {
+    const float alpha = m == kNegInf ? 0.0f : std::exp(m - m_new);
+    const V a = splat<W>(alpha);
+    for (int64_t d = 0; d < dp; d += W) store<W>(orow + d, load<W>(orow + d) * a);
+    l *= alpha;
+    m = m_new;
+  }
+  l += reduce_sum<W>(vsum);
+}
+
+template <int W>
+HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, ForwardScratch<W>& t) {
+  const int64_t dp = t.dp, D = p.head_dim;
+  const int64_t rows = std::min(kBlockQ, p.sq - i0);
+  const int64_t m_rows = round_up(rows, 4);
+  const int64_t hk = h / (p.heads / p.kv_heads);
+  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
+  std::fill(t.o.begin(), t.o.end(), 0.0f);
+  std::fill(t.m.begin(), t.m.end(), -std::numeric_limits<float>::infinity());
+  std::fill(t.l.begin(), t.l.end(), 0.0f);
+
+  int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
+  if (p.causal) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));
+  for (int64_t j0 = 0; j0 < key_end; j0 += kBlockK) {
+    const int64_t cols = std::min(kBlockK, p.sk - j0);
+    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
+    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, kBlockK);
+    std::fill(t.s.begin(), t.s.begin() + m_rows * kBlockK, 0.0f);
+    gemm_acc<W>(m_rows, kBlockK, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);
+    for (int64_t i = 0; i < m_rows; ++i) {
+      float* srow = t.s.data() + i * kBlockK;
+      if (i >= rows) {  // padding rows: keep them out of the output product
+        std::fill(srow, srow + kBlockK, 0.0f);
+        continue;
+      }
+      softmax_row<W>(srow, visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i], t.o.data() + i * dp, dp);
+    }
+    gemm_acc<W>(m_rows, dp, kBlockK, t.s.data(), kBlockK, t.v.data(), dp, t.o.data(), dp);
+  }
+
+  float* lse = row_values(p.lse, b, h);
+  for (int64_t i = 0; i < rows; ++i) {
+    float* out = f32_row(p.out, b, i0 + i, h);
+    const float l = t.l[i];
+    const float inv = l > 0 ? 1.0f / l : 0.0f;
+    for (int64_t d = 0; d < D; ++d) out[d] = t.o[i * dp + d] * inv;
+    lse[i0 + i] = l > 0 ? t.m[i] + std::log(l) : -std::numeric_limits<float>::infinity();
+  }
+}
+
+// Tasks are (batch, head, query block), numbered so that consecutive tasks of one worker interleave over the
+// causal triangle; a worker takes tasks first, first + step, ...
+template <int W>
+HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) {
+  ForwardScratch<W> scratch(p.head_dim);
+  const int64_t qblocks = (p.sq + kBlockQ - 1) / kBlockQ;
+  const int64_t tasks = p.batch * p.heads * qblocks;
+  for (int64_t task = first; task < tasks; task += step) {
+    const int64_t qb = task % qblocks, bh = task / qblocks;
+    forward_block<W>(p, bh / p.heads, bh % p.heads, qb * kBlockQ, scratch);
+  }
+}
+
+}  // namespace hcp::cpu

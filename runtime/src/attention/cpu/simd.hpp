@@ -1,0 +1,90 @@
+// Portable SIMD for the CPU attention kernels: GCC/Clang vector extensions of W floats. The kernel bodies are
+// templates forced inline into one entry point per instruction set (dispatch.cpp), so the same source becomes
+// AVX-512, AVX2+FMA or SSE2 code depending on the caller's target attribute.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#define HCP_INLINE [[gnu::always_inline]] inline
+
+namespace hcp::cpu {
+
+template <int W>
+struct Simd {
+  typedef float V __attribute__((vector_size(4 * W)));
+  typedef int32_t I __attribute__((vector_size(4 * W)));
+};
+
+template <int W>
+HCP_INLINE typename Simd<W>::V load(const float* p) {
+  typename Simd<W>::V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <int W>
+HCP_INLINE void store(float* p, typename Simd<W>::V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+template <int W>
+HCP_INLINE typename Simd<W>::V splat(float x) {
+  return typename Simd<W>::V{} + x;
+}
+
+template <int W>
+HCP_INLINE float reduce_max(typename Simd<W>::V v) {
+  float m = v[0];
+  for (int i = 1; i < W; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+template <int W>
+HCP_INLINE float reduce_sum(typename Simd<W>::V v) {
+  float s = 0;
+  for (int i = 0; i < W; ++i) s += v[i];
+  return s;
+}
+
+// e^x to about 2 ulp for x in [-87.3, 88.7]; 0 below (so exp(-inf) == 0), +inf above. Cody-Waite reduction
+// x = n ln2 + f with |f| <= ln2/2, a degree-6 polynomial for e^f, and 2^n added to the exponent bits.
+template <int W>
+HCP_INLINE typename Simd<W>::V exp(typename Simd<W>::V x) {
+  using V = typename Simd<W>::V;
+  using I = typename Simd<W>::I;
+  const V lo = splat<W>(-87.3f), hi = splat<W>(88.7f);
+  const I underflow = x < lo;
+  const I overflow = x > hi;
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
+  // round(x * log2e) by the 1.5 * 2^23 trick: the float addition rounds to an integer in the low mantissa bits.
+  const V magic = splat<W>(12582912.0f);
+  const V t = x * 1.44269504088896341f + magic;
+  const V n = t - magic;
+  I ni;
+  std::memcpy(&ni, &t, sizeof ni);
+  I magic_bits;
+  const V magic_v = magic;
+  std::memcpy(&magic_bits, &magic_v, sizeof magic_bits);
+  ni = ni - magic_bits;
+  V f = x - n * 0.693145751953125f;  // ln2 split in a high part exact in float ...
+  f = f - n * 1.428606765330187045e-06f;  // ... and the rest
+  V p = splat<W>(1.0f / 720);
+  p = p * f + 1.0f / 120;
+  p = p * f + 1.0f / 24;
+  p = p * f + 1.0f / 6;
+  p = p * f + 0.5f;
+  p = p * f + 1.0f;
+  p = p * f + 1.0f;
+  I bits;
+  std::memcpy(&bits, &p, sizeof bits);
+  bits = bits + (ni << 23);
+  V r;
+  std::memcpy(&r, &bits, sizeof r);
+  r = underflow ? splat<W>(0.0f) : r;
+  r = overflow ? splat<W>(__builtin_inff()) : r;
+  return r;
+}
+
+}  // namespace hcp::cpu

@@ -1,0 +1,44 @@
+// C += A * B on the padded tiles of the attention kernels: A is M x K (row stride lda), B is K x N (row stride ldb),
+// C is M x N (row stride ldc), all fp32, M a multiple of 4 and N a multiple of 2W. A 4 x 2W register block keeps
+// 8 accumulators plus two B vectors in registers on AVX2 (16 ymm) and leaves room on AVX-512; each step issues two
+// vector loads and four broadcasts for eight FMAs, so the loop is bound by the FMA units, not by loads.
+#pragma once
+
+#include "simd.hpp"
+
+namespace hcp::cpu {
+
+template <int W>
+HCP_INLINE void gemm_4x2w(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  using V = typename Simd<W>::V;
+  V c00 = load<W>(c), c01 = load<W>(c + W);
+  V c10 = load<W>(c + ldc), c11 = load<W>(c + ldc + W);
+  V c20 = load<W>(c + 2 * ldc), c21 = load<W>(c + 2 * ldc + W);
+  V c30 = load<W>(c + 3 * ldc), c31 = load<W>(c + 3 * ldc + W);
+  for (int64_t k = 0; k < K; ++k) {
+    const V b0 = load<W>(b + k * ldb), b1 = load<W>(b + k * ldb + W);
+    const V a0 = splat<W>(a[k]), a1 = splat<W>(a[lda + k]);
+    const V a2 = splat<W>(a[2 * lda + k]), a3 = splat<W>(a[3 * lda + k]);
+    c00 += a0 * b0;
+    c01 += a0 * b1;
+    c10 += a1 * b0;
+    c11 += a1 * b1;
+    c20 += a2 * b0;
+    c21 += a2 * b1;
+    c30 += a3 * b0;
+    c31 += a3 * b1;
+  }
+  store<W>(c, c00), store<W>(c + W, c01);
+  store<W>(c + ldc, c10), store<W>(c + ldc + W, c11);
+  store<W>(c + 2 * ldc, c20), store<W>(c + 2 * ldc + W, c21);
+  store<W>(c + 3 * ldc, c30), store<W>(c + 3 * ldc + W, c31);
+}
+
+template <int W>
+HCP_INLINE void gemm_acc(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
+                         float* c, int64_t ldc) {
+  for (int64_t i = 0; i < M; i += 4)
+    for (int64_t j = 0; j < N; j += 2 * W) gemm_4x2w<W>(K, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+}
+
+}  // namespace hcp::cpu

@@ -1,0 +1,67 @@
+#include "tiles.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bf16.hpp"
+#include "half.hpp"
+
+namespace hcp::cpu {
+namespace {
+
+// One row of head_dim values of `dtype` as floats.
+void read_row(DType dtype, const unsigned char* src, int64_t n, float mul, float* dst) {
+  switch (dtype) {
+    case DType::f32: {
+      const float* s = reinterpret_cast<const float*>(src);
+      for (int64_t d = 0; d < n; ++d) dst[d] = mul * s[d];
+      break;
+    }
+    case DType::bf16:
+      for (int64_t d = 0; d < n; ++d) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * d, 2);
+        dst[d] = mul * bf16_to_float(h);
+      }
+      break;
+    case DType::f16:
+      for (int64_t d = 0; d < n; ++d) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * d, 2);
+        dst[d] = mul * f16_to_float(h);
+      }
+      break;
+  }
+}
+
+}  // namespace
+
+void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim,
+               float mul, float* dst, int64_t dp, int64_t block_rows) {
+  for (int64_t r = 0; r < rows; ++r) {
+    read_row(dtype, element(dtype, t, b, s0 + r, h), head_dim, mul, dst + r * dp);
+    std::fill(dst + r * dp + head_dim, dst + (r + 1) * dp, 0.0f);
+  }
+  std::fill(dst + rows * dp, dst + block_rows * dp, 0.0f);
+}
+
+void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
+                          int64_t head_dim, float* dst, int64_t dp, int64_t block_rows) {
+  float row[kMaxHeadDim];
+  std::fill(dst, dst + dp * block_rows, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    read_row(dtype, element(dtype, t, b, s0 + r, h), head_dim, 1.0f, row);
+    for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = row[d];
+  }
+}
+
+void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
+              const float* src, int64_t dp) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* out = f32_row(t, b, s0 + r, h);
+    const float* in = src + r * dp;
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += mul * in[d];
+  }
+}
+
+}  // namespace hcp::cpu

@@ -1,0 +1,43 @@
+// Tile geometry and the packing of bshd rows into the zero-padded fp32 tiles the kernels work on. Packing is
+// O(rows * head_dim) per tile against O(rows * cols * head_dim) of arithmetic, so it stays plain scalar code.
+#pragma once
+
+#include <cstdint>
+
+#include "hcp/attention_params.hpp"
+
+namespace hcp::cpu {
+
+inline constexpr int64_t kBlockQ = 64;  // query rows per tile
+inline constexpr int64_t kBlockK = 64;  // key rows per tile
+inline constexpr int64_t kMaxHeadDim = 512;
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// Number of keys of block [j0, j0 + cols) that query row `row` may see.
+inline int64_t visible_keys(const AttnParams& p, int64_t row, int64_t j0, int64_t cols) {
+  if (!p.causal) return cols;
+  const int64_t last = row + p.causal_offset - j0;  // last visible key, relative to j0
+  return last < 0 ? 0 : (last + 1 < cols ? last + 1 : cols);
+}
+
+// dst[r * dp + d] = mul * t[b, s0 + r, h, d] for r < rows, d < head_dim; zero elsewhere in block_rows x dp.
+void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim,
+               float mul, float* dst, int64_t dp, int64_t block_rows);
+// The transpose: dst[d * block_rows + r], a dp x block_rows tile.
+void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
+                          int64_t head_dim, float* dst, int64_t dp, int64_t block_rows);
+// t[b, s0 + r, h, d] += mul * src[r * dp + d] (t is f32).
+void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
+              const float* src, int64_t dp);
+
+inline const unsigned char* element(DType dtype, const AttnTensor& t, int64_t b, int64_t s, int64_t h) {
+  return static_cast<const unsigned char*>(t.data) +
+         (b * t.stride_b + s * t.stride_s + h * t.stride_h) * static_cast<int64_t>(dtype_size(dtype));
+}
+inline float* f32_row(const AttnTensor& t, int64_t b, int64_t s, int64_t h) {
+  return static_cast<float*>(t.data) + b * t.stride_b + s * t.stride_s + h * t.stride_h;
+}
+inline float* row_values(const AttnRows& r, int64_t b, int64_t h) { return r.data + b * r.stride_b + h * r.stride_h; }
+
+}  // namespace hcp::cpu

@@ -1,0 +1,145 @@
+// The CPU attention kernels against the naive double-precision reference: odd sizes (tails in both block
+// directions), causal top-left and bottom-right, GQA, head dims 40..256, fp32/bf16/fp16 inputs, several threads.
+// ctest runs this binary once per instruction set the machine has (HCP_CPU_ISA), so every dispatch target is checked.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "../../runtime/src/attention/cpu/bf16.hpp"
+#include "../../runtime/src/attention/cpu/half.hpp"
+#include "attention_reference.hpp"
+#include "hcp/attention_cpu.hpp"
+
+namespace hcp {
+namespace {
+
+struct KernelCase {
+  int64_t batch, sq, sk, heads, kv_heads, head_dim;
+  bool causal;
+  bool bottom_right;
+  DType dtype;
+  int threads;
+};
+
+std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
+  const auto& c = info.param;
+  return "b" + std::to_string(c.batch) + "_q" + std::to_string(c.sq) + "_k" + std::to_string(c.sk) + "_h" +
+         std::to_string(c.heads) + "x" + std::to_string(c.kv_heads) + "_d" + std::to_string(c.head_dim) +
+         (c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full") + "_" + dtype_name(c.dtype) + "_t" +
+         std::to_string(c.threads);
+}
+
+// Rounds to the dtype and stores the raw elements; the reference gets the rounded values.
+std::vector<uint16_t> to_half_bits(DType dtype, std::vector<float>& values) {
+  std::vector<uint16_t> bits(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    bits[i] = dtype == DType::bf16 ? cpu::float_to_bf16(values[i]) : cpu::float_to_f16(values[i]);
+    values[i] = dtype == DType::bf16 ? cpu::bf16_to_float(bits[i]) : cpu::f16_to_float(bits[i]);
+  }
+  return bits;
+}
+
+AttnTensor bshd(void* data, int64_t seq, int64_t heads, int64_t head_dim) {
+  return {data, seq * heads * head_dim, heads * head_dim, head_dim};
+}
+
+class AttentionKernel : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(AttentionKernel, MatchesReferenceForwardAndBackward) {
+  const KernelCase& c = GetParam();
+  testing::RefProblem ref;
+  ref.batch = c.batch, ref.sq = c.sq, ref.sk = c.sk, ref.heads = c.heads, ref.kv_heads = c.kv_heads;
+  ref.head_dim = c.head_dim, ref.causal = c.causal, ref.causal_offset = c.bottom_right ? c.sk - c.sq : 0;
+  ref.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  const size_t nq = static_cast<size_t>(c.batch * c.sq * c.heads * c.head_dim);
+  const size_t nk = static_cast<size_t>(c.batch * c.sk * c.kv_heads * c.head_dim);
+  std::vector<float> in[4] = {testing::random_floats(nq, 1, -2, 2), testing::random_floats(nk, 2, -2, 2),
+                              testing::random_floats(nk, 3), testing::random_floats(nq, 4)};
+  std::vector<uint16_t> bits[4];
+  if (c.dtype != DType::f32)
+    for (int i = 0; i < 4; ++i) bits[i] = to_half_bits(c.dtype, in[i]);
+  auto data = [&](int i) -> void* { return c.dtype == DType::f32 ? static_cast<void*>(in[i].data()) : bits[i].data(); };
+  ref.q.assign(in[0].begin(), in[0].end());
+  ref.k.assign(in[1].begin(), in[1].end());
+  ref.v.assign(in[2].begin(), in[2].end());
+  ref.dout.assign(in[3].begin(), in[3].end());
+  const testing::RefResult want = testing::reference_attention(ref, true);
+
+  std::vector<float> out(nq), lse(static_cast<size_t>(c.batch * c.heads * c.sq)), delta(lse.size());
+  std::vector<float> dq(nq, 0.0f), dk(nk, 0.0f), dv(nk, 0.0f);
+  AttnParams p;
+  p.dtype = c.dtype;
+  p.batch = c.batch, p.sq = c.sq, p.sk = c.sk, p.heads = c.heads, p.kv_heads = c.kv_heads, p.head_dim = c.head_dim;
+  p.scale = static_cast<float>(ref.scale), p.causal = c.causal, p.causal_offset = ref.causal_offset;
+  p.q = bshd(data(0), c.sq, c.heads, c.head_dim);
+  p.k = bshd(data(1), c.sk, c.kv_heads, c.head_dim);
+  p.v = bshd(data(2), c.sk, c.kv_heads, c.head_dim);
+  p.dout = bshd(data(3), c.sq, c.heads, c.head_dim);
+  p.out = bshd(out.data(), c.sq, c.heads, c.head_dim);
+  p.dq = bshd(dq.data(), c.sq, c.heads, c.head_dim);
+  p.dk = bshd(dk.data(), c.sk, c.kv_heads, c.head_dim);
+  p.dv = bshd(dv.data(), c.sk, c.kv_heads, c.head_dim);
+  p.lse = {lse.data(), c.heads * c.sq, c.sq};
+  p.delta = {delta.data(), c.heads * c.sq, c.sq};
+  p.num_threads = c.threads;
+
+  ASSERT_TRUE(attention_forward_cpu(p).ok());
+  EXPECT_LT(testing::max_rel_error(out, want.out), 1e-5) << "out, isa " << attention_cpu_isa();
+  EXPECT_LT(testing::max_rel_error(lse, want.lse), 1e-6) << "lse";
+  attention_delta_cpu(c.dtype, c.batch, c.sq, c.heads, c.head_dim, p.dout, p.out, p.delta);
+  ASSERT_TRUE(attention_backward_cpu(p).ok());
+  EXPECT_LT(testing::max_rel_error(dq, want.dq), 1e-5) << "dq";
+  EXPECT_LT(testing::max_rel_error(dk, want.dk), 1e-5) << "dk";
+  EXPECT_LT(testing::max_rel_error(dv, want.dv), 1e-5) << "dv";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionKernel,
+    ::testing::Values(KernelCase{1, 1, 1, 1, 1, 64, false, false, DType::f32, 1},
+                      KernelCase{1, 1, 1, 1, 1, 64, true, false, DType::f32, 1},
+                      KernelCase{2, 37, 53, 2, 1, 40, false, false, DType::f32, 1},
+                      KernelCase{1, 130, 130, 4, 2, 64, true, false, DType::f32, 3},
+                      KernelCase{1, 70, 200, 2, 2, 128, true, true, DType::f32, 2},
+                      KernelCase{1, 200, 70, 3, 1, 128, true, false, DType::f32, 1},
+                      KernelCase{2, 96, 96, 4, 4, 128, false, false, DType::bf16, 2},
+                      KernelCase{1, 128, 128, 4, 1, 256, true, false, DType::bf16, 1},
+                      KernelCase{1, 65, 129, 2, 1, 64, true, true, DType::f16, 1},
+                      KernelCase{1, 64, 64, 2, 2, 96, true, false, DType::f32, 4}),
+    case_name);
+
+TEST(AttentionKernelChecks, RejectsShapesThatDoNotFit) {
+  float x = 0;
+  AttnParams p;
+  p.batch = p.sq = p.sk = p.heads = 1;
+  p.kv_heads = 1;
+  p.head_dim = 64;
+  p.scale = 0.125f;
+  p.q = p.k = p.v = p.out = {&x, 64, 64, 64};
+  p.lse = {&x, 1, 1};
+  EXPECT_TRUE(check_attention_params(p, false).ok());
+  AttnParams bad = p;
+  bad.heads = 3, bad.kv_heads = 2;
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::shape);
+  bad = p, bad.head_dim = 513;
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::shape);
+  bad = p, bad.sq = 0;
+  EXPECT_EQ(attention_forward_cpu(bad).code(), Errc::shape);
+  bad = p, bad.sq = 2, bad.q.stride_s = INT64_MAX;
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::shape);
+  bad = p, bad.k.data = nullptr;
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::invalid_argument);
+  EXPECT_EQ(check_attention_params(p, true).code(), Errc::invalid_argument);  // no dout, dq, ... given
+}
+
+TEST(AttentionKernelChecks, HalfConversionsRoundTrip) {
+  for (float f : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 9.5367432e-07f}) {
+    EXPECT_EQ(cpu::f16_to_float(cpu::float_to_f16(f)), f) << f;
+  }
+  EXPECT_TRUE(std::isinf(cpu::f16_to_float(cpu::float_to_f16(70000.0f))));
+  EXPECT_EQ(cpu::bf16_to_float(cpu::float_to_bf16(1.0f + 1.0f / 256)), 1.0f);  // ties to even
+  EXPECT_EQ(cpu::bf16_to_float(cpu::float_to_bf16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);
+}
+
+}  // namespace
+}  // namespace hcp

@@ -1,0 +1,109 @@
+// A naive attention in double precision, used only by tests: the full score matrix, no blocking, no tricks.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace hcp::testing {
+
+// Contiguous bshd tensors as double, plus the sizes.
+struct RefProblem {
+  int64_t batch = 1, sq = 0, sk = 0, heads = 1, kv_heads = 1, head_dim = 0;
+  bool causal = false;
+  int64_t causal_offset = 0;
+  double scale = 0;
+  std::vector<double> q, k, v, dout;  // [B, S, H, D]
+
+  size_t qi(int64_t b, int64_t s, int64_t h, int64_t d) const {
+    return static_cast<size_t>(((b * sq + s) * heads + h) * head_dim + d);
+  }
+  size_t ki(int64_t b, int64_t s, int64_t h, int64_t d) const {
+    return static_cast<size_t>(((b * sk + s) * kv_heads + h) * head_dim + d);
+  }
+  bool visible(int64_t i, int64_t j) const { return !causal || j <= i + causal_offset; }
+};
+
+struct RefResult {
+  std::vector<double> out, lse, dq, dk, dv;  // lse [B, H, Sq]
+};
+
+inline RefResult reference_attention(const RefProblem& p, bool backward) {
+  RefResult r;
+  r.out.assign(p.q.size(), 0);
+  r.lse.assign(static_cast<size_t>(p.batch * p.heads * p.sq), -std::numeric_limits<double>::infinity());
+  if (backward) {
+    r.dq.assign(p.q.size(), 0);
+    r.dk.assign(p.k.size(), 0);
+    r.dv.assign(p.v.size(), 0);
+  }
+  const int64_t group = p.heads / p.kv_heads;
+  std::vector<double> prob(static_cast<size_t>(p.sk));
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads; ++h) {
+      const int64_t g = h / group;
+      for (int64_t i = 0; i < p.sq; ++i) {
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < p.sk; ++j) {
+          if (!p.visible(i, j)) {
+            prob[j] = -std::numeric_limits<double>::infinity();
+            continue;
+          }
+          double dot = 0;
+          for (int64_t d = 0; d < p.head_dim; ++d) dot += p.q[p.qi(b, i, h, d)] * p.k[p.ki(b, j, g, d)];
+          prob[j] = dot * p.scale;
+          mx = std::max(mx, prob[j]);
+        }
+        if (mx == -std::numeric_limits<double>::infinity()) continue;
+        double sum = 0;
+        for (int64_t j = 0; j < p.sk; ++j) sum += prob[j] = p.visible(i, j) ? std::exp(prob[j] - mx) : 0.0;
+        for (int64_t j = 0; j < p.sk; ++j) prob[j] /= sum;
+        r.lse[static_cast<size_t>((b * p.heads + h) * p.sq + i)] = mx + std::log(sum);
+        for (int64_t j = 0; j < p.sk; ++j)
+          for (int64_t d = 0; d < p.head_dim; ++d) r.out[p.qi(b, i, h, d)] += prob[j] * p.v[p.ki(b, j, g, d)];
+        if (!backward) continue;
+        double delta = 0;
+        for (int64_t d = 0; d < p.head_dim; ++d) delta += p.dout[p.qi(b, i, h, d)] * r.out[p.qi(b, i, h, d)];
+        for (int64_t j = 0; j < p.sk; ++j) {
+          if (prob[j] == 0) continue;
+          double dp = 0;
+          for (int64_t d = 0; d < p.head_dim; ++d) {
+            dp += p.dout[p.qi(b, i, h, d)] * p.v[p.ki(b, j, g, d)];
+            r.dv[p.ki(b, j, g, d)] += prob[j] * p.dout[p.qi(b, i, h, d)];
+          }
+          const double ds = prob[j] * (dp - delta) * p.scale;
+          for (int64_t d = 0; d < p.head_dim; ++d) {
+            r.dq[p.qi(b, i, h, d)] += ds * p.k[p.ki(b, j, g, d)];
+            r.dk[p.ki(b, j, g, d)] += ds * p.q[p.qi(b, i, h, d)];
+          }
+        }
+      }
+    }
+  return r;
+}
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+// max |a - b| / max |b| over the finite entries of b (equal infinities match): the error relative to the
+// tensor's scale, which does not blow up on entries that happen to be near zero.
+template <class A, class B>
+double max_rel_error(const A& a, const B& b) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
+    if (std::isinf(y) && x == y) continue;
+    worst = std::max(worst, std::isnan(x) ? INFINITY : std::abs(x - y));
+    scale = std::max(scale, std::abs(y));
+  }
+  return scale > 0 ? worst / scale : worst;
+}
+
+}  // namespace hcp::testing
