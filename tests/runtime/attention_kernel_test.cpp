@@ -105,7 +105,10 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelCase{2, 96, 96, 4, 4, 128, false, false, DType::bf16, 2},
                       KernelCase{1, 128, 128, 4, 1, 256, true, false, DType::bf16, 1},
                       KernelCase{1, 65, 129, 2, 1, 64, true, true, DType::f16, 1},
-                      KernelCase{1, 64, 64, 2, 2, 96, true, false, DType::f32, 4}),
+                      KernelCase{1, 64, 64, 2, 2, 96, true, false, DType::f32, 4},
+                      KernelCase{1, 300, 300, 2, 1, 64, true, false, DType::f32, 2},
+                      KernelCase{1, 260, 400, 2, 2, 64, true, true, DType::bf16, 1},
+                      KernelCase{1, 520, 90, 1, 1, 32, false, false, DType::f32, 1}),
     case_name);
 
 TEST(AttentionKernelChecks, RejectsShapesThatDoNotFit) {

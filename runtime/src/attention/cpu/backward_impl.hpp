@@ -54,6 +54,12 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
   const int64_t rows = std::min(kBlockQ, p.sq - i0);
   pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
   pack_rows(p.dtype, p.dout, b, i0, rows, h, D, 1.0f, t.dout.data(), dp, kBlockQ);
+  if (i0 + kBlockQ < p.sq) {
+    const int64_t next = std::min(kBlockQ, p.sq - i0 - kBlockQ);
+    prefetch_rows(p.dtype, p.q, b, i0 + kBlockQ, next, h, D);
+    prefetch_rows(p.dtype, p.dout, b, i0 + kBlockQ, next, h, D);
+    prefetch_rows(DType::f32, p.dq, b, i0 + kBlockQ, next, h, D);
+  }
   std::fill(t.s.begin(), t.s.end(), 0.0f);
   std::fill(t.dpm.begin(), t.dpm.end(), 0.0f);
   gemm_acc<W>(kBlockQ, kBlockK, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);

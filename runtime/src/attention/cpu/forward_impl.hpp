@@ -3,6 +3,7 @@
 // Blocks above the causal diagonal are skipped; only blocks that cross it or the sequence end are masked.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -12,14 +13,19 @@
 
 namespace hcp::cpu {
 
+// Query rows per forward tile. Larger than the key tile so that each packed key/value tile (read from rows a page
+// apart, so mostly from beyond the caches) serves 256 query rows; near the causal diagonal the rows that see
+// nothing of a key tile are skipped four at a time, so the larger tile costs almost no masked work.
+inline constexpr int64_t kForwardBlockQ = 256;
+
 template <int W>
 struct ForwardScratch {
   int64_t dp;
   std::vector<float> q, kt, v, s, o, m, l;
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
-        q(kBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kBlockQ * kBlockK), o(kBlockQ * dp), m(kBlockQ),
-        l(kBlockQ) {}
+        q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
+        o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ) {}
 };
 
 // Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row.
@@ -59,10 +65,10 @@ HCP_INLINE void softmax_row(float* srow, int64_t visible, float& m, float& l, fl
 template <int W>
 HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, ForwardScratch<W>& t) {
   const int64_t dp = t.dp, D = p.head_dim;
-  const int64_t rows = std::min(kBlockQ, p.sq - i0);
+  const int64_t rows = std::min(kForwardBlockQ, p.sq - i0);
   const int64_t m_rows = round_up(rows, 4);
   const int64_t hk = h / (p.heads / p.kv_heads);
-  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
+  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kForwardBlockQ);
   std::fill(t.o.begin(), t.o.end(), 0.0f);
   std::fill(t.m.begin(), t.m.end(), -std::numeric_limits<float>::infinity());
   std::fill(t.l.begin(), t.l.end(), 0.0f);
@@ -73,9 +79,18 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     const int64_t cols = std::min(kBlockK, p.sk - j0);
     pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
     pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, kBlockK);
-    std::fill(t.s.begin(), t.s.begin() + m_rows * kBlockK, 0.0f);
-    gemm_acc<W>(m_rows, kBlockK, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);
-    for (int64_t i = 0; i < m_rows; ++i) {
+    if (j0 + kBlockK < key_end) {
+      const int64_t next = std::min(kBlockK, p.sk - j0 - kBlockK);
+      prefetch_rows(p.dtype, p.k, b, j0 + kBlockK, next, hk, D);
+      prefetch_rows(p.dtype, p.v, b, j0 + kBlockK, next, hk, D);
+    }
+    // Rows above `first` see no key of this tile (causal); they keep their state untouched.
+    int64_t first = 0;
+    if (p.causal) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
+    float* s_first = t.s.data() + first * kBlockK;
+    std::fill(s_first, t.s.data() + m_rows * kBlockK, 0.0f);
+    gemm_acc<W>(m_rows - first, kBlockK, dp, t.q.data() + first * dp, dp, t.kt.data(), kBlockK, s_first, kBlockK);
+    for (int64_t i = first; i < m_rows; ++i) {
       float* srow = t.s.data() + i * kBlockK;
       if (i >= rows) {  // padding rows: keep them out of the output product
         std::fill(srow, srow + kBlockK, 0.0f);
@@ -83,7 +98,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       }
       softmax_row<W>(srow, visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i], t.o.data() + i * dp, dp);
     }
-    gemm_acc<W>(m_rows, dp, kBlockK, t.s.data(), kBlockK, t.v.data(), dp, t.o.data(), dp);
+    gemm_acc<W>(m_rows - first, dp, kBlockK, s_first, kBlockK, t.v.data(), dp, t.o.data() + first * dp, dp);
   }
 
   float* lse = row_values(p.lse, b, h);
@@ -101,11 +116,11 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
 template <int W>
 HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) {
   ForwardScratch<W> scratch(p.head_dim);
-  const int64_t qblocks = (p.sq + kBlockQ - 1) / kBlockQ;
+  const int64_t qblocks = (p.sq + kForwardBlockQ - 1) / kForwardBlockQ;
   const int64_t tasks = p.batch * p.heads * qblocks;
   for (int64_t task = first; task < tasks; task += step) {
     const int64_t qb = task % qblocks, bh = task / qblocks;
-    forward_block<W>(p, bh / p.heads, bh % p.heads, qb * kBlockQ, scratch);
+    forward_block<W>(p, bh / p.heads, bh % p.heads, qb * kForwardBlockQ, scratch);
   }
 }
 

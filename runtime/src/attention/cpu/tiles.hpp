@@ -31,6 +31,12 @@ void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s
 void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
               const float* src, int64_t dp);
 
+// Rows of a bshd tensor sit a whole row of heads apart (often 4 KiB or more), so each row starts on a new page and
+// the hardware prefetchers, which stay inside a page, miss it. The kernels ask for the next tile's rows while they
+// compute on the current one.
+void prefetch_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
+                   int64_t head_dim);
+
 inline const unsigned char* element(DType dtype, const AttnTensor& t, int64_t b, int64_t s, int64_t h) {
   return static_cast<const unsigned char*>(t.data) +
          (b * t.stride_b + s * t.stride_s + h * t.stride_h) * static_cast<int64_t>(dtype_size(dtype));

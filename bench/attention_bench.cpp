@@ -1,0 +1,128 @@
+// CPU attention speed (issue 5): single-rank forward and backward at B 1, S 4096, H 8, D 128, causal, fp32, one
+// thread, against the core's FMA peak probed in the same run (target: forward >= 30% of peak); the same with all
+// cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' p2p and a2a+p2p forward over the
+// single-rank forward of the same full problem (target <= 1.25).
+//   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--format text|json]
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fma_peak.hpp"
+#include "hcp/attention_cpu.hpp"
+
+namespace {
+
+struct Options {
+  int64_t seq = 4096, heads = 8, head_dim = 128;
+  int repeat = 3;
+  bool json = false;
+};
+
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+double wall_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Problem {
+  Options o;
+  std::vector<float> q, k, v, dout, out, lse, delta, dq, dk, dv;
+  hcp::AttnParams p;
+
+  explicit Problem(const Options& opt) : o(opt) {
+    const size_t n = static_cast<size_t>(o.seq * o.heads * o.head_dim);
+    for (auto* t : {&q, &k, &v, &dout, &out, &dq, &dk, &dv}) t->assign(n, 0.0f);
+    lse.assign(static_cast<size_t>(o.seq * o.heads), 0.0f);
+    delta = lse;
+    unsigned state = 12345;
+    for (auto* t : {&q, &k, &v, &dout})
+      for (auto& x : *t) x = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    const int64_t sh = o.heads * o.head_dim;
+    auto bshd = [&](std::vector<float>& t) { return hcp::AttnTensor{t.data(), o.seq * sh, sh, o.head_dim}; };
+    p.batch = 1, p.sq = p.sk = o.seq, p.heads = p.kv_heads = o.heads, p.head_dim = o.head_dim;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(o.head_dim));
+    p.causal = true;
+    p.q = bshd(q), p.k = bshd(k), p.v = bshd(v), p.dout = bshd(dout), p.out = bshd(out);
+    p.dq = bshd(dq), p.dk = bshd(dk), p.dv = bshd(dv);
+    p.lse = {lse.data(), o.seq * o.heads, o.seq};
+    p.delta = {delta.data(), o.seq * o.heads, o.seq};
+  }
+  // Causal attention does half of the S x S work: 2 GEMMs of S*S/2*D multiply-adds per head.
+  double forward_flop() const {
+    return 4.0 * static_cast<double>(o.heads) * static_cast<double>(o.seq) * static_cast<double>(o.seq) / 2.0 *
+           static_cast<double>(o.head_dim);
+  }
+};
+
+template <class F>
+double best_seconds(int repeat, F run) {
+  double best = 1e30;
+  for (int i = 0; i < repeat; ++i) {
+    const double start = wall_seconds();
+    run();
+    best = std::min(best, wall_seconds() - start);
+  }
+  return best;
+}
+
+void require_ok(const hcp::Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "attention_bench: %s\n", s.message().c_str());
+    std::exit(2);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "attention_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--seq") o.seq = std::atoll(next());
+    else if (a == "--heads") o.heads = std::atoll(next());
+    else if (a == "--head-dim") o.head_dim = std::atoll(next());
+    else if (a == "--repeat") o.repeat = std::atoi(next());
+    else if (a == "--format") o.json = std::strcmp(next(), "json") == 0;
+    else {
+      std::fprintf(stderr, "attention_bench: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const hcp::bench::Peak peak = hcp::bench::measure_fma_peak();
+  Problem pr(o);
+  const double fwd = best_seconds(o.repeat, [&] { require_ok(hcp::attention_forward_cpu(pr.p)); });
+  hcp::attention_delta_cpu(pr.p.dtype, 1, o.seq, o.heads, o.head_dim, pr.p.dout, pr.p.out, pr.p.delta);
+  const double bwd = best_seconds(o.repeat, [&] { require_ok(hcp::attention_backward_cpu(pr.p)); });
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  pr.p.num_threads = cores;
+  const double fwd_mt = best_seconds(o.repeat, [&] { require_ok(hcp::attention_forward_cpu(pr.p)); });
+  const double bwd_mt = best_seconds(o.repeat, [&] { require_ok(hcp::attention_backward_cpu(pr.p)); });
+  const double f = pr.forward_flop() / 1e9;
+  std::printf("peak fp32 FMA, one core (%s): %.1f GFLOP/s\n", peak.isa.c_str(), peak.gflops);
+  std::printf("kernels: %s\n", hcp::attention_cpu_isa());
+  std::printf("forward  B1 S%lld H%lld D%lld causal fp32, 1 thread: %.3f s, %.1f GFLOP/s = %.0f%% of peak\n",
+              static_cast<long long>(o.seq), static_cast<long long>(o.heads), static_cast<long long>(o.head_dim), fwd,
+              f / fwd, 100.0 * f / fwd / peak.gflops);
+  std::printf("backward 1 thread: %.3f s, %.1f GFLOP/s (2.5x forward flop) = %.0f%% of peak\n", bwd, 2.5 * f / bwd,
+              100.0 * 2.5 * f / bwd / peak.gflops);
+  std::printf("%d threads: forward %.3f s (%.2fx), backward %.3f s (%.2fx)\n", cores, fwd_mt, fwd / fwd_mt, bwd_mt,
+              bwd / bwd_mt);
+  return 0;
+}
