@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hcp/communicator.hpp"
+#include "hcp/log.hpp"
 #include "hcp/parallel_config.hpp"
 
 namespace hcp {
@@ -20,11 +21,12 @@ struct CpGroups {
 
 // Collective over `world` (every world rank calls it with the same config). Splits the CP group and each level
 // group, checks the result against the Topology (sizes, positions and members, exchanged over the new groups) and
-// logs, at info level:
+// logs, at `log_level`:
 //   [hcp] rank 5: created CONTEXT_PARALLEL_GROUP size=4 ranks=[4,5,6,7]
 //   [hcp] rank 5: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[2,2] L0=[4,5] L1=[5,7]
 // Errors: invalid_config (the config, or world size != world.size()), internal (a split that disagrees with the
 // Topology), and the communicator's errors. On error this rank aborts the world so that no peer waits forever.
-Status build_cp_groups(Communicator& world, const ParallelConfig& config, CpGroups* out);
+Status build_cp_groups(Communicator& world, const ParallelConfig& config, CpGroups* out,
+                       LogLevel log_level = LogLevel::info);
 
 }  // namespace hcp

@@ -35,7 +35,7 @@ Status split_checked(Communicator& world, const Topology& topology, GroupKind ki
   return {};
 }
 
-Status build(Communicator& world, const ParallelConfig& config, CpGroups* out) {
+Status build(Communicator& world, const ParallelConfig& config, CpGroups* out, LogLevel log_level) {
   if (auto problem = config.check()) return Status(Errc::invalid_config, *problem);
   if (config.world_size != world.size())
     return Status(Errc::invalid_config, "config world_size " + std::to_string(config.world_size) +
@@ -49,13 +49,13 @@ Status build(Communicator& world, const ParallelConfig& config, CpGroups* out) {
   }
 
   const std::string who = "[hcp] rank " + std::to_string(world.rank()) + ": created ";
-  log_line(LogLevel::info, who + "CONTEXT_PARALLEL_GROUP size=" + std::to_string(groups.cp_ranks.size()) +
+  log_line(log_level, who + "CONTEXT_PARALLEL_GROUP size=" + std::to_string(groups.cp_ranks.size()) +
                                " ranks=" + rank_list(groups.cp_ranks));
   if (config.hcp_sizes) {
     std::string line = who + "HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=" + rank_list(*config.hcp_sizes);
     for (size_t level = 0; level < groups.level_ranks.size(); ++level)
       line += " L" + std::to_string(level) + "=" + rank_list(groups.level_ranks[level]);
-    log_line(LogLevel::info, line);
+    log_line(log_level, line);
   }
   *out = std::move(groups);
   return {};
@@ -63,11 +63,11 @@ Status build(Communicator& world, const ParallelConfig& config, CpGroups* out) {
 
 }  // namespace
 
-Status build_cp_groups(Communicator& world, const ParallelConfig& config, CpGroups* out) {
+Status build_cp_groups(Communicator& world, const ParallelConfig& config, CpGroups* out, LogLevel log_level) {
   if (out == nullptr) return Status(Errc::invalid_argument, "build_cp_groups: out is NULL");
   Status status;
   try {
-    status = build(world, config, out);
+    status = build(world, config, out, log_level);
   } catch (const Error& e) {
     status = Status(e.code(), e.what());
   }

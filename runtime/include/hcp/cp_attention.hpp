@@ -1,0 +1,100 @@
+// Context-parallel attention (reference/cp-attention.md): the four schemes of Transformer Engine - p2p ring,
+// a2a (Ulysses), a2a+p2p (hierarchical) and all_gather - forward and backward, over Communicators.
+//
+// Every rank holds its dual chunks of the sequence (chunk r and chunk 2W-1-r, r = the flat CP rank, which is
+// a2a_rank + A * p2p_rank under a2a+p2p) as contiguous [B, S/W, H, D] tensors; shard_sequence / gather_sequence
+// convert from and to the full sequence. Results equal single-rank attention over the full sequence; partial
+// results are merged in fp32 whatever the input dtype.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "hcp/attention_params.hpp"
+#include "hcp/communicator.hpp"
+#include "hcp/cp_groups.hpp"
+#include "hcp/log.hpp"
+#include "hcp/parallel_config.hpp"
+
+namespace hcp {
+
+enum class CpComm : int { p2p = 0, a2a = 1, a2a_p2p = 2, all_gather = 3 };
+
+std::string_view cp_comm_name(CpComm comm);  // "p2p", "a2a", "a2a+p2p", "all_gather"
+// Throws Error{invalid_argument} naming the accepted values.
+CpComm parse_cp_comm(std::string_view name);
+
+// One rank's view of the problem.
+struct CpShape {
+  int64_t batch = 1;
+  int64_t seq_local = 0;  // S / W
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  DType dtype = DType::f32;
+  bool causal = true;
+  float scale = 0;      // 0: 1/sqrt(head_dim)
+  int kernel_threads = 1;  // CPU kernel threads per rank
+};
+
+class CpContext {
+ public:
+  // Collective over `world`: builds the CP groups of `config` (build_cp_groups, logging at `log_level`) and the
+  // context for `comm`. a2a+p2p needs exactly two hierarchical levels [a2a, p2p]; the other schemes use the flat
+  // CP group. Errors: invalid_config, and the communicator's.
+  static Status create(Communicator& world, const ParallelConfig& config, CpComm comm,
+                       std::unique_ptr<CpContext>* out, LogLevel log_level = LogLevel::info);
+
+  CpComm comm() const { return comm_; }
+  int cp_rank() const { return groups_.cp->rank(); }
+  int cp_size() const { return groups_.cp->size(); }
+  const CpGroups& groups() const { return groups_; }
+
+  // q [B, s, H, D], k and v [B, s, Hkv, D] of shape.dtype, contiguous; out like q; lse [B, H, s] fp32.
+  // Collective over the CP group; every rank must pass the same shape (checked: Errc::shape names the ranks).
+  Status forward(const CpShape& shape, const void* q, const void* k, const void* v, void* out, float* lse);
+  // out and lse as forward returned them; dout like q; dq, dk, dv like q, k, v (shape.dtype).
+  Status backward(const CpShape& shape, const void* q, const void* k, const void* v, const void* out,
+                  const float* lse, const void* dout, void* dq, void* dk, void* dv);
+
+ private:
+  CpContext(CpComm comm, CpGroups groups) : comm_(comm), groups_(std::move(groups)) {}
+  Status check_shape(const CpShape& shape, bool backward);
+
+  CpComm comm_;
+  CpGroups groups_;
+};
+
+// Copies rank r's dual chunks of a full [B, S, H, D] tensor (elements of elem_bytes) into `local` [B, S/W, H, D],
+// and back. S % (2W) == 0 is required (Errc::shape otherwise).
+Status shard_sequence(const void* full, void* local, int64_t batch, int64_t seq, int64_t row_elems,
+                      size_t elem_bytes, int world, int rank);
+Status gather_sequence(const void* local, void* full, int64_t batch, int64_t seq, int64_t row_elems,
+                       size_t elem_bytes, int world, int rank);
+
+// The whole CP computation on `cp` in-process ranks: full q, k, v [B, S, H, D] in, full out and lse out (and with
+// dout, the full dq, dk, dv); for demos, tests and the Python binding. hcp_sizes is used by a2a+p2p only.
+struct SimulateOptions {
+  CpComm comm = CpComm::p2p;
+  int cp = 1;
+  std::vector<int64_t> hcp_sizes;
+  int64_t batch = 1, seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  DType dtype = DType::f32;
+  bool causal = true;
+  float scale = 0;
+  int timeout_ms = 60000;
+};
+struct SimulateTensors {
+  const void *q = nullptr, *k = nullptr, *v = nullptr;
+  void* out = nullptr;
+  float* lse = nullptr;           // [B, H, S]
+  const void* dout = nullptr;     // backward when set
+  void *dq = nullptr, *dk = nullptr, *dv = nullptr;
+};
+// Per-rank summed thread CPU seconds of the forward and backward passes, for the benchmarks.
+struct SimulateTimes {
+  double forward_cpu_s = 0, backward_cpu_s = 0;
+};
+Status attention_simulate(const SimulateOptions& options, const SimulateTensors& tensors,
+                          SimulateTimes* times = nullptr);
+
+}  // namespace hcp

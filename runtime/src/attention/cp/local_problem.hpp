@@ -1,0 +1,91 @@
+// One participant's contiguous tensors in a CP scheme and the kernel parameters for a section of them.
+#pragma once
+
+#include <cstdint>
+
+#include "hcp/attention_params.hpp"
+#include "hcp/communicator.hpp"
+
+namespace hcp::cp {
+
+// Sizes of contiguous [B, n, H, D] (q-like) and [B, n, Hkv, D] (kv-like) tensors; per-row values [B, H, n].
+struct LocalProblem {
+  int64_t batch = 1, n = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  DType dtype = DType::f32;
+  bool causal = true;
+  float scale = 0;
+  int threads = 1;
+
+  int64_t q_elems() const { return batch * n * heads * head_dim; }
+  int64_t kv_elems() const { return batch * n * kv_heads * head_dim; }
+  size_t kv_bytes() const { return static_cast<size_t>(kv_elems()) * dtype_size(dtype); }
+};
+
+// A block of query rows [q0, q0 + nq) against key rows [k0, k0 + nk) of tensors whose sequence lengths are q_seq
+// and k_seq.
+struct Section {
+  int64_t q0 = 0, nq = 0, k0 = 0, nk = 0;
+  bool causal = false;
+  int64_t causal_offset = 0;
+};
+
+inline AttnTensor section_tensor(const void* data, size_t elem, int64_t row0, int64_t seq, int64_t heads,
+                                 int64_t head_dim) {
+  const int64_t row = heads * head_dim;
+  if (data == nullptr) return {};
+  return {const_cast<unsigned char*>(static_cast<const unsigned char*>(data)) + row0 * row * static_cast<int64_t>(elem),
+          seq * row, row, head_dim};
+}
+
+inline AttnRows section_rows(const float* data, int64_t row0, int64_t seq, int64_t heads) {
+  if (data == nullptr) return {};
+  return {const_cast<float*>(data) + row0, heads * seq, seq};
+}
+
+// The tensors a kernel call reads and writes; q-like ones (q, out, dout, dq) have the sequence of the queries,
+// kv-like ones (k, v, dk, dv) that of the keys. out, dq, dk, dv and the per-row values are fp32.
+struct Buffers {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  float* out = nullptr;
+  float* lse = nullptr;
+  const void* dout = nullptr;
+  const float* delta = nullptr;
+  float* dq = nullptr;
+  float* dk = nullptr;
+  float* dv = nullptr;
+};
+
+inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
+                                 const Buffers& b) {
+  AttnParams p;
+  p.dtype = lp.dtype;
+  p.batch = lp.batch, p.sq = s.nq, p.sk = s.nk, p.heads = lp.heads, p.kv_heads = lp.kv_heads;
+  p.head_dim = lp.head_dim, p.scale = lp.scale, p.causal = s.causal, p.causal_offset = s.causal_offset;
+  p.num_threads = lp.threads;
+  const size_t e = dtype_size(lp.dtype);
+  p.q = section_tensor(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dout = section_tensor(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.out = section_tensor(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dq = section_tensor(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.k = section_tensor(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.v = section_tensor(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dk = section_tensor(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dv = section_tensor(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
+  p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
+  return p;
+}
+
+// comm == nullptr is a ring of one. out/lse, dq/dk/dv: fp32 [B, n, ...] and [B, H, n].
+Status ring_forward(Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+                    float* out, float* lse);
+Status ring_backward(Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+                     const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv);
+Status all_gather_forward(Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+                          float* out, float* lse);
+Status all_gather_backward(Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+                           const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv);
+
+}  // namespace hcp::cp

@@ -1,0 +1,40 @@
+// The data movement of the CP schemes as row-block copies: dual-chunk sharding, the a2a head scatter with its
+// chunk reorder, and the all_gather reorder. A "row" is one token's H x D (or a head group's) elements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hcp/communicator.hpp"
+
+namespace hcp::cp {
+
+// Copies `rows` rows of `row_bytes` for each of `batch` batches: dst + b*dst_b + r*dst_r <- src + b*src_b + r*src_r
+// (strides in bytes).
+void copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
+               const void* src, size_t src_b, size_t src_r);
+
+// A tensor [B, seq, heads, X] of contiguous elements: the geometry the a2a exchanges move.
+struct SeqTensor {
+  int64_t batch, seq, heads, x;  // x: elements per head (head_dim)
+  size_t elem;                   // bytes per element
+  size_t head_bytes() const { return static_cast<size_t>(x) * elem; }
+  size_t row_bytes() const { return static_cast<size_t>(heads) * head_bytes(); }
+  size_t batch_bytes() const { return static_cast<size_t>(seq) * row_bytes(); }
+  size_t bytes() const { return static_cast<size_t>(batch) * batch_bytes(); }
+};
+
+// a2a step 1-2 over `comm` (size A): `local` [B, s, H, X] -> `mixed` [B, A*s, H/A, X] holding all A members'
+// chunks in "super dual-chunk" order: the members' first halves in member order, then their second halves in
+// reverse member order (natural order when the a2a group is the whole CP group). `scratch` holds 2 * bytes(local).
+Status a2a_scatter_heads(Communicator& comm, const SeqTensor& local, const void* in, void* mixed, void* scratch);
+// The inverse: `mixed` [B, A*s, H/A, X] -> `local` [B, s, H, X].
+Status a2a_gather_heads(Communicator& comm, const SeqTensor& local, const void* mixed, void* out, void* scratch);
+
+// The same for per-row fp32 values laid out [B, H, s] (lse, delta).
+Status a2a_scatter_rows(Communicator& comm, int64_t batch, int64_t heads, int64_t s, const float* in, float* mixed,
+                        float* scratch);
+Status a2a_gather_rows(Communicator& comm, int64_t batch, int64_t heads, int64_t s, const float* mixed, float* out,
+                       float* scratch);
+
+}  // namespace hcp::cp
