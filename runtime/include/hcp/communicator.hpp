@@ -50,8 +50,10 @@ class Communicator {
   // by (key, rank here); a negative color yields no communicator (*out = nullptr).
   virtual Status split(int color, int key, std::unique_ptr<Communicator>* out) = 0;
 
-  // Marks this rank as failed: every rank of the world sees Errc::comm naming this rank and `reason`.
-  virtual void abort(std::string_view reason) = 0;
+  // Marks this rank as failed: every other rank's pending and later operations fail with Errc::comm naming this
+  // rank and `reason`; `cause` is recorded as the world's root cause (the error that made this rank give up).
+  virtual void abort(Errc cause, std::string_view reason) = 0;
+  void abort(std::string_view reason) { abort(Errc::comm, reason); }
 };
 
 }  // namespace hcp

@@ -71,7 +71,7 @@ Status build_cp_groups(Communicator& world, const ParallelConfig& config, CpGrou
   } catch (const Error& e) {
     status = Status(e.code(), e.what());
   }
-  if (!status.ok()) world.abort(status.message());
+  if (!status.ok()) world.abort(status.code(), status.message());
   return status;
 }
 

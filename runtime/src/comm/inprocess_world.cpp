@@ -178,9 +178,10 @@ class Comm final : public Communicator {
     world_->fail_locked(status.code(), status.message());
   }
 
-  void abort(std::string_view reason) override {
+  using Communicator::abort;
+  void abort(Errc cause, std::string_view reason) override {
     std::lock_guard lock(world_->mu);
-    world_->fail_locked(Errc::comm, "rank " + std::to_string(world_rank()) + " aborted: " + std::string(reason));
+    world_->fail_locked(cause, "rank " + std::to_string(world_rank()) + " aborted: " + std::string(reason));
   }
 
  private:

@@ -56,7 +56,7 @@ Status all_gather_forward(Communicator& comm, const LocalProblem& lp, const void
     Status s = attention_forward_cpu(section_params(lp, gather_section(lp, hi, comm.size(), comm.rank()), lp.n,
                                                     lp.n * comm.size(), buf));
     if (!s.ok()) {
-      comm.abort(s.message());
+      comm.abort(s.code(), s.message());
       return s;
     }
   }
@@ -76,7 +76,7 @@ Status all_gather_backward(Communicator& comm, const LocalProblem& lp, const voi
   for (int hi = 0; hi < 2; ++hi) {
     Status s = attention_backward_cpu(section_params(lp, gather_section(lp, hi, w, comm.rank()), lp.n, lp.n * w, buf));
     if (!s.ok()) {
-      comm.abort(s.message());
+      comm.abort(s.code(), s.message());
       return s;
     }
   }

@@ -123,13 +123,13 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
                             shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward, scale_bits};
   std::vector<int64_t> all(10 * static_cast<size_t>(cp_size()));
   HCP_TRY(groups_.cp->all_gather(mine, all.data(), sizeof(mine)));
+  if (!problem.empty()) return Status(Errc::shape, "CP rank " + std::to_string(cp_rank()) + ": " + problem);
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
                                       "pass", "scale"};
   for (int r = 0; r < cp_size(); ++r) {
     const int64_t* theirs = all.data() + 10 * r;
     if (theirs[0] != 0) {
-      return Status(Errc::shape, "CP rank " + std::to_string(r) + ": " +
-                                     (r == cp_rank() ? problem : std::string("invalid shape (see that rank's error)")));
+      return Status(Errc::shape, "CP rank " + std::to_string(r) + " has an invalid shape (see its error)");
     }
     for (int i = 1; i < 10; ++i)
       if (theirs[i] != mine[i])

@@ -85,7 +85,7 @@ Status ring_forward(Communicator* comm, const LocalProblem& lp, const void* q, c
     buf.lse = i == 0 ? lse : part_lse.data();
     Status computed = attention_forward_cpu(section_params(lp, s, lp.n, lp.n, buf));
     if (!computed.ok()) {
-      comm->abort(computed.message());
+      comm->abort(computed.code(), computed.message());
       return computed;
     }
     if (i > 0) merge_section(lp, s, out, lse, part_out.data(), part_lse.data());
@@ -117,7 +117,7 @@ Status ring_backward(Communicator* comm, const LocalProblem& lp, const void* q, 
     buf.dk = dkv.data(), buf.dv = dkv.data() + kv_floats;
     Status computed = attention_backward_cpu(section_params(lp, ring_section(lp, src, r), lp.n, lp.n, buf));
     if (!computed.ok()) {
-      comm->abort(computed.message());
+      comm->abort(computed.code(), computed.message());
       return computed;
     }
     if (i + 1 < w) {
