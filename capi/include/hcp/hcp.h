@@ -33,7 +33,7 @@ extern "C" {
 /* ---- version ------------------------------------------------------------------------------------------------- */
 
 #define HCP_VERSION_MAJOR 0
-#define HCP_VERSION_MINOR 1
+#define HCP_VERSION_MINOR 2
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
 #define HCP_VERSION_STRING "0.1.0"
@@ -256,6 +256,97 @@ HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hc
 /* "text", "json" (the full report) or "github"; release with hcp_free. */
 HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_report* report, const char* format);
 HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report);
+
+/* ---- CP attention: communicators, contexts, forward and backward ---------------------------------------------- */
+
+/* Log lines of the runtime (e.g. "[hcp] rank 5: created CONTEXT_PARALLEL_GROUP size=4 ranks=[4,5,6,7]") go to
+ * this callback, without a trailing newline; level 0 error .. 3 debug, threshold from HCP_LOG_LEVEL. NULL restores
+ * the default (stderr). The callback may be called from several threads at once. Since 0.2. */
+typedef void (*hcp_log_fn)(int32_t level, const char* line, void* user);
+HCP_API hcp_status hcp_set_log_callback(hcp_log_fn callback, void* user);
+
+typedef enum hcp_dtype { HCP_DTYPE_F32 = 0, HCP_DTYPE_BF16 = 1, HCP_DTYPE_F16 = 2 } hcp_dtype;
+typedef enum hcp_device { HCP_DEVICE_CPU = 0, HCP_DEVICE_CUDA = 1 } hcp_device;
+typedef enum hcp_cp_comm {
+  HCP_CP_COMM_P2P = 0,
+  HCP_CP_COMM_A2A = 1,
+  HCP_CP_COMM_A2A_P2P = 2, /* needs two hierarchical levels [a2a, p2p] */
+  HCP_CP_COMM_ALL_GATHER = 3
+} hcp_cp_comm;
+
+/* A tensor descriptor. q, out, dout, dq: [B, S_local, H, D]; k, v, dk, dv: [B, S_local, Hkv, D]; lse: [B, H,
+ * S_local] fp32. This version needs contiguous row-major strides (in elements) and host memory (HCP_DEVICE_CPU;
+ * CUDA gives HCP_ERR_UNSUPPORTED in builds without the GPU path). Since 0.2. */
+typedef struct hcp_tensor {
+  size_t struct_size;
+  void* data;
+  int32_t dtype;  /* hcp_dtype */
+  int32_t device; /* hcp_device */
+  int32_t ndim;
+  int64_t shape[4];
+  int64_t strides[4];
+} hcp_tensor;
+#define HCP_TENSOR_INIT { sizeof(hcp_tensor), NULL, HCP_DTYPE_F32, HCP_DEVICE_CPU, 0, {0, 0, 0, 0}, {0, 0, 0, 0} }
+
+/* An in-process world of `ranks` communicators; each must be driven by its own thread (one thread per
+ * communicator at a time). An operation that does not complete within timeout_ms fails with HCP_ERR_TIMEOUT and a
+ * failing rank makes the others fail with HCP_ERR_COMM. Destroy only after every rank's thread is done with it. */
+typedef struct hcp_world hcp_world;
+typedef struct hcp_comm hcp_comm;
+HCP_API hcp_status hcp_world_create(hcp_world** out, int32_t ranks, int64_t timeout_ms);
+HCP_API void hcp_world_destroy(hcp_world* world);
+/* Borrowed: owned by the world. Any thread may fetch it. */
+HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank);
+/* Marks the calling rank as failed; every other rank's operations then fail. Any thread. */
+HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason);
+
+/* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. */
+typedef struct hcp_attn_options {
+  size_t struct_size;
+  int32_t causal;         /* 1: causal mask over the global sequence, 0: none */
+  float softmax_scale;    /* 0: 1/sqrt(D) */
+  int32_t kernel_threads; /* CPU kernel threads of this rank; 0 or 1: the calling thread only */
+} hcp_attn_options;
+#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1 }
+
+/* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
+ * must be config->world_size), with the scheme `cp_comm`. Collective: every rank of the world calls it, each from
+ * its own thread. Logs the created groups. One thread at a time per context. */
+typedef struct hcp_cp_context hcp_cp_context;
+HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
+                                         hcp_comm* world_comm, hcp_cp_comm cp_comm);
+HCP_API void hcp_cp_context_destroy(hcp_cp_context* context);
+HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context);
+
+/* This rank's dual chunks (chunk r and 2W-1-r of the sequence) in, its out (q's dtype) and lse out. Collective over
+ * the CP group; ranks that disagree on shapes get HCP_ERR_SHAPE. */
+HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_options* options, const hcp_tensor* q,
+                                    const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
+                                    const hcp_tensor* lse);
+/* From the forward's out and lse and the incoming gradient dout: dq, dk, dv (q's dtype). */
+HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_options* options,
+                                     const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v,
+                                     const hcp_tensor* out, const hcp_tensor* lse, const hcp_tensor* dout,
+                                     const hcp_tensor* dq, const hcp_tensor* dk, const hcp_tensor* dv);
+
+/* The whole CP computation on `cp` in-process ranks, for demos, tests and bindings: full q [B, S, H, D], k, v
+ * [B, S, Hkv, D] in; full out and lse [B, H, S] out; with dout non-NULL also the full dq, dk, dv. Since 0.2. */
+typedef struct hcp_attn_simulate_options {
+  size_t struct_size;
+  int32_t cp;
+  int32_t cp_comm;          /* hcp_cp_comm */
+  uint32_t num_hcp_levels;  /* a2a+p2p: 2 */
+  const int64_t* hcp_sizes; /* a2a+p2p: [a2a, p2p] */
+  int32_t causal;
+  float softmax_scale;      /* 0: 1/sqrt(D) */
+  int64_t timeout_ms;
+} hcp_attn_simulate_options;
+#define HCP_ATTN_SIMULATE_OPTIONS_INIT \
+  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, NULL, 1, 0.0f, 60000 }
+HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
+                                     const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
+                                     const hcp_tensor* lse, const hcp_tensor* dout, const hcp_tensor* dq,
+                                     const hcp_tensor* dk, const hcp_tensor* dv);
 
 #ifdef __cplusplus
 }

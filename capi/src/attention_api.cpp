@@ -1,0 +1,255 @@
+// C ABI over the in-process world, CP contexts and CP attention.
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "guard.hpp"
+#include "hcp/cp_attention.hpp"
+#include "hcp/inprocess_world.hpp"
+#include "hcp/log.hpp"
+#include "parallel_config_c.hpp"
+
+struct hcp_world {
+  hcp::InProcessWorld world;
+};
+// hcp_comm is never defined: an hcp_comm* is an hcp::Communicator* owned by its world (or, later, by the caller).
+struct hcp_cp_context {
+  std::unique_ptr<hcp::CpContext> context;
+};
+
+namespace hcp::capi {
+namespace {
+
+constexpr size_t kTensorFirstVersion = sizeof(hcp_tensor);
+constexpr size_t kAttnOptionsFirstVersion = sizeof(hcp_attn_options);
+constexpr size_t kSimulateFirstVersion = sizeof(hcp_attn_simulate_options);
+
+void throw_status(const Status& s) {
+  if (!s.ok()) throw Error(s.code(), s.message());
+}
+
+// A validated descriptor: dtype, device, rank-`ndim` shape and contiguous strides.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  int64_t shape[4] = {};
+};
+
+TensorView view(const hcp_tensor* t, int ndim, const char* fn, const char* name) {
+  const hcp_tensor d = read_versioned(t, hcp_tensor HCP_TENSOR_INIT, kTensorFirstVersion, fn, name);
+  auto fail = [&](Errc code, const std::string& what) { throw Error(code, std::string(fn) + ": " + name + ": " + what); };
+  if (d.dtype < 0 || d.dtype > 2) fail(Errc::invalid_argument, "dtype " + std::to_string(d.dtype) + " is not an hcp_dtype");
+  if (d.device == HCP_DEVICE_CUDA) fail(Errc::unsupported, "CUDA tensors need a build with the GPU path");
+  if (d.device != HCP_DEVICE_CPU) fail(Errc::invalid_argument, "device " + std::to_string(d.device) + " is not an hcp_device");
+  if (d.ndim != ndim) fail(Errc::shape, "expected " + std::to_string(ndim) + " dimensions, got " + std::to_string(d.ndim));
+  if (d.data == nullptr) fail(Errc::invalid_argument, "data is NULL");
+  int64_t expected = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    if (d.shape[i] < 1) fail(Errc::shape, "dimension " + std::to_string(i) + " is " + std::to_string(d.shape[i]));
+    if (d.strides[i] != expected)
+      fail(Errc::unsupported, "strides must be contiguous row-major: stride " + std::to_string(i) + " is " +
+                                  std::to_string(d.strides[i]) + ", expected " + std::to_string(expected));
+    if (__builtin_mul_overflow(expected, d.shape[i], &expected)) fail(Errc::shape, "element count overflows");
+  }
+  TensorView v;
+  v.data = d.data;
+  v.dtype = static_cast<DType>(d.dtype);
+  for (int i = 0; i < ndim; ++i) v.shape[i] = d.shape[i];
+  return v;
+}
+
+void expect_like(const TensorView& t, const TensorView& ref, int ndim, DType dtype, const char* fn, const char* name,
+                 const char* ref_name) {
+  if (t.dtype != dtype)
+    throw Error(Errc::shape, std::string(fn) + ": " + name + " has dtype " + dtype_name(t.dtype) + ", expected " +
+                                 dtype_name(dtype));
+  for (int i = 0; i < ndim; ++i)
+    if (t.shape[i] != ref.shape[i])
+      throw Error(Errc::shape, std::string(fn) + ": " + name + " dimension " + std::to_string(i) + " is " +
+                                   std::to_string(t.shape[i]) + ", " + ref_name + " has " + std::to_string(ref.shape[i]));
+}
+
+// The checked views of q, k, v, out, lse (and dout, dq, dk, dv) and the shape they describe.
+struct AttnArgs {
+  TensorView q, k, v, out, lse, dout, dq, dk, dv;
+  CpShape shape;
+};
+
+AttnArgs attn_args(const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
+                   const hcp_tensor* lse, const hcp_tensor* dout, const hcp_tensor* dq, const hcp_tensor* dk,
+                   const hcp_tensor* dv, bool backward, const char* fn) {
+  AttnArgs a;
+  a.q = view(q, 4, fn, "q");
+  a.k = view(k, 4, fn, "k");
+  a.v = view(v, 4, fn, "v");
+  a.out = view(out, 4, fn, "out");
+  a.lse = view(lse, 3, fn, "lse");
+  const DType dt = a.q.dtype;
+  TensorView kv_shape = a.q;
+  kv_shape.shape[2] = a.k.shape[2];
+  expect_like(a.k, kv_shape, 4, dt, fn, "k", "q (with k's heads)");
+  expect_like(a.v, a.k, 4, dt, fn, "v", "k");
+  expect_like(a.out, a.q, 4, dt, fn, "out", "q");
+  TensorView lse_shape;
+  lse_shape.shape[0] = a.q.shape[0], lse_shape.shape[1] = a.q.shape[2], lse_shape.shape[2] = a.q.shape[1];
+  expect_like(a.lse, lse_shape, 3, DType::f32, fn, "lse", "[B, H, S] of q");
+  if (backward) {
+    a.dout = view(dout, 4, fn, "dout");
+    a.dq = view(dq, 4, fn, "dq");
+    a.dk = view(dk, 4, fn, "dk");
+    a.dv = view(dv, 4, fn, "dv");
+    expect_like(a.dout, a.q, 4, dt, fn, "dout", "q");
+    expect_like(a.dq, a.q, 4, dt, fn, "dq", "q");
+    expect_like(a.dk, a.k, 4, dt, fn, "dk", "k");
+    expect_like(a.dv, a.k, 4, dt, fn, "dv", "k");
+  }
+  a.shape.batch = a.q.shape[0], a.shape.seq_local = a.q.shape[1], a.shape.heads = a.q.shape[2];
+  a.shape.kv_heads = a.k.shape[2], a.shape.head_dim = a.q.shape[3], a.shape.dtype = dt;
+  return a;
+}
+
+void apply_options(const hcp_attn_options* options, CpShape* shape, const char* fn) {
+  hcp_attn_options o = hcp_attn_options HCP_ATTN_OPTIONS_INIT;
+  if (options != nullptr) o = read_versioned(options, o, kAttnOptionsFirstVersion, fn, "options");
+  if (!(o.softmax_scale >= 0) || o.softmax_scale == INFINITY)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": options->softmax_scale must be >= 0 and finite");
+  shape->causal = o.causal != 0;
+  shape->scale = o.softmax_scale;
+  shape->kernel_threads = o.kernel_threads < 1 ? 1 : o.kernel_threads;
+}
+
+CpComm to_cp_comm(int value, const char* fn) {
+  if (value < 0 || value > 3)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": cp_comm (" + std::to_string(value) +
+                                            ") is not an hcp_cp_comm value");
+  return static_cast<CpComm>(value);
+}
+
+}  // namespace
+}  // namespace hcp::capi
+
+using namespace hcp::capi;
+
+extern "C" {
+
+HCP_API hcp_status hcp_set_log_callback(hcp_log_fn callback, void* user) {
+  return guarded("hcp_set_log_callback", [&] { hcp::set_log_callback(callback, user); });
+}
+
+HCP_API hcp_status hcp_world_create(hcp_world** out, int32_t ranks, int64_t timeout_ms) {
+  const char* fn = "hcp_world_create";
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    *out = new hcp_world{hcp::InProcessWorld(ranks, std::chrono::milliseconds(timeout_ms))};
+  });
+}
+
+HCP_API void hcp_world_destroy(hcp_world* world) { delete world; }
+
+HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank) {
+  const char* fn = "hcp_world_comm";
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    require(world, fn, "world");
+    *out = reinterpret_cast<hcp_comm*>(&world->world.comm(rank));
+  });
+}
+
+HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason) {
+  const char* fn = "hcp_comm_abort";
+  return guarded(fn, [&] {
+    require(comm, fn, "comm");
+    reinterpret_cast<hcp::Communicator*>(comm)->abort(reason ? reason : "aborted by the caller");
+  });
+}
+
+HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
+                                         hcp_comm* world_comm, hcp_cp_comm cp_comm) {
+  const char* fn = "hcp_cp_context_create";
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    require(world_comm, fn, "world_comm");
+    const hcp::ParallelConfig c = to_config(config, fn);
+    const hcp::CpComm scheme = to_cp_comm(enum_value(cp_comm), fn);
+    auto ctx = std::make_unique<hcp_cp_context>();
+    throw_status(hcp::CpContext::create(*reinterpret_cast<hcp::Communicator*>(world_comm), c, scheme, &ctx->context));
+    *out = ctx.release();
+  });
+}
+
+HCP_API void hcp_cp_context_destroy(hcp_cp_context* context) { delete context; }
+
+HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context) {
+  const char* fn = "hcp_cp_context_rank";
+  return guarded(fn, [&] {
+    require(out_cp_rank, fn, "out_cp_rank");
+    require(out_cp_size, fn, "out_cp_size");
+    require(context, fn, "context");
+    *out_cp_rank = context->context->cp_rank();
+    *out_cp_size = context->context->cp_size();
+  });
+}
+
+HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_options* options, const hcp_tensor* q,
+                                    const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
+                                    const hcp_tensor* lse) {
+  const char* fn = "hcp_attn_forward";
+  return guarded(fn, [&] {
+    require(context, fn, "context");
+    AttnArgs a = attn_args(q, k, v, out, lse, nullptr, nullptr, nullptr, nullptr, false, fn);
+    apply_options(options, &a.shape, fn);
+    throw_status(context->context->forward(a.shape, a.q.data, a.k.data, a.v.data, a.out.data,
+                                           static_cast<float*>(a.lse.data)));
+  });
+}
+
+HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_options* options,
+                                     const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v,
+                                     const hcp_tensor* out, const hcp_tensor* lse, const hcp_tensor* dout,
+                                     const hcp_tensor* dq, const hcp_tensor* dk, const hcp_tensor* dv) {
+  const char* fn = "hcp_attn_backward";
+  return guarded(fn, [&] {
+    require(context, fn, "context");
+    AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, true, fn);
+    apply_options(options, &a.shape, fn);
+    throw_status(context->context->backward(a.shape, a.q.data, a.k.data, a.v.data, a.out.data,
+                                            static_cast<const float*>(a.lse.data), a.dout.data, a.dq.data,
+                                            a.dk.data, a.dv.data));
+  });
+}
+
+HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
+                                     const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
+                                     const hcp_tensor* lse, const hcp_tensor* dout, const hcp_tensor* dq,
+                                     const hcp_tensor* dk, const hcp_tensor* dv) {
+  const char* fn = "hcp_attn_simulate";
+  return guarded(fn, [&] {
+    const hcp_attn_simulate_options o = read_versioned(
+        options, hcp_attn_simulate_options HCP_ATTN_SIMULATE_OPTIONS_INIT, kSimulateFirstVersion, fn, "options");
+    const bool backward = dout != nullptr;
+    AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, backward, fn);
+    if (o.hcp_sizes == nullptr && o.num_hcp_levels != 0)
+      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->hcp_sizes is NULL with levels");
+    if (o.timeout_ms < 1 || o.timeout_ms > INT32_MAX)
+      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->timeout_ms out of range");
+    if (!(o.softmax_scale >= 0) || o.softmax_scale == INFINITY)
+      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->softmax_scale must be >= 0");
+    hcp::SimulateOptions s;
+    s.comm = to_cp_comm(o.cp_comm, fn);
+    s.cp = o.cp;
+    if (o.hcp_sizes) s.hcp_sizes.assign(o.hcp_sizes, o.hcp_sizes + o.num_hcp_levels);
+    s.batch = a.shape.batch, s.seq = a.shape.seq_local, s.heads = a.shape.heads, s.kv_heads = a.shape.kv_heads;
+    s.head_dim = a.shape.head_dim, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
+    s.timeout_ms = static_cast<int>(o.timeout_ms);
+    hcp::SimulateTensors t;
+    t.q = a.q.data, t.k = a.k.data, t.v = a.v.data, t.out = a.out.data, t.lse = static_cast<float*>(a.lse.data);
+    if (backward) t.dout = a.dout.data, t.dq = a.dq.data, t.dk = a.dk.data, t.dv = a.dv.data;
+    throw_status(hcp::attention_simulate(s, t));
+  });
+}
+
+}  // extern "C"
