@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exit_codes.hpp"
+#include "attn_command.hpp"
 #include "groups_command.hpp"
 #include "lint_command.hpp"
 #include "logscan_command.hpp"
@@ -37,6 +38,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<std::string, std::function<int()>> commands;
   commands["groups"] = add_groups_command(app);
+  commands["attn"] = add_attn_command(app);
   commands["lint"] = add_lint_command(app);
   commands["logscan"] = add_logscan_command(app);
   try {

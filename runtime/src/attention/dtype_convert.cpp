@@ -1,4 +1,4 @@
-#include "dtype_convert.hpp"
+#include "hcp/dtype_convert.hpp"
 
 #include <cstring>
 

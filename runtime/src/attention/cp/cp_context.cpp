@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "../dtype_convert.hpp"
+#include "hcp/dtype_convert.hpp"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/cp_attention.hpp"
 #include "local_problem.hpp"

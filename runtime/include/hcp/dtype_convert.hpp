@@ -1,4 +1,4 @@
-// Whole-tensor conversions between fp32 working buffers and the caller's dtype.
+// Whole-tensor conversions between fp32 and bf16/fp16 (round to nearest even) or fp32 (a copy).
 #pragma once
 
 #include <cstdint>

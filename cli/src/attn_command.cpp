@@ -1,0 +1,276 @@
+#include "attn_command.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_options.hpp"
+#include "exit_codes.hpp"
+#include "hcp/attention_cpu.hpp"
+#include "hcp/cp_attention.hpp"
+#include "hcp/dtype_convert.hpp"
+#include "hcp/json_writer.hpp"
+#include "int_list.hpp"
+
+namespace hcp::cli {
+namespace {
+
+struct AttnOptions {
+  int64_t cp = 2;
+  std::optional<std::string> hcp_sizes;
+  std::string comm = "p2p";
+  int64_t batch = 1, seq = 1024, heads = 8, head_dim = 128;
+  std::optional<int64_t> kv_heads;
+  bool causal = false, backward = false, check = false, bench = false;
+  std::string dtype = "fp32";
+  std::string format = "text";
+  int64_t seed = 1;
+  int64_t timeout_ms = 600000;
+};
+
+// Keeps one run within what a host can hold: 2^31 elements per full tensor (8 GiB in fp32).
+constexpr int64_t kMaxElements = int64_t{1} << 31;
+
+struct Tensor {
+  std::vector<float> f32;            // the values (already rounded to the dtype)
+  std::vector<unsigned char> raw;    // the dtype's bytes, as the ranks get them
+};
+
+Tensor random_tensor(size_t n, DType dtype, std::mt19937& gen) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t;
+  t.f32.resize(n);
+  for (float& x : t.f32) x = dist(gen);
+  t.raw.resize(n * dtype_size(dtype));
+  convert_from_f32(t.f32.data(), t.raw.data(), dtype, static_cast<int64_t>(n));
+  convert_to_f32(t.raw.data(), dtype, t.f32.data(), static_cast<int64_t>(n));
+  return t;
+}
+
+struct ErrorStat {
+  std::string name;
+  double max_abs = 0, max_rel = 0;  // max_rel: max |a - b| / max |b|
+};
+
+ErrorStat compare(const std::string& name, const std::vector<unsigned char>& got_raw, DType dtype,
+                  const std::vector<float>& want) {
+  std::vector<float> got(want.size());
+  convert_to_f32(got_raw.data(), dtype, got.data(), static_cast<int64_t>(got.size()));
+  ErrorStat e{name};
+  double scale = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isinf(want[i]) && got[i] == want[i]) continue;
+    const double d = std::isnan(got[i]) ? INFINITY : std::abs(static_cast<double>(got[i]) - want[i]);
+    e.max_abs = std::max(e.max_abs, d);
+    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
+  }
+  e.max_rel = scale > 0 ? e.max_abs / scale : e.max_abs;
+  return e;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int run_attn(const AttnOptions& o) {
+  SimulateOptions s;
+  s.comm = parse_cp_comm(o.comm);
+  if (o.cp < 1 || o.cp > 4096) throw Error(Errc::invalid_config, "--cp must be in [1, 4096], got " + std::to_string(o.cp));
+  s.cp = static_cast<int>(o.cp);
+  if (o.hcp_sizes) s.hcp_sizes = parse_int_list(*o.hcp_sizes, "--hcp-sizes");
+  if (s.comm == CpComm::a2a_p2p && !o.hcp_sizes)
+    throw Error(Errc::invalid_config, "--comm a2a+p2p needs --hcp-sizes A,P (a2a size, p2p size)");
+  if (o.dtype != "fp32" && o.dtype != "bf16")
+    throw Error(Errc::invalid_config, "--dtype must be fp32 or bf16, got " + o.dtype);
+  s.dtype = o.dtype == "bf16" ? DType::bf16 : DType::f32;
+  s.batch = o.batch, s.seq = o.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);
+  s.head_dim = o.head_dim, s.causal = o.causal;
+  s.timeout_ms = static_cast<int>(std::min<int64_t>(std::max<int64_t>(o.timeout_ms, 1), INT32_MAX));
+  for (auto [name, v] : {std::pair{"--batch", s.batch}, {"--seq", s.seq}, {"--heads", s.heads},
+                         {"--kv-heads", s.kv_heads}, {"--head-dim", s.head_dim}})
+    if (v < 1) throw Error(Errc::invalid_config, std::string(name) + " must be positive, got " + std::to_string(v));
+  int64_t q_elems = 0, kv_elems = 0;
+  if (__builtin_mul_overflow(s.batch, s.seq, &q_elems) || __builtin_mul_overflow(q_elems, s.heads, &q_elems) ||
+      __builtin_mul_overflow(q_elems, s.head_dim, &q_elems) || q_elems > kMaxElements)
+    throw Error(Errc::invalid_config, "batch * seq * heads * head_dim exceeds 2^31 elements");
+  kv_elems = q_elems / s.heads * s.kv_heads;
+
+  std::mt19937 gen(static_cast<uint32_t>(o.seed));
+  const Tensor q = random_tensor(static_cast<size_t>(q_elems), s.dtype, gen);
+  const Tensor k = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
+  const Tensor v = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
+  const Tensor dout = o.backward ? random_tensor(static_cast<size_t>(q_elems), s.dtype, gen) : Tensor{};
+  const size_t e = dtype_size(s.dtype);
+  std::vector<unsigned char> out(q_elems * e), dq(o.backward ? q_elems * e : 0), dk(o.backward ? kv_elems * e : 0),
+      dv(dk.size());
+  std::vector<float> lse(static_cast<size_t>(s.batch * s.heads * s.seq));
+  SimulateTensors t;
+  t.q = q.raw.data(), t.k = k.raw.data(), t.v = v.raw.data(), t.out = out.data(), t.lse = lse.data();
+  if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
+  SimulateTimes times;
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = attention_simulate(s, t, &times);
+  const double wall = seconds_since(start);
+  if (!status.ok()) throw Error(status.code(), status.message());
+
+  std::vector<ErrorStat> errors;
+  double tolerance = s.dtype == DType::f32 ? 1e-5 : (s.kv_heads != s.heads ? 3.5e-2 : 2.5e-2);
+  double single_s = 0;
+  bool within = true;
+  if (o.check) {
+    // Single-rank attention over the full sequence, fp32, from the same (rounded) inputs.
+    std::vector<float> want_out(static_cast<size_t>(q_elems)), want_lse(lse.size()), delta(lse.size());
+    std::vector<float> want_dq(o.backward ? want_out.size() : 0, 0.0f), want_dk(o.backward ? kv_elems : 0, 0.0f),
+        want_dv(want_dk.size(), 0.0f);
+    AttnParams p;
+    p.batch = s.batch, p.sq = p.sk = s.seq, p.heads = s.heads, p.kv_heads = s.kv_heads, p.head_dim = s.head_dim;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim)), p.causal = s.causal;
+    p.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int64_t qr = s.heads * s.head_dim, kr = s.kv_heads * s.head_dim;
+    auto qt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * qr, qr, s.head_dim}; };
+    auto kt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * kr, kr, s.head_dim}; };
+    p.q = qt(q.f32), p.k = kt(k.f32), p.v = kt(v.f32), p.out = qt(want_out);
+    p.lse = {want_lse.data(), s.heads * s.seq, s.seq};
+    const auto single_start = std::chrono::steady_clock::now();
+    Status st = attention_forward_cpu(p);
+    single_s = seconds_since(single_start);
+    if (!st.ok()) throw Error(st.code(), st.message());
+    std::vector<unsigned char> lse_raw(lse.size() * 4);
+    std::memcpy(lse_raw.data(), lse.data(), lse_raw.size());
+    errors.push_back(compare("out", out, s.dtype, want_out));
+    errors.push_back(compare("lse", lse_raw, DType::f32, want_lse));
+    if (o.backward) {
+      p.dout = qt(dout.f32), p.dq = qt(want_dq), p.dk = kt(want_dk), p.dv = kt(want_dv);
+      p.delta = {delta.data(), s.heads * s.seq, s.seq};
+      attention_delta_cpu(DType::f32, s.batch, s.seq, s.heads, s.head_dim, p.dout, p.out, p.delta);
+      st = attention_backward_cpu(p);
+      if (!st.ok()) throw Error(st.code(), st.message());
+      errors.push_back(compare("dq", dq, s.dtype, want_dq));
+      errors.push_back(compare("dk", dk, s.dtype, want_dk));
+      errors.push_back(compare("dv", dv, s.dtype, want_dv));
+    }
+    for (const ErrorStat& err : errors) within = within && err.max_rel <= tolerance;
+  }
+
+  const double flop = 4.0 * static_cast<double>(s.batch * s.heads) * static_cast<double>(s.seq) *
+                      static_cast<double>(s.seq) * static_cast<double>(s.head_dim) * (s.causal ? 0.5 : 1.0);
+  std::string sizes_text;
+  for (size_t i = 0; i < s.hcp_sizes.size(); ++i) sizes_text += (i ? "," : "") + std::to_string(s.hcp_sizes[i]);
+  if (o.format == "json") {
+    std::string text;
+    JsonWriter w(text);
+    w.begin_object();
+    w.key("comm"); w.value(std::string(cp_comm_name(s.comm)));
+    w.key("cp"); w.value(static_cast<int64_t>(s.cp));
+    w.key("hcp_sizes"); w.begin_array();
+    for (int64_t x : s.hcp_sizes) w.value(x);
+    w.end_array();
+    w.key("batch"); w.value(s.batch);
+    w.key("seq"); w.value(s.seq);
+    w.key("heads"); w.value(s.heads);
+    w.key("kv_heads"); w.value(s.kv_heads);
+    w.key("head_dim"); w.value(s.head_dim);
+    w.key("causal"); w.value(s.causal);
+    w.key("dtype"); w.value(o.dtype);
+    w.key("backward"); w.value(o.backward);
+    if (o.check) {
+      w.key("check"); w.begin_object();
+      w.key("tolerance"); w.value(tolerance);
+      w.key("ok"); w.value(within);
+      w.key("errors"); w.begin_object();
+      for (const ErrorStat& err : errors) {
+        w.key(err.name); w.begin_object();
+        w.key("max_abs"); w.value(err.max_abs);
+        w.key("max_rel"); w.value(err.max_rel);
+        w.end_object();
+      }
+      w.end_object();
+      w.end_object();
+    }
+    if (o.bench) {
+      w.key("bench"); w.begin_object();
+      w.key("wall_s"); w.value(wall);
+      w.key("rank_cpu_forward_s"); w.value(times.forward_cpu_s);
+      w.key("rank_cpu_backward_s"); w.value(times.backward_cpu_s);
+      w.key("forward_gflop"); w.value(flop / 1e9);
+      w.key("forward_gflops_per_cpu_s"); w.value(times.forward_cpu_s > 0 ? flop / 1e9 / times.forward_cpu_s : 0.0);
+      w.end_object();
+    }
+    w.end_object();
+    std::cout << text << "\n";
+  } else {
+    char line[512];
+    std::string text;
+    std::snprintf(line, sizeof line, "hcp attn: %s, cp %d%s%s%s, B %lld S %lld H %lld Hkv %lld D %lld, %s, %s%s\n",
+                  std::string(cp_comm_name(s.comm)).c_str(), s.cp, sizes_text.empty() ? "" : " sizes [",
+                  sizes_text.c_str(), sizes_text.empty() ? "" : "]", static_cast<long long>(s.batch),
+                  static_cast<long long>(s.seq), static_cast<long long>(s.heads), static_cast<long long>(s.kv_heads),
+                  static_cast<long long>(s.head_dim), s.causal ? "causal" : "no mask", o.dtype.c_str(),
+                  o.backward ? ", forward + backward" : ", forward");
+    text += line;
+    for (const ErrorStat& err : errors) {
+      std::snprintf(line, sizeof line, "  %-4s max abs error %.3e  max rel error %.3e\n", err.name.c_str(),
+                    err.max_abs, err.max_rel);
+      text += line;
+    }
+    if (o.check) {
+      std::snprintf(line, sizeof line, "check against single-rank attention: %s (tolerance %.1e)\n",
+                    within ? "ok" : "FAILED", tolerance);
+      text += line;
+    }
+    if (o.bench) {
+      std::snprintf(line, sizeof line,
+                    "bench: %.3f s wall for %d ranks; rank CPU time forward %.3f s (%.1f GFLOP/s per CPU second)%s\n",
+                    wall, s.cp, times.forward_cpu_s, times.forward_cpu_s > 0 ? flop / 1e9 / times.forward_cpu_s : 0.0,
+                    o.backward ? "" : "");
+      text += line;
+      if (o.backward) {
+        std::snprintf(line, sizeof line, "       backward %.3f s rank CPU time\n", times.backward_cpu_s);
+        text += line;
+      }
+      if (o.check && single_s > 0) {
+        std::snprintf(line, sizeof line, "       single-rank forward (all cores) %.3f s wall\n", single_s);
+        text += line;
+      }
+    }
+    std::cout << text << std::flush;
+  }
+  return within ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+std::function<int()> add_attn_command(CLI::App& app) {
+  auto opts = std::make_shared<AttnOptions>();
+  CLI::App* cmd = app.add_subcommand("attn", "Run context-parallel attention on in-process ranks (random inputs)");
+  add_int_option(cmd, "--cp", opts->cp, "Context-parallel size: number of in-process ranks (default 2)");
+  cmd->add_option("--hcp-sizes", opts->hcp_sizes, "Hierarchical sizes for a2a+p2p: a2a,p2p");
+  cmd->add_option("--comm", opts->comm, "CP scheme: p2p, a2a, a2a+p2p or all_gather")
+      ->check(CLI::IsMember({"p2p", "a2a", "a2a+p2p", "all_gather"}))
+      ->capture_default_str();
+  add_int_option(cmd, "--batch", opts->batch, "Batch size (default 1)");
+  add_int_option(cmd, "--seq", opts->seq, "Full sequence length, divisible by 2 x cp (default 1024)");
+  add_int_option(cmd, "--heads", opts->heads, "Query heads (default 8)");
+  add_int_option(cmd, "--kv-heads", opts->kv_heads, "Key/value heads (GQA; default: --heads)");
+  add_int_option(cmd, "--head-dim", opts->head_dim, "Head dimension (default 128)");
+  cmd->add_flag("--causal", opts->causal, "Causal mask");
+  cmd->add_option("--dtype", opts->dtype, "Input dtype: fp32 or bf16")->capture_default_str();
+  cmd->add_flag("--backward", opts->backward, "Also run the backward pass");
+  cmd->add_flag("--check", opts->check, "Compare with single-rank attention; exit 1 above tolerance");
+  cmd->add_flag("--bench", opts->bench, "Report time and GFLOP/s");
+  cmd->add_option("--format", opts->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  add_int_option(cmd, "--seed", opts->seed, "Random seed (default 1)");
+  add_int_option(cmd, "--timeout-ms", opts->timeout_ms, "Communicator timeout (default 600000)");
+  return [opts] { return run_attn(*opts); };
+}
+
+}  // namespace hcp::cli
