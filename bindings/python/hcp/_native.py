@@ -61,6 +61,23 @@ class LogscanOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("gpu", ctypes.c_char_p)]
 
 
+class Tensor(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("data", ctypes.c_void_p), ("dtype", ctypes.c_int32),
+                ("device", ctypes.c_int32), ("ndim", ctypes.c_int32), ("shape", ctypes.c_int64 * 4),
+                ("strides", ctypes.c_int64 * 4)]
+
+
+class AttnOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float),
+                ("kernel_threads", ctypes.c_int32)]
+
+
+class AttnSimulateOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("cp", ctypes.c_int32), ("cp_comm", ctypes.c_int32),
+                ("num_hcp_levels", ctypes.c_uint32), ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)),
+                ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64)]
+
+
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
 _HANDLE = ctypes.c_void_p
@@ -101,6 +118,17 @@ _PROTOTYPES = {
     "hcp_logscan_report_verdict": (ctypes.c_int, [ctypes.POINTER(ctypes.c_char_p), _HANDLE]),
     "hcp_logscan_report_render": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_char_p]),
     "hcp_logscan_report_destroy": (None, [_HANDLE]),
+    "hcp_world_create": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_int32, ctypes.c_int64]),
+    "hcp_world_destroy": (None, [_HANDLE]),
+    "hcp_world_comm": (ctypes.c_int, [ctypes.POINTER(_HANDLE), _HANDLE, ctypes.c_int32]),
+    "hcp_comm_abort": (ctypes.c_int, [_HANDLE, ctypes.c_char_p]),
+    "hcp_cp_context_create": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ParallelConfig), _HANDLE,
+                                             ctypes.c_int]),
+    "hcp_cp_context_destroy": (None, [_HANDLE]),
+    "hcp_cp_context_rank": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32), _HANDLE]),
+    "hcp_attn_forward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 5),
+    "hcp_attn_backward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 9),
+    "hcp_attn_simulate": (ctypes.c_int, [ctypes.POINTER(AttnSimulateOptions)] + [ctypes.POINTER(Tensor)] * 9),
 }
 
 

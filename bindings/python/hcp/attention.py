@@ -1,0 +1,169 @@
+"""Context-parallel attention over the C ABI: attention_simulate (W in-process ranks on full tensors) and the
+per-rank API (World, CpContext). Tensors are buffer-protocol objects (array.array, memoryview, bytearray, numpy
+arrays when numpy is installed) holding contiguous [B, S, H, D] data: fp32 ('f'), or bf16 as 16-bit integers ('H')
+with dtype="bf16". Results come back as array.array ('f' or 'H'); the ctypes calls release the GIL, so several
+Python threads can drive the ranks of one World."""
+
+import array
+import ctypes
+
+from ._native import AttnOptions, AttnSimulateOptions, ParallelConfig, Tensor, check, lib
+
+COMMS = {"p2p": 0, "a2a": 1, "a2a+p2p": 2, "all_gather": 3}
+_DTYPES = {"fp32": (0, "f", 4), "bf16": (1, "H", 2)}
+
+
+def _dtype(name):
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(_DTYPES)}, got {name!r}")
+    return _DTYPES[name]
+
+
+def _comm(name):
+    if name not in COMMS:
+        raise ValueError(f"comm must be one of {sorted(COMMS)}, got {name!r}")
+    return COMMS[name]
+
+
+def _address(obj, nbytes, writable):
+    """The address of a contiguous buffer of at least nbytes, and the object that keeps it alive."""
+    view = memoryview(obj)
+    if not view.c_contiguous:
+        raise ValueError("tensors must be contiguous")
+    view = view.cast("B")
+    if view.nbytes != nbytes:
+        raise ValueError(f"buffer holds {view.nbytes} bytes, {nbytes} expected")
+    if view.readonly:
+        if writable:
+            raise ValueError("output buffers must be writable")
+        keep = (ctypes.c_char * nbytes).from_buffer_copy(view)
+    else:
+        keep = (ctypes.c_char * nbytes).from_buffer(view)
+    return ctypes.addressof(keep), keep
+
+
+def _tensor(obj, shape, dtype_code, elem, writable, keep):
+    nbytes = elem
+    for n in shape:
+        nbytes *= n
+    addr, holder = _address(obj, nbytes, writable)
+    keep.append(holder)
+    t = Tensor()
+    t.struct_size = ctypes.sizeof(Tensor)
+    t.data = addr
+    t.dtype = dtype_code
+    t.device = 0
+    t.ndim = len(shape)
+    stride = 1
+    for i in reversed(range(len(shape))):
+        t.shape[i] = shape[i]
+        t.strides[i] = stride
+        stride *= shape[i]
+    return t
+
+
+def _shape_of(obj, shape):
+    if shape is not None:
+        return tuple(int(n) for n in shape)
+    view_shape = memoryview(obj).shape
+    if len(view_shape) != 4:
+        raise ValueError("pass shape=(B, S, H, D) for buffers that are not 4-dimensional")
+    return tuple(view_shape)
+
+
+def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
+                       dtype="fp32", softmax_scale=0.0, timeout_ms=60000):
+    """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
+    dq, dk, dv. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H)."""
+    code, fmt, elem = _dtype(dtype)
+    b, s, h, d = _shape_of(q, shape)
+    hkv = h if kv_heads is None else int(kv_heads)
+    if shape is None:
+        hkv = memoryview(k).shape[2]
+    q_shape, kv_shape = (b, s, h, d), (b, s, hkv, d)
+    keep = []
+    out = array.array(fmt, bytes(b * s * h * d * elem))
+    lse = array.array("f", bytes(b * h * s * 4))
+    tensors = [_tensor(q, q_shape, code, elem, False, keep), _tensor(k, kv_shape, code, elem, False, keep),
+               _tensor(v, kv_shape, code, elem, False, keep), _tensor(out, q_shape, code, elem, True, keep),
+               _tensor(lse, (b, h, s), 0, 4, True, keep)]
+    result = {"out": out, "lse": lse}
+    if dout is not None:
+        result["dq"] = array.array(fmt, bytes(len(out) * elem))
+        result["dk"] = array.array(fmt, bytes(b * s * hkv * d * elem))
+        result["dv"] = array.array(fmt, bytes(b * s * hkv * d * elem))
+        tensors += [_tensor(dout, q_shape, code, elem, False, keep),
+                    _tensor(result["dq"], q_shape, code, elem, True, keep),
+                    _tensor(result["dk"], kv_shape, code, elem, True, keep),
+                    _tensor(result["dv"], kv_shape, code, elem, True, keep)]
+    ptrs = [ctypes.byref(t) for t in tensors] + [None] * (9 - len(tensors))
+    sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
+    o = AttnSimulateOptions(ctypes.sizeof(AttnSimulateOptions), int(cp), _comm(comm), len(hcp_sizes or []),
+                            ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int64)) if hcp_sizes else None,
+                            1 if causal else 0, float(softmax_scale), int(timeout_ms))
+    check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
+    return result
+
+
+class World:
+    """An in-process world of `ranks` communicators; drive each rank from its own thread."""
+
+    def __init__(self, ranks, timeout_ms=60000):
+        self._handle = ctypes.c_void_p()
+        check(lib.hcp_world_create(ctypes.byref(self._handle), int(ranks), int(timeout_ms)))
+        self.size = int(ranks)
+
+    def comm(self, rank):
+        handle = ctypes.c_void_p()
+        check(lib.hcp_world_comm(ctypes.byref(handle), self._handle, int(rank)))
+        return handle
+
+    def close(self):
+        if self._handle:
+            lib.hcp_world_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+
+class CpContext:
+    """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently)."""
+
+    def __init__(self, world_comm, world_size, cp, comm="p2p", hcp_sizes=None, tp=1, pp=1):
+        self._sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
+        config = ParallelConfig()
+        config.struct_size = ctypes.sizeof(ParallelConfig)
+        config.world_size, config.tp, config.pp, config.cp, config.ep = world_size, tp, pp, cp, 1
+        config.order, config.gpus_per_node = 0, 8
+        if hcp_sizes:
+            config.num_hcp_levels = len(hcp_sizes)
+            config.hcp_sizes = ctypes.cast(self._sizes, ctypes.POINTER(ctypes.c_int64))
+        self._handle = ctypes.c_void_p()
+        check(lib.hcp_cp_context_create(ctypes.byref(self._handle), ctypes.byref(config), world_comm, _comm(comm)))
+        rank, size = ctypes.c_int32(), ctypes.c_int32()
+        check(lib.hcp_cp_context_rank(ctypes.byref(rank), ctypes.byref(size), self._handle))
+        self.cp_rank, self.cp_size = rank.value, size.value
+
+    def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32"):
+        """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse)."""
+        code, fmt, elem = _dtype(dtype)
+        b, s, h, d = shape
+        hkv = h if kv_heads is None else kv_heads
+        keep = []
+        out = array.array(fmt, bytes(b * s * h * d * elem))
+        lse = array.array("f", bytes(b * h * s * 4))
+        ts = [_tensor(q, (b, s, h, d), code, elem, False, keep), _tensor(k, (b, s, hkv, d), code, elem, False, keep),
+              _tensor(v, (b, s, hkv, d), code, elem, False, keep), _tensor(out, (b, s, h, d), code, elem, True, keep),
+              _tensor(lse, (b, h, s), 0, 4, True, keep)]
+        opts = AttnOptions(ctypes.sizeof(AttnOptions), 1 if causal else 0, 0.0, 1)
+        check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
+        return out, lse
+
+    def close(self):
+        if self._handle:
+            lib.hcp_cp_context_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
