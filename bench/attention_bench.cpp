@@ -14,6 +14,7 @@
 
 #include "fma_peak.hpp"
 #include "hcp/attention_cpu.hpp"
+#include "hcp/cp_attention.hpp"
 
 namespace {
 
@@ -23,11 +24,6 @@ struct Options {
   bool json = false;
 };
 
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 double wall_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -124,5 +120,22 @@ int main(int argc, char** argv) {
               100.0 * 2.5 * f / bwd / peak.gflops);
   std::printf("%d threads: forward %.3f s (%.2fx), backward %.3f s (%.2fx)\n", cores, fwd_mt, fwd / fwd_mt, bwd_mt,
               bwd / bwd_mt);
+  // CP overhead: the 8 ranks' summed CPU time of the CP forward over the single-rank, one-thread forward.
+  for (auto [comm, sizes] : {std::pair{hcp::CpComm::p2p, std::vector<int64_t>{}},
+                             std::pair{hcp::CpComm::a2a_p2p, std::vector<int64_t>{2, 4}}}) {
+    hcp::SimulateOptions so;
+    so.comm = comm, so.cp = 8, so.hcp_sizes = sizes;
+    so.seq = o.seq, so.heads = so.kv_heads = o.heads, so.head_dim = o.head_dim, so.causal = true;
+    hcp::SimulateTensors st;
+    st.q = pr.q.data(), st.k = pr.k.data(), st.v = pr.v.data(), st.out = pr.dq.data(), st.lse = pr.delta.data();
+    double best = 1e30;
+    for (int i = 0; i < o.repeat; ++i) {
+      hcp::SimulateTimes times;
+      require_ok(hcp::attention_simulate(so, st, &times));
+      best = std::min(best, times.forward_cpu_s);
+    }
+    std::printf("CP overhead %-8s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f (target <= 1.25)\n",
+                std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", best, fwd, best / fwd);
+  }
   return 0;
 }

@@ -34,6 +34,11 @@ set +e
 status=$?
 set -e
 [ "$status" -eq 1 ] || { echo "hcp-logscan on the issue-2667 log exited $status, expected 1" >&2; exit 1; }
+
+echo
+echo "== hcp attn: hierarchical CP attention (a2a+p2p [2,4]) on 8 in-process ranks, checked against one rank"
+"$HCP_BUILD/cli/hcp" attn --cp 8 --hcp-sizes 2,4 --comm a2a+p2p --seq 2048 --heads 8 --kv-heads 8 --head-dim 128 \
+  --causal --backward --check --bench
 echo
 echo "== The C ABI from C and from Python"
 "$HCP_BUILD/examples/topology_demo" 37
