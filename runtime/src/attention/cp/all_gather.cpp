@@ -19,9 +19,8 @@ Status gather_kv(Communicator& comm, const LocalProblem& lp, const void* k, cons
                  std::vector<unsigned char>* full_k, std::vector<unsigned char>* full_v) {
   const int w = comm.size();
   const size_t kvb = lp.kv_bytes();
-  std::vector<unsigned char> mine(2 * kvb), all(2 * kvb * static_cast<size_t>(w));
-  std::copy_n(static_cast<const unsigned char*>(k), kvb, mine.begin());
-  std::copy_n(static_cast<const unsigned char*>(v), kvb, mine.begin() + static_cast<ptrdiff_t>(kvb));
+  const std::vector<unsigned char> mine = pack_kv(lp, k, v);
+  std::vector<unsigned char> all(2 * kvb * static_cast<size_t>(w));
   HCP_TRY(comm.all_gather(mine.data(), all.data(), mine.size()));
   const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * dtype_size(lp.dtype);
   const int64_t half = lp.n / 2, seq = lp.n * w;

@@ -1,7 +1,9 @@
 // One participant's contiguous tensors in a CP scheme and the kernel parameters for a section of them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"
@@ -20,6 +22,14 @@ struct LocalProblem {
   int64_t kv_elems() const { return batch * n * kv_heads * head_dim; }
   size_t kv_bytes() const { return static_cast<size_t>(kv_elems()) * dtype_size(dtype); }
 };
+
+// The [K | V] message of one KV block (ring steps and all_gather both move K and V as one message).
+inline std::vector<unsigned char> pack_kv(const LocalProblem& lp, const void* k, const void* v) {
+  std::vector<unsigned char> m(2 * lp.kv_bytes());
+  std::copy_n(static_cast<const unsigned char*>(k), lp.kv_bytes(), m.begin());
+  std::copy_n(static_cast<const unsigned char*>(v), lp.kv_bytes(), m.begin() + static_cast<ptrdiff_t>(lp.kv_bytes()));
+  return m;
+}
 
 // A block of query rows [q0, q0 + nq) against key rows [k0, k0 + nk) of tensors whose sequence lengths are q_seq
 // and k_seq.

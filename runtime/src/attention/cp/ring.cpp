@@ -52,14 +52,6 @@ void merge_section(const LocalProblem& lp, const Section& s, float* out, float* 
     }
 }
 
-// The [K | V] message of one KV block.
-std::vector<unsigned char> pack_kv(const LocalProblem& lp, const void* k, const void* v) {
-  std::vector<unsigned char> m(2 * lp.kv_bytes());
-  std::copy_n(static_cast<const unsigned char*>(k), lp.kv_bytes(), m.begin());
-  std::copy_n(static_cast<const unsigned char*>(v), lp.kv_bytes(), m.begin() + static_cast<ptrdiff_t>(lp.kv_bytes()));
-  return m;
-}
-
 }  // namespace
 
 Status ring_forward(Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,

@@ -1,0 +1,148 @@
+// The attention C ABI: a full simulate call checked against the per-rank API, and misuse - NULL pointers, small
+// struct_size, out-of-range enums, CUDA or strided tensors, mismatched shapes - giving documented statuses.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "hcp/hcp.h"
+
+namespace {
+
+hcp_tensor tensor(void* data, std::vector<int64_t> shape, int32_t dtype = HCP_DTYPE_F32) {
+  hcp_tensor t = HCP_TENSOR_INIT;
+  t.data = data;
+  t.dtype = dtype;
+  t.ndim = static_cast<int32_t>(shape.size());
+  int64_t stride = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    t.shape[i] = shape[static_cast<size_t>(i)];
+    t.strides[i] = stride;
+    stride *= shape[static_cast<size_t>(i)];
+  }
+  return t;
+}
+
+struct Buffers {
+  // B 1, S 16, H 2, D 8
+  std::vector<float> q = std::vector<float>(256), k = q, v = q, out = q, lse = std::vector<float>(32);
+  Buffers() {
+    for (size_t i = 0; i < q.size(); ++i) {
+      q[i] = static_cast<float>((i * 7) % 11) / 11.0f - 0.5f;
+      k[i] = static_cast<float>((i * 5) % 13) / 13.0f - 0.5f;
+      v[i] = static_cast<float>(i % 17) / 17.0f;
+    }
+  }
+};
+
+TEST(AttentionApi, SimulateRunsAndRejectsMisuse) {
+  Buffers b;
+  hcp_tensor q = tensor(b.q.data(), {1, 16, 2, 8}), k = tensor(b.k.data(), {1, 16, 2, 8});
+  hcp_tensor v = tensor(b.v.data(), {1, 16, 2, 8}), out = tensor(b.out.data(), {1, 16, 2, 8});
+  hcp_tensor lse = tensor(b.lse.data(), {1, 2, 16});
+  hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  o.cp = 4;
+  ASSERT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_OK)
+      << hcp_last_error();
+  float total = 0;  // token 0 sees only itself (v[0] is 0); later tokens average non-zero values
+  for (float x : b.out) total += x;
+  EXPECT_GT(total, 1.0f);
+
+  EXPECT_EQ(hcp_attn_simulate(nullptr, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_attn_simulate(&o, nullptr, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  hcp_attn_simulate_options small = o;
+  small.struct_size = 8;
+  EXPECT_EQ(hcp_attn_simulate(&small, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  hcp_attn_simulate_options bad_comm = o;
+  bad_comm.cp_comm = 9;
+  EXPECT_EQ(hcp_attn_simulate(&bad_comm, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  hcp_attn_simulate_options odd = o;
+  odd.cp = 3;  // 16 tokens do not split into 6 chunks
+  EXPECT_EQ(hcp_attn_simulate(&odd, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  hcp_tensor cuda = q;
+  cuda.device = HCP_DEVICE_CUDA;
+  EXPECT_EQ(hcp_attn_simulate(&o, &cuda, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_UNSUPPORTED);
+  hcp_tensor strided = q;
+  strided.strides[2] = 16;
+  EXPECT_EQ(hcp_attn_simulate(&o, &strided, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_UNSUPPORTED);
+  hcp_tensor wrong_lse = tensor(b.lse.data(), {1, 16, 2});
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &wrong_lse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  hcp_tensor bf16_k = k;
+  bf16_k.dtype = HCP_DTYPE_BF16;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &bf16_k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  hcp_attn_simulate_options a2a_p2p = o;
+  a2a_p2p.cp_comm = HCP_CP_COMM_A2A_P2P;  // without sizes
+  EXPECT_EQ(hcp_attn_simulate(&a2a_p2p, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_CONFIG);
+  EXPECT_NE(std::strlen(hcp_last_error()), 0u);
+}
+
+TEST(AttentionApi, PerRankForwardEqualsSimulate) {
+  Buffers full;
+  hcp_tensor q = tensor(full.q.data(), {1, 16, 2, 8}), k = tensor(full.k.data(), {1, 16, 2, 8});
+  hcp_tensor v = tensor(full.v.data(), {1, 16, 2, 8}), out = tensor(full.out.data(), {1, 16, 2, 8});
+  hcp_tensor lse = tensor(full.lse.data(), {1, 2, 16});
+  hcp_attn_simulate_options so = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  so.cp = 2;
+  ASSERT_EQ(hcp_attn_simulate(&so, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_OK);
+
+  hcp_world* world = nullptr;
+  ASSERT_EQ(hcp_world_create(&world, 2, 20000), HCP_OK);
+  std::vector<std::vector<float>> rank_out(2, std::vector<float>(128));
+  std::vector<hcp_status> status(2, HCP_ERR_INTERNAL);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      hcp_comm* comm = nullptr;
+      if ((status[r] = hcp_world_comm(&comm, world, r)) != HCP_OK) return;
+      hcp_parallel_config config = HCP_PARALLEL_CONFIG_INIT;
+      config.world_size = 2, config.cp = 2;
+      hcp_cp_context* ctx = nullptr;
+      if ((status[r] = hcp_cp_context_create(&ctx, &config, comm, HCP_CP_COMM_P2P)) != HCP_OK) return;
+      // Rank r holds chunks r and 3 - r (4 tokens each, 16 floats per token).
+      std::vector<float> lq(128), lk(128), lv(128), llse(16);
+      const int chunks[2] = {r, 3 - r};
+      for (int h = 0; h < 2; ++h) {
+        std::memcpy(lq.data() + h * 64, full.q.data() + chunks[h] * 64, 64 * sizeof(float));
+        std::memcpy(lk.data() + h * 64, full.k.data() + chunks[h] * 64, 64 * sizeof(float));
+        std::memcpy(lv.data() + h * 64, full.v.data() + chunks[h] * 64, 64 * sizeof(float));
+      }
+      hcp_tensor tq = tensor(lq.data(), {1, 8, 2, 8}), tk = tensor(lk.data(), {1, 8, 2, 8});
+      hcp_tensor tv = tensor(lv.data(), {1, 8, 2, 8}), to = tensor(rank_out[r].data(), {1, 8, 2, 8});
+      hcp_tensor tl = tensor(llse.data(), {1, 2, 8});
+      hcp_attn_options opts = HCP_ATTN_OPTIONS_INIT;
+      status[r] = hcp_attn_forward(ctx, &opts, &tq, &tk, &tv, &to, &tl);
+      hcp_cp_context_destroy(ctx);
+    });
+  }
+  for (auto& t : threads) t.join();
+  hcp_world_destroy(world);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(status[r], HCP_OK) << r;
+    const int chunks[2] = {r, 3 - r};
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 64; ++i) EXPECT_NEAR(rank_out[r][h * 64 + i], full.out[chunks[h] * 64 + i], 1e-6f);
+  }
+
+  hcp_world_destroy(nullptr);
+  hcp_cp_context_destroy(nullptr);
+  EXPECT_EQ(hcp_world_create(nullptr, 2, 1000), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_world_create(&world, 0, 1000), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_world_create(&world, 2, 0), HCP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(hcp_world_create(&world, 2, 1000), HCP_OK);
+  hcp_comm* comm = nullptr;
+  EXPECT_EQ(hcp_world_comm(&comm, world, 2), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_comm_abort(nullptr, "x"), HCP_ERR_INVALID_ARGUMENT);
+  hcp_world_destroy(world);
+  EXPECT_EQ(hcp_attn_forward(nullptr, nullptr, &q, &k, &v, &out, &lse), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_set_log_callback(nullptr, nullptr), HCP_OK);
+}
+
+}  // namespace
