@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the multi-threaded parts with ThreadSanitizer (g++) in build-tsan/ and runs their suites there: the
+# in-process communicator and group building (hcp_comm_tests), the CP attention schemes on in-process ranks
+# (hcp_cp_attention_tests) and the CPU kernels, some shapes on several worker threads (hcp_attention_kernel_tests).
+# Only these three targets are built: the rest of the code is single-threaded and covered by ASan + UBSan.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+hcp_install_missing_packages
+tsan_build=${HCP_TSAN_BUILD:-$HCP_ROOT/build-tsan}
+if [ ! -f "$tsan_build/CMakeCache.txt" ]; then
+  flags="-fsanitize=thread -fno-omit-frame-pointer"
+  cmake -S "$HCP_ROOT" -B "$tsan_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCP_WITH_CUDA=OFF \
+    -DHCP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
+fi
+cmake --build "$tsan_build" -j "$HCP_JOBS" --target hcp_comm_tests hcp_cp_attention_tests hcp_attention_kernel_tests
+cd "$tsan_build"
+# halt_on_error: a race is a failure, not a warning in a log nobody reads.
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --output-on-failure -j "$HCP_JOBS" -L '^hcp_(comm|cp_attention|attention_kernel)_tests$'
