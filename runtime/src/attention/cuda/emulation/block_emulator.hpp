@@ -1,0 +1,76 @@
+// Runs CUDA-style thread blocks on host threads, so the flash attention block functions (../flash_*.cuh) can be
+// executed and checked on machines without a GPU. Each block's threads are real host threads; __syncthreads and
+// __syncwarp are one barrier over the whole block (stronger than __syncwarp, which is sound because the block
+// functions call sync_warp at block-uniform points). Shared memory is filled with NaN bytes before every block, so
+// a read of shared memory nobody wrote shows up in the results.
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "wmma_emulation.hpp"
+
+namespace hcp::emu {
+
+struct ElemBf16 {
+  using type = bf16;
+  static type from_float(float x) { return {cpu::float_to_bf16(x)}; }
+  static float to_float(type x) { return cpu::bf16_to_float(x.bits); }
+};
+struct ElemF16 {
+  using type = f16;
+  static type from_float(float x) { return {cpu::float_to_f16(x)}; }
+  static float to_float(type x) { return cpu::f16_to_float(x.bits); }
+};
+
+class BlockCtx {
+ public:
+  BlockCtx(int tid, std::barrier<>* barrier) : tid_(tid), barrier_(barrier) {}
+  int tid() const { return tid_; }
+  void sync() const { barrier_->arrive_and_wait(); }
+  void sync_warp() const { barrier_->arrive_and_wait(); }
+
+ private:
+  int tid_;
+  std::barrier<>* barrier_;
+};
+
+inline void atomic_add(float* address, float value) {
+  std::atomic_ref<float>(*address).fetch_add(value, std::memory_order_relaxed);
+}
+
+struct Grid {
+  int64_t x = 1, y = 1, z = 1;
+};
+
+// Calls fn(ctx, bx, by, bz, smem) for every block of `grid` on `threads` host threads, one block after another.
+template <class Fn>
+void launch(Grid grid, int threads, size_t smem_bytes, Fn fn) {
+  std::barrier<> barrier(threads);
+  std::vector<unsigned char> storage(smem_bytes + 128);
+  auto* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(storage.data()) + 127) & ~uintptr_t{127});
+  auto body = [&](int tid) {
+    wmma::current_lane = tid % 32;
+    const BlockCtx ctx(tid, &barrier);
+    for (int64_t bz = 0; bz < grid.z; ++bz)
+      for (int64_t by = 0; by < grid.y; ++by)
+        for (int64_t bx = 0; bx < grid.x; ++bx) {
+          if (tid == 0) std::memset(smem, 0xff, smem_bytes);
+          barrier.arrive_and_wait();
+          fn(ctx, static_cast<int>(bx), static_cast<int>(by), static_cast<int>(bz), smem);
+          barrier.arrive_and_wait();
+        }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace hcp::emu

@@ -1,0 +1,37 @@
+// Runs the CUDA flash attention block functions on the host block emulator, with the grids the CUDA launchers use.
+#pragma once
+
+#include "../../runtime/src/attention/cuda/flash_backward.cuh"
+#include "../../runtime/src/attention/cuda/flash_forward.cuh"
+#include "../../runtime/src/attention/cuda/instances.hpp"
+
+namespace hcp::testing {
+
+inline int64_t tiles(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
+
+inline bool emulated_forward(const AttnParams& p) {
+  return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
+      p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
+        emu::launch({tiles(p.sq, kern::kTile), p.heads, p.batch}, kern::kThreads, kern::FwdSmem<D>::bytes,
+                    [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
+                      kern::flash_forward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
+                    });
+      });
+}
+
+// delta from dout and out, then the backward blocks.
+inline bool emulated_backward(const AttnParams& p) {
+  return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
+      p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
+        emu::launch({tiles(p.sq, kern::kThreads), p.heads, p.batch}, kern::kThreads, 0,
+                    [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char*) {
+                      kern::attention_delta_block<E>(ctx, p, bx, by, bz);
+                    });
+        emu::launch({tiles(p.sk, kern::kTile), p.kv_heads, p.batch}, kern::kThreads, kern::BwdSmem<D>::bytes,
+                    [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
+                      kern::flash_backward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
+                    });
+      });
+}
+
+}  // namespace hcp::testing
