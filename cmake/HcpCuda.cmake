@@ -28,6 +28,12 @@ if(NOT _hcp_cuda_mode STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
     enable_language(CUDA)
+    # CMake 3.25 knows nvcc only up to C++17, and CUDA targets inherit CXX_STANDARD 20; nvcc 12+ takes -std=c++20.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+      list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+    endif()
     find_package(CUDAToolkit REQUIRED)
     add_library(hcp_nccl UNKNOWN IMPORTED)
     set_target_properties(hcp_nccl PROPERTIES IMPORTED_LOCATION "${HCP_NCCL_LIBRARY}"

@@ -1,0 +1,26 @@
+// Single-rank attention on a CUDA GPU: the flash kernels of attention/cuda (WMMA tensor cores, bf16 or fp16 inputs,
+// head dim 64 or 128, fp32 out / lse / gradients), with the same AttnParams as the CPU kernels; every pointer is
+// device memory. Calls are asynchronous on `stream` (a cudaStream_t; nullptr is the legacy default stream): launch
+// errors are returned, errors during execution surface at the caller's next synchronisation.
+#pragma once
+
+#include "hcp/attention_params.hpp"
+#include "hcp/status.hpp"
+
+namespace hcp {
+
+// Whether this build has the CUDA path (HCP_WITH_CUDA found nvcc and NCCL).
+bool cuda_built();
+// ok when a CUDA device can be used; otherwise Errc::unsupported with the reason (no CUDA build, no driver, no
+// device).
+Status cuda_device_status();
+
+// Errc::unsupported for fp32 inputs and head dims other than 64 and 128 (and in builds without CUDA);
+// Errc::invalid_argument for host pointers.
+Status attention_forward_cuda(const AttnParams& p, void* stream);
+// Adds to dq, dk, dv (f32) from q, k, v, dout, the final lse and delta (attention_delta_cuda).
+Status attention_backward_cuda(const AttnParams& p, void* stream);
+// delta[b, h, s] = sum_d dout * out, from p.dout (dtype) and p.out (f32), for p.sq rows.
+Status attention_delta_cuda(const AttnParams& p, void* stream);
+
+}  // namespace hcp

@@ -1,0 +1,18 @@
+// The CUDA attention entry points of a build without the CUDA path: each says so.
+#include "hcp/attention_cuda.hpp"
+
+namespace hcp {
+namespace {
+Status not_built() {
+  return {Errc::unsupported, "this build of hcp has no CUDA path (configure with HCP_WITH_CUDA=ON and the CUDA "
+                             "toolkit and NCCL installed)"};
+}
+}  // namespace
+
+bool cuda_built() { return false; }
+Status cuda_device_status() { return not_built(); }
+Status attention_forward_cuda(const AttnParams&, void*) { return not_built(); }
+Status attention_backward_cuda(const AttnParams&, void*) { return not_built(); }
+Status attention_delta_cuda(const AttnParams&, void*) { return not_built(); }
+
+}  // namespace hcp
