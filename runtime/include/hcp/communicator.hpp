@@ -24,6 +24,8 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Whether the buffers may be device memory (NCCL); host communicators take host memory only.
+  virtual bool device_memory() const { return false; }
 
   // One ring step: sends `send_bytes` from `send` to rank `dst` and receives `recv_bytes` into `recv` from rank
   // `src`. post_ starts it and returns at once; the buffers must stay untouched until wait_send_recv() returns, so

@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"
+#include "hcp/cp_engine.hpp"
 #include "hcp/cp_groups.hpp"
 #include "hcp/log.hpp"
 #include "hcp/parallel_config.hpp"
@@ -36,20 +38,36 @@ struct CpShape {
   int kernel_threads = 1;  // CPU kernel threads per rank
 };
 
+// Where a context's tensors live and its kernels run.
+struct CpDevice {
+  enum class Kind : int { cpu = 0, cuda = 1 };
+  Kind kind = Kind::cpu;
+  void* stream = nullptr;  // cuda: the cudaStream_t every kernel, copy and NCCL call of the context is ordered on
+};
+
 class CpContext {
  public:
   // Collective over `world`: builds the CP groups of `config` (build_cp_groups, logging at `log_level`) and the
-  // context for `comm`. a2a+p2p needs exactly two hierarchical levels [a2a, p2p]; the other schemes use the flat
-  // CP group. Errors: invalid_config, and the communicator's.
+  // context for `comm`, computing on `device`. a2a+p2p needs exactly two hierarchical levels [a2a, p2p]; the other
+  // schemes use the flat CP group. With device memory over host communicators (the in-process world), every
+  // exchange is staged through host memory. Errors: invalid_config, unsupported (no CUDA), and the communicator's.
   static Status create(Communicator& world, const ParallelConfig& config, CpComm comm,
-                       std::unique_ptr<CpContext>* out, LogLevel log_level = LogLevel::info);
+                       std::unique_ptr<CpContext>* out, LogLevel log_level = LogLevel::info,
+                       const CpDevice& device = {});
+  // The same with an engine of the caller's (cp_engine.hpp).
+  static Status create(Communicator& world, const ParallelConfig& config, CpComm comm,
+                       std::unique_ptr<CpEngine> engine, std::unique_ptr<CpContext>* out,
+                       LogLevel log_level = LogLevel::info);
 
   CpComm comm() const { return comm_; }
   int cp_rank() const { return groups_.cp->rank(); }
   int cp_size() const { return groups_.cp->size(); }
   const CpGroups& groups() const { return groups_; }
 
-  // q [B, s, H, D], k and v [B, s, Hkv, D] of shape.dtype, contiguous; out like q; lse [B, H, s] fp32.
+  CpEngine& engine() { return *engine_; }
+
+  // q [B, s, H, D], k and v [B, s, Hkv, D] of shape.dtype, contiguous; out like q; lse [B, H, s] fp32; all in the
+  // engine's memory (device memory for a CUDA context, enqueued on its stream).
   // Collective over the CP group; every rank must pass the same shape (checked: Errc::shape names the ranks).
   Status forward(const CpShape& shape, const void* q, const void* k, const void* v, void* out, float* lse);
   // out and lse as forward returned them; dout like q; dq, dk, dv like q, k, v (shape.dtype).
@@ -57,11 +75,18 @@ class CpContext {
                   const float* lse, const void* dout, void* dq, void* dk, void* dv);
 
  private:
-  CpContext(CpComm comm, CpGroups groups) : comm_(comm), groups_(std::move(groups)) {}
+  CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups);
   Status check_shape(const CpShape& shape, bool backward);
+  Communicator* stage(Communicator* group);
 
   CpComm comm_;
+  std::unique_ptr<CpEngine> engine_;  // declared first: destroyed after every communicator that stages through it
   CpGroups groups_;
+  // The communicators the data moves over: the groups themselves, or staged wrappers when the engine's memory is
+  // device memory and the groups take host memory. The control exchange (check_shape) uses groups_.cp directly.
+  std::vector<std::unique_ptr<Communicator>> staged_;
+  Communicator* data_cp_ = nullptr;
+  Communicator* data_levels_[2] = {nullptr, nullptr};
 };
 
 // Copies rank r's dual chunks of a full [B, S, H, D] tensor (elements of elem_bytes) into `local` [B, S/W, H, D],

@@ -1,10 +1,6 @@
 // The all_gather scheme: gather every rank's K and V, put the chunks in natural order, and attend each of the two
 // local query chunks c to keys [0, (c+1) S/2W) with a bottom-right causal mask (all keys without a mask). The
 // backward gathers again, computes dK/dV for the full sequence and reduce-scatters them to the chunk owners.
-#include <algorithm>
-#include <vector>
-
-#include "hcp/attention_cpu.hpp"
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
 
@@ -14,24 +10,26 @@ namespace {
 // Chunk numbers of rank m's two halves.
 int64_t chunk_of(int m, int half_index, int w) { return half_index == 0 ? m : 2 * w - 1 - m; }
 
-// All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order.
-Status gather_kv(Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
-                 std::vector<unsigned char>* full_k, std::vector<unsigned char>* full_v) {
+// All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W).
+Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
+                 EngineBuffer* full_k, EngineBuffer* full_v) {
   const int w = comm.size();
   const size_t kvb = lp.kv_bytes();
-  const std::vector<unsigned char> mine = pack_kv(lp, k, v);
-  std::vector<unsigned char> all(2 * kvb * static_cast<size_t>(w));
-  HCP_TRY(comm.all_gather(mine.data(), all.data(), mine.size()));
+  EngineBuffer mine, all;
+  HCP_TRY(eng.alloc(2 * kvb, &mine));
+  HCP_TRY(eng.alloc(2 * kvb * static_cast<size_t>(w), &all));
+  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_k));
+  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_v));
+  HCP_TRY(pack_kv(eng, lp, k, v, mine.as()));
+  HCP_TRY(comm.all_gather(mine.as(), all.as(), 2 * kvb));
   const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * dtype_size(lp.dtype);
   const int64_t half = lp.n / 2, seq = lp.n * w;
-  full_k->resize(kvb * static_cast<size_t>(w));
-  full_v->resize(kvb * static_cast<size_t>(w));
   for (int m = 0; m < w; ++m)
     for (int hi = 0; hi < 2; ++hi) {
-      const unsigned char* src = all.data() + 2 * kvb * static_cast<size_t>(m) + hi * half * row;
+      const unsigned char* src = all.as() + 2 * kvb * static_cast<size_t>(m) + hi * half * row;
       const size_t dst = static_cast<size_t>(chunk_of(m, hi, w) * half) * row;
-      copy_rows(lp.batch, half, row, full_k->data() + dst, seq * row, row, src, lp.n * row, row);
-      copy_rows(lp.batch, half, row, full_v->data() + dst, seq * row, row, src + kvb, lp.n * row, row);
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, full_k->as() + dst, seq * row, row, src, lp.n * row, row));
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, full_v->as() + dst, seq * row, row, src + kvb, lp.n * row, row));
     }
   return {};
 }
@@ -45,57 +43,55 @@ Section gather_section(const LocalProblem& lp, int hi, int w, int r) {
 
 }  // namespace
 
-Status all_gather_forward(Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
-                          float* out, float* lse) {
-  std::vector<unsigned char> full_k, full_v;
-  HCP_TRY(gather_kv(comm, lp, k, v, &full_k, &full_v));
+Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k,
+                          const void* v, float* out, float* lse) {
+  EngineBuffer full_k, full_v;
+  HCP_TRY(gather_kv(eng, comm, lp, k, v, &full_k, &full_v));
   Buffers buf;
-  buf.q = q, buf.k = full_k.data(), buf.v = full_v.data(), buf.out = out, buf.lse = lse;
-  for (int hi = 0; hi < 2; ++hi) {
-    Status s = attention_forward_cpu(section_params(lp, gather_section(lp, hi, comm.size(), comm.rank()), lp.n,
-                                                    lp.n * comm.size(), buf));
-    if (!s.ok()) {
-      comm.abort(s.code(), s.message());
-      return s;
-    }
-  }
+  buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.out = out, buf.lse = lse;
+  for (int hi = 0; hi < 2; ++hi)
+    HCP_TRY(compute_or_abort(&comm, eng.forward(section_params(lp, gather_section(lp, hi, comm.size(), comm.rank()),
+                                                               lp.n, lp.n * comm.size(), buf))));
   return {};
 }
 
-Status all_gather_backward(Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
-                           const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv) {
+Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k,
+                           const void* v, const float* lse, const float* delta, const void* dout, float* dq,
+                           float* dk, float* dv) {
   const int w = comm.size();
-  std::vector<unsigned char> full_k, full_v;
-  HCP_TRY(gather_kv(comm, lp, k, v, &full_k, &full_v));
+  EngineBuffer full_k, full_v;
+  HCP_TRY(gather_kv(eng, comm, lp, k, v, &full_k, &full_v));
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems());
-  std::vector<float> full_dk(kv_floats * w, 0.0f), full_dv(kv_floats * w, 0.0f);
+  EngineBuffer full_dk, full_dv, blocks, mine;
+  HCP_TRY(alloc_elems<float>(eng, lp.kv_elems() * w, &full_dk));
+  HCP_TRY(alloc_elems<float>(eng, lp.kv_elems() * w, &full_dv));
+  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems() * w, &blocks));
+  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems(), &mine));
+  HCP_TRY(eng.zero(full_dk.as(), kv_floats * w * sizeof(float)));
+  HCP_TRY(eng.zero(full_dv.as(), kv_floats * w * sizeof(float)));
   Buffers buf;
-  buf.q = q, buf.k = full_k.data(), buf.v = full_v.data(), buf.lse = const_cast<float*>(lse), buf.delta = delta;
-  buf.dout = dout, buf.dq = dq, buf.dk = full_dk.data(), buf.dv = full_dv.data();
-  for (int hi = 0; hi < 2; ++hi) {
-    Status s = attention_backward_cpu(section_params(lp, gather_section(lp, hi, w, comm.rank()), lp.n, lp.n * w, buf));
-    if (!s.ok()) {
-      comm.abort(s.code(), s.message());
-      return s;
-    }
-  }
+  buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.lse = const_cast<float*>(lse), buf.delta = delta;
+  buf.dout = dout, buf.dq = dq, buf.dk = full_dk.as<float>(), buf.dv = full_dv.as<float>();
+  for (int hi = 0; hi < 2; ++hi)
+    HCP_TRY(compute_or_abort(
+        &comm, eng.backward(section_params(lp, gather_section(lp, hi, w, comm.rank()), lp.n, lp.n * w, buf))));
   // Block m of the reduce-scatter: [dK of rank m's two chunks | dV of them], in rank m's local layout.
   const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * sizeof(float);
   const int64_t half = lp.n / 2, seq = lp.n * w;
-  std::vector<float> blocks(2 * kv_floats * w), mine(2 * kv_floats);
   for (int m = 0; m < w; ++m) {
-    float* block = blocks.data() + 2 * kv_floats * m;
+    float* block = blocks.as<float>() + 2 * kv_floats * m;
     for (int hi = 0; hi < 2; ++hi) {
       const size_t src = static_cast<size_t>(chunk_of(m, hi, w) * half) * row / sizeof(float);
       const size_t dst = static_cast<size_t>(hi * half) * row / sizeof(float);
-      copy_rows(lp.batch, half, row, block + dst, lp.n * row, row, full_dk.data() + src, seq * row, row);
-      copy_rows(lp.batch, half, row, block + kv_floats + dst, lp.n * row, row, full_dv.data() + src, seq * row, row);
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + dst, lp.n * row, row, full_dk.as<float>() + src, seq * row,
+                            row));
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + kv_floats + dst, lp.n * row, row, full_dv.as<float>() + src,
+                            seq * row, row));
     }
   }
-  HCP_TRY(comm.reduce_scatter_sum(blocks.data(), mine.data(), 2 * kv_floats));
-  std::copy_n(mine.data(), kv_floats, dk);
-  std::copy_n(mine.data() + kv_floats, kv_floats, dv);
-  return {};
+  HCP_TRY(comm.reduce_scatter_sum(blocks.as<float>(), mine.as<float>(), 2 * kv_floats));
+  HCP_TRY(eng.copy_rows(1, 1, kv_floats * sizeof(float), dk, 0, 0, mine.as<float>(), 0, 0));
+  return eng.copy_rows(1, 1, kv_floats * sizeof(float), dv, 0, 0, mine.as<float>() + kv_floats, 0, 0);
 }
 
 }  // namespace hcp::cp

@@ -1,13 +1,13 @@
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "hcp/dtype_convert.hpp"
-#include "hcp/attention_cpu.hpp"
 #include "hcp/cp_attention.hpp"
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
+#include "../../comm/staged_communicator.hpp"
 
 namespace hcp {
 
@@ -35,8 +35,27 @@ CpComm parse_cp_comm(std::string_view name) {
 }
 
 Status CpContext::create(Communicator& world, const ParallelConfig& config, CpComm comm,
-                         std::unique_ptr<CpContext>* out, LogLevel log_level) {
+                         std::unique_ptr<CpContext>* out, LogLevel log_level, const CpDevice& device) {
   if (out == nullptr) return Status(Errc::invalid_argument, "CpContext::create: out is NULL");
+  std::unique_ptr<CpEngine> engine;
+  if (device.kind == CpDevice::Kind::cuda) {
+    // Decided locally: a rank without CUDA fails here before any collective; the others then time out or see it
+    // abort, so abort the world to make that immediate.
+    Status made = make_cuda_engine(device.stream, &engine);
+    if (!made.ok()) {
+      world.abort(made.code(), made.message());
+      return made;
+    }
+  } else {
+    engine = make_cpu_engine();
+  }
+  return create(world, config, comm, std::move(engine), out, log_level);
+}
+
+Status CpContext::create(Communicator& world, const ParallelConfig& config, CpComm comm,
+                         std::unique_ptr<CpEngine> engine, std::unique_ptr<CpContext>* out, LogLevel log_level) {
+  if (out == nullptr || engine == nullptr)
+    return Status(Errc::invalid_argument, "CpContext::create: out or engine is NULL");
   // Decided from the config alone, so every rank returns here alike and nobody waits for a collective.
   if (comm == CpComm::a2a_p2p && (!config.hcp_sizes || config.hcp_sizes->size() != 2))
     return Status(Errc::invalid_config,
@@ -49,8 +68,20 @@ Status CpContext::create(Communicator& world, const ParallelConfig& config, CpCo
       return Status(Errc::internal, "CP rank " + std::to_string(groups.cp->rank()) + " is not a2a rank + " +
                                         std::to_string(a) + " * p2p rank");
   }
-  out->reset(new CpContext(comm, std::move(groups)));
+  out->reset(new CpContext(comm, std::move(engine), std::move(groups)));
   return {};
+}
+
+CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups)
+    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)) {
+  data_cp_ = stage(groups_.cp.get());
+  for (size_t i = 0; i < groups_.levels.size() && i < 2; ++i) data_levels_[i] = stage(groups_.levels[i].get());
+}
+
+Communicator* CpContext::stage(Communicator* group) {
+  if (!engine_->device_memory() || group->device_memory()) return group;
+  staged_.push_back(std::make_unique<StagedCommunicator>(group, engine_.get()));
+  return staged_.back().get();
 }
 
 namespace {
@@ -61,21 +92,7 @@ struct Stages {
   Communicator* ring = nullptr;
 };
 
-Stages stages_of(CpComm comm, const CpGroups& g) {
-  switch (comm) {
-    case CpComm::p2p:
-      return {nullptr, g.cp.get()};
-    case CpComm::a2a:
-      return {g.cp.get(), nullptr};
-    case CpComm::a2a_p2p:
-      return {g.levels[0]->size() > 1 ? g.levels[0].get() : nullptr, g.levels[1].get()};
-    case CpComm::all_gather:
-      break;
-  }
-  return {};
-}
-
-std::string local_problem_error(const CpShape& s, int64_t a2a) {
+std::string local_problem_error(const CpShape& s, int64_t a2a, const CpEngine& eng) {
   if (s.batch < 1 || s.seq_local < 1 || s.heads < 1 || s.kv_heads < 1 || s.head_dim < 1)
     return "batch, seq_local, heads, kv_heads and head_dim must be positive";
   if (s.seq_local % 2 != 0)
@@ -86,6 +103,7 @@ std::string local_problem_error(const CpShape& s, int64_t a2a) {
     return "heads (" + std::to_string(s.heads) + ") and kv_heads (" + std::to_string(s.kv_heads) +
            ") must be divisible by the a2a size " + std::to_string(a2a);
   if (s.head_dim > 512) return "head_dim must be at most 512, got " + std::to_string(s.head_dim);
+  if (Status supported = eng.supports(s.dtype, s.head_dim); !supported.ok()) return supported.message();
   int64_t elems = 0;
   if (__builtin_mul_overflow(s.batch, s.seq_local, &elems) || __builtin_mul_overflow(elems, s.heads, &elems) ||
       __builtin_mul_overflow(elems, s.head_dim, &elems) || elems > (int64_t{1} << 40))
@@ -112,11 +130,13 @@ cp::SeqTensor kv_geometry(const LocalProblem& lp, size_t elem) {
   return {lp.batch, lp.n, lp.kv_heads, lp.head_dim, elem};
 }
 
+size_t bytes_of(int64_t elems, size_t elem) { return static_cast<size_t>(elems) * elem; }
+
 }  // namespace
 
 Status CpContext::check_shape(const CpShape& shape, bool backward) {
-  const Stages st = stages_of(comm_, groups_);
-  const std::string problem = local_problem_error(shape, st.a2a ? st.a2a->size() : 1);
+  const int64_t a2a = comm_ == CpComm::a2a ? cp_size() : comm_ == CpComm::a2a_p2p ? groups_.levels[0]->size() : 1;
+  const std::string problem = local_problem_error(shape, a2a, *engine_);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &shape.scale, sizeof scale_bits);
   const int64_t mine[10] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
@@ -140,37 +160,61 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   return {};
 }
 
+namespace {
+
+Stages stages_of(CpComm comm, Communicator* cp, Communicator* const levels[2]) {
+  switch (comm) {
+    case CpComm::p2p:
+      return {nullptr, cp};
+    case CpComm::a2a:
+      return {cp, nullptr};
+    case CpComm::a2a_p2p:
+      return {levels[0]->size() > 1 ? levels[0] : nullptr, levels[1]};
+    case CpComm::all_gather:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
 Status CpContext::forward(const CpShape& shape, const void* q, const void* k, const void* v, void* out, float* lse) {
   if (!q || !k || !v || !out || !lse) return Status(Errc::invalid_argument, "CP forward: a tensor pointer is NULL");
   HCP_TRY(check_shape(shape, false));
+  CpEngine& eng = *engine_;
   const LocalProblem lp = local_problem(shape);
-  std::vector<float> out32(static_cast<size_t>(lp.q_elems()));
+  EngineBuffer out32;
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
   if (comm_ == CpComm::all_gather) {
-    HCP_TRY(cp::all_gather_forward(*groups_.cp, lp, q, k, v, out32.data(), lse));
-    convert_from_f32(out32.data(), out, lp.dtype, lp.q_elems());
-    return {};
+    HCP_TRY(cp::all_gather_forward(eng, *data_cp_, lp, q, k, v, out32.as<float>(), lse));
+    return eng.convert_from_f32(out32.as<float>(), out, lp.dtype, lp.q_elems());
   }
-  const Stages st = stages_of(comm_, groups_);
+  const Stages st = stages_of(comm_, data_cp_, data_levels_);
   if (st.a2a == nullptr) {
-    HCP_TRY(cp::ring_forward(st.ring, lp, q, k, v, out32.data(), lse));
-    convert_from_f32(out32.data(), out, lp.dtype, lp.q_elems());
-    return {};
+    HCP_TRY(cp::ring_forward(eng, st.ring, lp, q, k, v, out32.as<float>(), lse));
+    return eng.convert_from_f32(out32.as<float>(), out, lp.dtype, lp.q_elems());
   }
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
   const LocalProblem mixed = after_a2a(lp, a);
   const auto qg = q_geometry(lp, e), kvg = kv_geometry(lp, e);
-  std::vector<unsigned char> qa(qg.bytes()), ka(kvg.bytes()), va(kvg.bytes()), scratch(2 * qg.bytes());
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, qg, q, qa.data(), scratch.data()));
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, kvg, k, ka.data(), scratch.data()));
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, kvg, v, va.data(), scratch.data()));
-  std::vector<float> lse_mixed(static_cast<size_t>(lp.batch * lp.heads * lp.n));
-  HCP_TRY(cp::ring_forward(st.ring, mixed, qa.data(), ka.data(), va.data(), out32.data(), lse_mixed.data()));
+  EngineBuffer qa, ka, va, scratch, lse_mixed, row_scratch;
+  HCP_TRY(eng.alloc(qg.bytes(), &qa));
+  HCP_TRY(eng.alloc(kvg.bytes(), &ka));
+  HCP_TRY(eng.alloc(kvg.bytes(), &va));
+  HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));
+  const int64_t rows = lp.batch * lp.heads * lp.n;
+  HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
+  HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, qg, q, qa.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, k, ka.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, v, va.as(), scratch.as()));
+  HCP_TRY(cp::ring_forward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), out32.as<float>(), lse_mixed.as<float>()));
   // Back to the caller's dtype before the inverse exchange, as Transformer Engine does: half the bytes to move.
-  convert_from_f32(out32.data(), qa.data(), lp.dtype, lp.q_elems());
-  HCP_TRY(cp::a2a_gather_heads(*st.a2a, qg, qa.data(), out, scratch.data()));
-  std::vector<float> row_scratch(2 * lse_mixed.size());
-  return cp::a2a_gather_rows(*st.a2a, lp.batch, lp.heads, lp.n, lse_mixed.data(), lse, row_scratch.data());
+  HCP_TRY(eng.convert_from_f32(out32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
+  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), out, scratch.as()));
+  return cp::a2a_gather_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, lse_mixed.as<float>(), lse,
+                             row_scratch.as<float>());
 }
 
 Status CpContext::backward(const CpShape& shape, const void* q, const void* k, const void* v, const void* out,
@@ -178,53 +222,70 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   if (!q || !k || !v || !out || !lse || !dout || !dq || !dk || !dv)
     return Status(Errc::invalid_argument, "CP backward: a tensor pointer is NULL");
   HCP_TRY(check_shape(shape, true));
+  CpEngine& eng = *engine_;
   const LocalProblem lp = local_problem(shape);
+  const int64_t rows = lp.batch * lp.heads * lp.n;
   // delta = rowsum(dO * O) is per (token, head), so it is computed here, before any exchange.
-  std::vector<float> out32(static_cast<size_t>(lp.q_elems()));
-  convert_to_f32(out, lp.dtype, out32.data(), lp.q_elems());
-  std::vector<float> delta(static_cast<size_t>(lp.batch * lp.heads * lp.n));
-  const int64_t row = lp.heads * lp.head_dim;
-  attention_delta_cpu(lp.dtype, lp.batch, lp.n, lp.heads, lp.head_dim, {const_cast<void*>(dout), lp.n * row, row, lp.head_dim},
-                      {out32.data(), lp.n * row, row, lp.head_dim}, {delta.data(), lp.heads * lp.n, lp.n});
-  std::vector<float> dq32(static_cast<size_t>(lp.q_elems()), 0.0f), dk32(static_cast<size_t>(lp.kv_elems()), 0.0f),
-      dv32(dk32.size(), 0.0f);
-  auto finish = [&](void* q_dst, void* k_dst, void* v_dst) {
-    convert_from_f32(dq32.data(), q_dst, lp.dtype, lp.q_elems());
-    convert_from_f32(dk32.data(), k_dst, lp.dtype, lp.kv_elems());
-    convert_from_f32(dv32.data(), v_dst, lp.dtype, lp.kv_elems());
+  EngineBuffer out32, delta, dq32, dk32, dv32;
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
+  HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &dq32));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.kv_elems(), &dk32));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.kv_elems(), &dv32));
+  HCP_TRY(eng.convert_to_f32(out, lp.dtype, out32.as<float>(), lp.q_elems()));
+  {
+    const cp::Section all{0, lp.n, 0, lp.n, false, 0};
+    cp::Buffers b;
+    b.dout = dout, b.out = out32.as<float>(), b.delta = delta.as<float>();
+    HCP_TRY(eng.delta(cp::section_params(lp, all, lp.n, lp.n, b)));
+  }
+  HCP_TRY(eng.zero(dq32.as(), bytes_of(lp.q_elems(), 4)));
+  HCP_TRY(eng.zero(dk32.as(), bytes_of(lp.kv_elems(), 4)));
+  HCP_TRY(eng.zero(dv32.as(), bytes_of(lp.kv_elems(), 4)));
+  auto finish = [&](void* q_dst, void* k_dst, void* v_dst) -> Status {
+    HCP_TRY(eng.convert_from_f32(dq32.as<float>(), q_dst, lp.dtype, lp.q_elems()));
+    HCP_TRY(eng.convert_from_f32(dk32.as<float>(), k_dst, lp.dtype, lp.kv_elems()));
+    return eng.convert_from_f32(dv32.as<float>(), v_dst, lp.dtype, lp.kv_elems());
   };
   if (comm_ == CpComm::all_gather) {
-    HCP_TRY(cp::all_gather_backward(*groups_.cp, lp, q, k, v, lse, delta.data(), dout, dq32.data(), dk32.data(),
-                                    dv32.data()));
-    finish(dq, dk, dv);
-    return {};
+    HCP_TRY(cp::all_gather_backward(eng, *data_cp_, lp, q, k, v, lse, delta.as<float>(), dout, dq32.as<float>(),
+                                    dk32.as<float>(), dv32.as<float>()));
+    return finish(dq, dk, dv);
   }
-  const Stages st = stages_of(comm_, groups_);
+  const Stages st = stages_of(comm_, data_cp_, data_levels_);
   if (st.a2a == nullptr) {
-    HCP_TRY(cp::ring_backward(st.ring, lp, q, k, v, lse, delta.data(), dout, dq32.data(), dk32.data(), dv32.data()));
-    finish(dq, dk, dv);
-    return {};
+    HCP_TRY(cp::ring_backward(eng, st.ring, lp, q, k, v, lse, delta.as<float>(), dout, dq32.as<float>(),
+                              dk32.as<float>(), dv32.as<float>()));
+    return finish(dq, dk, dv);
   }
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
   const LocalProblem mixed = after_a2a(lp, a);
   const auto qg = q_geometry(lp, e), kvg = kv_geometry(lp, e);
-  std::vector<unsigned char> qa(qg.bytes()), ka(kvg.bytes()), va(kvg.bytes()), da(qg.bytes()), scratch(2 * qg.bytes());
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, qg, q, qa.data(), scratch.data()));
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, kvg, k, ka.data(), scratch.data()));
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, kvg, v, va.data(), scratch.data()));
-  HCP_TRY(cp::a2a_scatter_heads(*st.a2a, qg, dout, da.data(), scratch.data()));
-  std::vector<float> lse_mixed(delta.size()), delta_mixed(delta.size()), row_scratch(2 * delta.size());
-  HCP_TRY(cp::a2a_scatter_rows(*st.a2a, lp.batch, lp.heads, lp.n, lse, lse_mixed.data(), row_scratch.data()));
-  HCP_TRY(cp::a2a_scatter_rows(*st.a2a, lp.batch, lp.heads, lp.n, delta.data(), delta_mixed.data(),
-                               row_scratch.data()));
-  HCP_TRY(cp::ring_backward(st.ring, mixed, qa.data(), ka.data(), va.data(), lse_mixed.data(), delta_mixed.data(),
-                            da.data(), dq32.data(), dk32.data(), dv32.data()));
+  EngineBuffer qa, ka, va, da, scratch, lse_mixed, delta_mixed, row_scratch;
+  HCP_TRY(eng.alloc(qg.bytes(), &qa));
+  HCP_TRY(eng.alloc(kvg.bytes(), &ka));
+  HCP_TRY(eng.alloc(kvg.bytes(), &va));
+  HCP_TRY(eng.alloc(qg.bytes(), &da));
+  HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));
+  HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
+  HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
+  HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, qg, q, qa.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, k, ka.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, v, va.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, qg, dout, da.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, lse, lse_mixed.as<float>(),
+                               row_scratch.as<float>()));
+  HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, delta.as<float>(), delta_mixed.as<float>(),
+                               row_scratch.as<float>()));
+  HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
+                            delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk32.as<float>(), dv32.as<float>()));
   // Convert in place into the exchange buffers (same element count, caller's dtype), then scatter back.
-  finish(qa.data(), ka.data(), va.data());
-  HCP_TRY(cp::a2a_gather_heads(*st.a2a, qg, qa.data(), dq, scratch.data()));
-  HCP_TRY(cp::a2a_gather_heads(*st.a2a, kvg, ka.data(), dk, scratch.data()));
-  return cp::a2a_gather_heads(*st.a2a, kvg, va.data(), dv, scratch.data());
+  HCP_TRY(finish(qa.as(), ka.as(), va.as()));
+  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), dq, scratch.as()));
+  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, kvg, ka.as(), dk, scratch.as()));
+  return cp::a2a_gather_heads(eng, *st.a2a, kvg, va.as(), dv, scratch.as());
 }
 
 }  // namespace hcp

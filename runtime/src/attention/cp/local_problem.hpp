@@ -7,6 +7,7 @@
 
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"
+#include "hcp/cp_engine.hpp"
 
 namespace hcp::cp {
 
@@ -23,12 +24,17 @@ struct LocalProblem {
   size_t kv_bytes() const { return static_cast<size_t>(kv_elems()) * dtype_size(dtype); }
 };
 
-// The [K | V] message of one KV block (ring steps and all_gather both move K and V as one message).
-inline std::vector<unsigned char> pack_kv(const LocalProblem& lp, const void* k, const void* v) {
-  std::vector<unsigned char> m(2 * lp.kv_bytes());
-  std::copy_n(static_cast<const unsigned char*>(k), lp.kv_bytes(), m.begin());
-  std::copy_n(static_cast<const unsigned char*>(v), lp.kv_bytes(), m.begin() + static_cast<ptrdiff_t>(lp.kv_bytes()));
-  return m;
+// An engine buffer of `count` elements of T.
+template <class T>
+Status alloc_elems(CpEngine& eng, int64_t count, EngineBuffer* out) {
+  return eng.alloc(static_cast<size_t>(count) * sizeof(T), out);
+}
+
+// The [K | V] message of one KV block (ring steps and all_gather both move K and V as one message) into `m`
+// (2 * kv_bytes).
+inline Status pack_kv(CpEngine& eng, const LocalProblem& lp, const void* k, const void* v, void* m) {
+  HCP_TRY(eng.copy_rows(1, 1, lp.kv_bytes(), m, 0, 0, k, 0, 0));
+  return eng.copy_rows(1, 1, lp.kv_bytes(), static_cast<unsigned char*>(m) + lp.kv_bytes(), 0, 0, v, 0, 0);
 }
 
 // A block of query rows [q0, q0 + nq) against key rows [k0, k0 + nk) of tensors whose sequence lengths are q_seq
@@ -88,14 +94,21 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   return p;
 }
 
-// comm == nullptr is a ring of one. out/lse, dq/dk/dv: fp32 [B, n, ...] and [B, H, n].
-Status ring_forward(Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+// Computes on `eng` and aborts `comm` when that fails, so the peers do not wait for this rank.
+inline Status compute_or_abort(Communicator* comm, Status computed) {
+  if (!computed.ok() && comm) comm->abort(computed.code(), computed.message());
+  return computed;
+}
+
+// comm == nullptr is a ring of one. out/lse, dq/dk/dv: fp32 [B, n, ...] and [B, H, n]; every pointer is memory of
+// `eng`.
+Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                     float* out, float* lse);
-Status ring_backward(Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                      const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv);
-Status all_gather_forward(Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                           float* out, float* lse);
-Status all_gather_backward(Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
+Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                            const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv);
 
 }  // namespace hcp::cp

@@ -1,5 +1,6 @@
-// The CUDA attention entry points of a build without the CUDA path: each says so.
+// The CUDA entry points of a build without the CUDA path: each says so.
 #include "hcp/attention_cuda.hpp"
+#include "hcp/cp_engine.hpp"
 
 namespace hcp {
 namespace {
@@ -14,5 +15,6 @@ Status cuda_device_status() { return not_built(); }
 Status attention_forward_cuda(const AttnParams&, void*) { return not_built(); }
 Status attention_backward_cuda(const AttnParams&, void*) { return not_built(); }
 Status attention_delta_cuda(const AttnParams&, void*) { return not_built(); }
+Status make_cuda_engine(void*, std::unique_ptr<CpEngine>*) { return not_built(); }
 
 }  // namespace hcp

@@ -1,0 +1,93 @@
+// Where a CP computation runs: memory, copies, conversions and the attention kernels. The CP schemes
+// (cp_attention.hpp) are written once against this interface; the CPU engine runs them on host memory with the CPU
+// kernels, the CUDA engine (CUDA builds) on device memory with the CUDA kernels, in order on one stream. An engine
+// is driven by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "hcp/attention_params.hpp"
+#include "hcp/status.hpp"
+
+namespace hcp {
+
+// Memory an engine allocated; freed by the engine's function when the buffer dies.
+class EngineBuffer {
+ public:
+  using FreeFn = void (*)(void* context, void* ptr);
+  EngineBuffer() = default;
+  EngineBuffer(void* ptr, FreeFn free_fn, void* context) : ptr_(ptr), free_(free_fn), context_(context) {}
+  EngineBuffer(EngineBuffer&& other) noexcept { *this = std::move(other); }
+  EngineBuffer& operator=(EngineBuffer&& other) noexcept {
+    if (this != &other) {
+      reset();
+      ptr_ = other.ptr_, free_ = other.free_, context_ = other.context_;
+      other.ptr_ = nullptr;
+    }
+    return *this;
+  }
+  EngineBuffer(const EngineBuffer&) = delete;
+  EngineBuffer& operator=(const EngineBuffer&) = delete;
+  ~EngineBuffer() { reset(); }
+  void reset() {
+    if (ptr_ && free_) free_(context_, ptr_);
+    ptr_ = nullptr;
+  }
+  template <class T = unsigned char>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  FreeFn free_ = nullptr;
+  void* context_ = nullptr;
+};
+
+// Rows [q0, q0 + nq) of a partial result merged into the running one: lse = log(e^lse + e^part_lse),
+// out = out e^(lse_old - lse) + part_out e^(part_lse - lse), in fp32. out / part_out [batch, n, heads, head_dim],
+// lse / part_lse [batch, heads, n], all contiguous.
+struct MergeRows {
+  float* out = nullptr;
+  float* lse = nullptr;
+  const float* part_out = nullptr;
+  const float* part_lse = nullptr;
+  int64_t batch = 0, n = 0, heads = 0, head_dim = 0, q0 = 0, nq = 0;
+};
+
+class CpEngine {
+ public:
+  virtual ~CpEngine() = default;
+  virtual const char* name() const = 0;
+  // True when tensors live in device memory, so the communicators must move device memory.
+  virtual bool device_memory() const = 0;
+  // Errc::unsupported when the kernels cannot run this dtype / head dim.
+  virtual Status supports(DType dtype, int64_t head_dim) const = 0;
+
+  virtual Status alloc(size_t bytes, EngineBuffer* out) = 0;  // contents undefined
+  virtual Status zero(void* ptr, size_t bytes) = 0;
+  // batch x rows rows of row_bytes: dst + b*dst_b + r*dst_r <- src + b*src_b + r*src_r (byte strides).
+  virtual Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
+                           const void* src, size_t src_b, size_t src_r) = 0;
+  // Synchronous copies between the engine's memory and host memory (the staging of host communicators).
+  virtual Status download(void* host, const void* src, size_t bytes) = 0;
+  virtual Status upload(void* dst, const void* host, size_t bytes) = 0;
+  virtual Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) = 0;
+  virtual Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) = 0;
+
+  virtual Status forward(const AttnParams& p) = 0;
+  virtual Status backward(const AttnParams& p) = 0;
+  // delta = rowsum(dout * out) from p.dout (p.dtype) and p.out (f32) into p.delta, for p.sq rows.
+  virtual Status delta(const AttnParams& p) = 0;
+  virtual Status merge(const MergeRows& m) = 0;
+};
+
+// Host memory and the CPU kernels (runtime dispatch to the widest vector unit).
+std::unique_ptr<CpEngine> make_cpu_engine();
+// Device memory of the current CUDA device and the CUDA kernels, in order on `stream` (a cudaStream_t; nullptr:
+// the legacy default stream). Errc::unsupported in builds without CUDA or without a device.
+Status make_cuda_engine(void* stream, std::unique_ptr<CpEngine>* out);
+
+}  // namespace hcp

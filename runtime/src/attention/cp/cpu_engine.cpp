@@ -1,0 +1,95 @@
+// The CPU engine: host memory (64-byte aligned), memcpy row copies, the CPU kernels and the fp32 merge.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <new>
+
+#include "hcp/attention_cpu.hpp"
+#include "hcp/cp_engine.hpp"
+#include "hcp/dtype_convert.hpp"
+#include "sequence_layout.hpp"
+
+namespace hcp {
+namespace {
+
+void free_host(void*, void* ptr) { std::free(ptr); }
+
+class CpuEngine final : public CpEngine {
+ public:
+  const char* name() const override { return "cpu"; }
+  bool device_memory() const override { return false; }
+  Status supports(DType, int64_t head_dim) const override {
+    if (head_dim < 1 || head_dim > 512)
+      return {Errc::unsupported, "the CPU kernels take head dims 1..512, got " + std::to_string(head_dim)};
+    return {};
+  }
+
+  Status alloc(size_t bytes, EngineBuffer* out) override {
+    const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    void* ptr = std::aligned_alloc(64, rounded);
+    if (ptr == nullptr) return {Errc::out_of_memory, "CP buffer of " + std::to_string(bytes) + " bytes"};
+    *out = EngineBuffer(ptr, free_host, nullptr);
+    return {};
+  }
+  Status zero(void* ptr, size_t bytes) override {
+    std::fill_n(static_cast<unsigned char*>(ptr), bytes, 0);
+    return {};
+  }
+  Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
+                   const void* src, size_t src_b, size_t src_r) override {
+    cp::copy_rows(batch, rows, row_bytes, dst, dst_b, dst_r, src, src_b, src_r);
+    return {};
+  }
+  Status download(void* host, const void* src, size_t bytes) override {
+    std::copy_n(static_cast<const unsigned char*>(src), bytes, static_cast<unsigned char*>(host));
+    return {};
+  }
+  Status upload(void* dst, const void* host, size_t bytes) override { return download(dst, host, bytes); }
+  Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
+    hcp::convert_from_f32(src, dst, dtype, n);
+    return {};
+  }
+  Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) override {
+    hcp::convert_to_f32(src, dtype, dst, n);
+    return {};
+  }
+  Status forward(const AttnParams& p) override { return attention_forward_cpu(p); }
+  Status backward(const AttnParams& p) override { return attention_backward_cpu(p); }
+  Status delta(const AttnParams& p) override {
+    attention_delta_cpu(p.dtype, p.batch, p.sq, p.heads, p.head_dim, p.dout, p.out, p.delta);
+    return {};
+  }
+
+  Status merge(const MergeRows& m) override {
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    const int64_t D = m.head_dim, row = m.heads * D;
+    for (int64_t b = 0; b < m.batch; ++b)
+      for (int64_t h = 0; h < m.heads; ++h) {
+        float* l = m.lse + (b * m.heads + h) * m.n;
+        const float* li = m.part_lse + (b * m.heads + h) * m.n;
+        for (int64_t i = m.q0; i < m.q0 + m.nq; ++i) {
+          if (li[i] == kNegInf) continue;
+          float* o = m.out + (b * m.n + i) * row + h * D;
+          const float* oi = m.part_out + (b * m.n + i) * row + h * D;
+          if (l[i] == kNegInf) {
+            std::copy_n(oi, D, o);
+            l[i] = li[i];
+            continue;
+          }
+          const float hi = std::max(l[i], li[i]), lo = std::min(l[i], li[i]);
+          const float merged = hi + std::log1p(std::exp(lo - hi));
+          const float w_old = std::exp(l[i] - merged), w_new = std::exp(li[i] - merged);
+          for (int64_t d = 0; d < D; ++d) o[d] = o[d] * w_old + oi[d] * w_new;
+          l[i] = merged;
+        }
+      }
+    return {};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CpEngine> make_cpu_engine() { return std::make_unique<CpuEngine>(); }
+
+}  // namespace hcp
