@@ -19,19 +19,31 @@ inline bool emulated_forward(const AttnParams& p) {
       });
 }
 
-// delta from dout and out, then the backward blocks.
-inline bool emulated_backward(const AttnParams& p) {
+inline bool emulated_delta(const AttnParams& p) {
+  auto run = [&]<class E>() {
+    emu::launch({tiles(p.sq, kern::kThreads), p.heads, p.batch}, kern::kThreads, 0,
+                [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char*) {
+                  kern::attention_delta_block<E>(ctx, p, bx, by, bz);
+                });
+    return true;
+  };
+  if (p.dtype == DType::bf16) return run.template operator()<kern::ElemBf16>();
+  if (p.dtype == DType::f16) return run.template operator()<kern::ElemF16>();
+  return false;
+}
+
+// The backward blocks only (delta must be there).
+inline bool emulated_backward_only(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
       p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
-        emu::launch({tiles(p.sq, kern::kThreads), p.heads, p.batch}, kern::kThreads, 0,
-                    [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char*) {
-                      kern::attention_delta_block<E>(ctx, p, bx, by, bz);
-                    });
         emu::launch({tiles(p.sk, kern::kTile), p.kv_heads, p.batch}, kern::kThreads, kern::BwdSmem<D>::bytes,
                     [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
                       kern::flash_backward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
                     });
       });
 }
+
+// delta from dout and out, then the backward blocks.
+inline bool emulated_backward(const AttnParams& p) { return emulated_delta(p) && emulated_backward_only(p); }
 
 }  // namespace hcp::testing

@@ -15,6 +15,12 @@ bool cuda_built();
 // device).
 Status cuda_device_status();
 
+// A non-blocking stream on the current device, its destruction, and waiting for it (Errc::unsupported without
+// CUDA). Used by the in-process simulation, which gives every rank its own stream.
+Status cuda_stream_create(void** stream);
+void cuda_stream_destroy(void* stream);
+Status cuda_stream_synchronize(void* stream);
+
 // Errc::unsupported for fp32 inputs and head dims other than 64 and 128 (and in builds without CUDA);
 // Errc::invalid_argument for host pointers.
 Status attention_forward_cuda(const AttnParams& p, void* stream);

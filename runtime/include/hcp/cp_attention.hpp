@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,10 @@ struct SimulateOptions {
   bool causal = true;
   float scale = 0;
   int timeout_ms = 60000;
+  // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the in-process world
+  // then stages every exchange through host memory). make_engine, when set, overrides it (tests, other kernels).
+  CpDevice device;
+  std::function<std::unique_ptr<CpEngine>()> make_engine;
 };
 struct SimulateTensors {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
@@ -115,9 +120,11 @@ struct SimulateTensors {
   const void* dout = nullptr;     // backward when set
   void *dq = nullptr, *dk = nullptr, *dv = nullptr;
 };
-// Per-rank summed thread CPU seconds of the forward and backward passes, for the benchmarks.
+// Per-rank summed thread CPU seconds of the forward and backward passes, and the wall time of the slowest rank's
+// passes (device work included), for the benchmarks.
 struct SimulateTimes {
   double forward_cpu_s = 0, backward_cpu_s = 0;
+  double forward_wall_s = 0, backward_wall_s = 0;
 };
 Status attention_simulate(const SimulateOptions& options, const SimulateTensors& tensors,
                           SimulateTimes* times = nullptr);

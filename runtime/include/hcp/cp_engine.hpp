@@ -82,6 +82,8 @@ class CpEngine {
   // delta = rowsum(dout * out) from p.dout (p.dtype) and p.out (f32) into p.delta, for p.sq rows.
   virtual Status delta(const AttnParams& p) = 0;
   virtual Status merge(const MergeRows& m) = 0;
+  // Waits until every operation enqueued so far has finished (CUDA: the stream); CPU engines work synchronously.
+  virtual Status synchronize() { return {}; }
 };
 
 // Host memory and the CPU kernels (runtime dispatch to the widest vector unit).

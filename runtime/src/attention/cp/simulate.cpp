@@ -1,10 +1,12 @@
 // attention_simulate: W in-process ranks run a CP scheme on the full tensors' dual-chunk shards; each rank copies
 // its own shard in and its own results out, and sees the rest only through its communicators.
+#include <algorithm>
 #include <ctime>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "hcp/attention_cuda.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/inprocess_world.hpp"
 #include "sequence_layout.hpp"
@@ -35,11 +37,34 @@ Status move_chunks(const void* src, void* dst, int64_t batch, int64_t seq, int64
   return {};
 }
 
-double thread_cpu_seconds() {
+double seconds_of(clockid_t id) {
   timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime(id, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
+
+// This thread's CPU time and the wall time since construction.
+class Clock {
+ public:
+  struct Span {
+    double cpu_s = 0, wall_s = 0;
+  };
+  Span lap() const {
+    return {seconds_of(CLOCK_THREAD_CPUTIME_ID) - cpu0_, seconds_of(CLOCK_MONOTONIC) - wall0_};
+  }
+
+ private:
+  double cpu0_ = seconds_of(CLOCK_THREAD_CPUTIME_ID), wall0_ = seconds_of(CLOCK_MONOTONIC);
+};
+
+// A rank's CUDA stream, destroyed with the rank (after its engine's buffers, which are declared later).
+struct RankStream {
+  void* handle = nullptr;
+  RankStream() = default;
+  RankStream(const RankStream&) = delete;
+  RankStream& operator=(const RankStream&) = delete;
+  ~RankStream() { cuda_stream_destroy(handle); }
+};
 
 }  // namespace
 
@@ -56,8 +81,8 @@ Status gather_sequence(const void* local, void* full, int64_t batch, int64_t seq
 Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, SimulateTimes* times) {
   if (!t.q || !t.k || !t.v || !t.out || !t.lse)
     return Status(Errc::invalid_argument, "attention_simulate: q, k, v, out and lse are required");
-  const bool backward = t.dout != nullptr;
-  if (backward && (!t.dq || !t.dk || !t.dv))
+  const bool backward_pass = t.dout != nullptr;
+  if (backward_pass && (!t.dq || !t.dk || !t.dv))
     return Status(Errc::invalid_argument, "attention_simulate: dout given without dq, dk and dv");
   if (o.cp < 1 || o.cp > 4096) return Status(Errc::invalid_argument, "attention_simulate: cp must be in [1, 4096]");
   if (o.seq < 1 || o.seq % (2 * static_cast<int64_t>(o.cp)) != 0)
@@ -85,35 +110,68 @@ Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, Si
   SimulateTimes total;
   InProcessWorld world(o.cp, std::chrono::milliseconds(o.timeout_ms));
   Status status = world.run([&](Communicator& comm) -> Status {
+    RankStream stream;
+    std::unique_ptr<CpEngine> engine;
+    if (o.make_engine) {
+      engine = o.make_engine();
+      if (!engine) return Status(Errc::invalid_argument, "attention_simulate: make_engine returned no engine");
+    } else if (o.device.kind == CpDevice::Kind::cuda) {
+      HCP_TRY(cuda_stream_create(&stream.handle));
+      HCP_TRY(make_cuda_engine(stream.handle, &engine));
+    } else {
+      engine = make_cpu_engine();
+    }
     std::unique_ptr<CpContext> ctx;
-    HCP_TRY(CpContext::create(comm, config, o.comm, &ctx, LogLevel::debug));
+    HCP_TRY(CpContext::create(comm, config, o.comm, std::move(engine), &ctx, LogLevel::debug));
+    CpEngine& eng = ctx->engine();
     const int r = ctx->cp_rank();
-    std::vector<unsigned char> q(q_elems * e), k(kv_elems * e), v(kv_elems * e), out(q_elems * e);
-    std::vector<float> lse(static_cast<size_t>(o.batch * o.heads * shape.seq_local));
-    HCP_TRY(shard_sequence(t.q, q.data(), o.batch, o.seq, q_row, e, o.cp, r));
-    HCP_TRY(shard_sequence(t.k, k.data(), o.batch, o.seq, kv_row, e, o.cp, r));
-    HCP_TRY(shard_sequence(t.v, v.data(), o.batch, o.seq, kv_row, e, o.cp, r));
-    double start = thread_cpu_seconds();
-    HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));
-    const double forward_s = thread_cpu_seconds() - start;
-    HCP_TRY(gather_sequence(out.data(), t.out, o.batch, o.seq, q_row, e, o.cp, r));
+    std::vector<unsigned char> host(static_cast<size_t>(q_elems) * e);
+    EngineBuffer q, k, v, out, lse;
+    auto shard_in = [&](const void* full, int64_t row, int64_t elems, EngineBuffer* buf) -> Status {
+      HCP_TRY(shard_sequence(full, host.data(), o.batch, o.seq, row, e, o.cp, r));
+      HCP_TRY(eng.alloc(static_cast<size_t>(elems) * e, buf));
+      return eng.upload(buf->as(), host.data(), static_cast<size_t>(elems) * e);
+    };
+    auto gather_out = [&](const EngineBuffer& buf, void* full, int64_t row, int64_t elems) -> Status {
+      HCP_TRY(eng.download(host.data(), buf.as(), static_cast<size_t>(elems) * e));
+      return gather_sequence(host.data(), full, o.batch, o.seq, row, e, o.cp, r);
+    };
+    HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
+    HCP_TRY(shard_in(t.k, kv_row, kv_elems, &k));
+    HCP_TRY(shard_in(t.v, kv_row, kv_elems, &v));
+    HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &out));
+    const int64_t rows = o.batch * o.heads * shape.seq_local;
+    HCP_TRY(eng.alloc(static_cast<size_t>(rows) * sizeof(float), &lse));
+    Clock clock;
+    HCP_TRY(ctx->forward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>()));
+    HCP_TRY(eng.synchronize());
+    const Clock::Span forward = clock.lap();
+    HCP_TRY(gather_out(out, t.out, q_row, q_elems));
     // lse is [B, H, S]: the same chunks, with B*H "batches" of one value per token.
-    HCP_TRY(gather_sequence(lse.data(), t.lse, o.batch * o.heads, o.seq, 1, sizeof(float), o.cp, r));
-    double backward_s = 0;
-    if (backward) {
-      std::vector<unsigned char> dout(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
-      HCP_TRY(shard_sequence(t.dout, dout.data(), o.batch, o.seq, q_row, e, o.cp, r));
-      start = thread_cpu_seconds();
-      HCP_TRY(ctx->backward(shape, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
-                            dk.data(), dv.data()));
-      backward_s = thread_cpu_seconds() - start;
-      HCP_TRY(gather_sequence(dq.data(), t.dq, o.batch, o.seq, q_row, e, o.cp, r));
-      HCP_TRY(gather_sequence(dk.data(), t.dk, o.batch, o.seq, kv_row, e, o.cp, r));
-      HCP_TRY(gather_sequence(dv.data(), t.dv, o.batch, o.seq, kv_row, e, o.cp, r));
+    std::vector<float> lse_host(static_cast<size_t>(rows));
+    HCP_TRY(eng.download(lse_host.data(), lse.as(), lse_host.size() * sizeof(float)));
+    HCP_TRY(gather_sequence(lse_host.data(), t.lse, o.batch * o.heads, o.seq, 1, sizeof(float), o.cp, r));
+    Clock::Span backward;
+    if (backward_pass) {
+      EngineBuffer dout, dq, dk, dv;
+      HCP_TRY(shard_in(t.dout, q_row, q_elems, &dout));
+      HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &dq));
+      HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dk));
+      HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dv));
+      clock = Clock();
+      HCP_TRY(ctx->backward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>(), dout.as(), dq.as(), dk.as(),
+                            dv.as()));
+      HCP_TRY(eng.synchronize());
+      backward = clock.lap();
+      HCP_TRY(gather_out(dq, t.dq, q_row, q_elems));
+      HCP_TRY(gather_out(dk, t.dk, kv_row, kv_elems));
+      HCP_TRY(gather_out(dv, t.dv, kv_row, kv_elems));
     }
     std::lock_guard lock(mu);
-    total.forward_cpu_s += forward_s;
-    total.backward_cpu_s += backward_s;
+    total.forward_cpu_s += forward.cpu_s;
+    total.backward_cpu_s += backward.cpu_s;
+    total.forward_wall_s = std::max(total.forward_wall_s, forward.wall_s);
+    total.backward_wall_s = std::max(total.backward_wall_s, backward.wall_s);
     return {};
   });
   if (times) *times = total;

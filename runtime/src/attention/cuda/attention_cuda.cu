@@ -86,6 +86,22 @@ Status cuda_device_status() {
   return {};
 }
 
+Status cuda_stream_create(void** stream) {
+  HCP_TRY(cuda_device_status());
+  cudaStream_t s = nullptr;
+  HCP_TRY(from_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
+  *stream = s;
+  return {};
+}
+
+void cuda_stream_destroy(void* stream) {
+  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+
+Status cuda_stream_synchronize(void* stream) {
+  return from_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
 Status attention_forward_cuda(const AttnParams& p, void* stream) {
   HCP_TRY(check_cuda_params(p, false));
   cudaError_t err = cudaSuccess;

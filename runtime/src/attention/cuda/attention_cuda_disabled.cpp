@@ -16,5 +16,8 @@ Status attention_forward_cuda(const AttnParams&, void*) { return not_built(); }
 Status attention_backward_cuda(const AttnParams&, void*) { return not_built(); }
 Status attention_delta_cuda(const AttnParams&, void*) { return not_built(); }
 Status make_cuda_engine(void*, std::unique_ptr<CpEngine>*) { return not_built(); }
+Status cuda_stream_create(void**) { return not_built(); }
+void cuda_stream_destroy(void*) {}
+Status cuda_stream_synchronize(void*) { return not_built(); }
 
 }  // namespace hcp

@@ -106,6 +106,7 @@ class CudaEngine final : public CpEngine {
   Status forward(const AttnParams& p) override { return attention_forward_cuda(p, stream_); }
   Status backward(const AttnParams& p) override { return attention_backward_cuda(p, stream_); }
   Status delta(const AttnParams& p) override { return attention_delta_cuda(p, stream_); }
+  Status synchronize() override { return cuda_check(cudaStreamSynchronize(stream_), "synchronize"); }
   Status merge(const MergeRows& m) override {
     if (m.nq <= 0) return {};
     const dim3 grid(static_cast<unsigned>((m.nq + kern::kMergeRows - 1) / kern::kMergeRows),
