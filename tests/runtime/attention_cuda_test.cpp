@@ -1,11 +1,14 @@
 // The compiled CUDA kernels on a GPU against the CPU kernels (the cases of flash_cases.hpp), and the entry points'
-// checks. Without a CUDA build the entry points must say so; without a device the GPU tests skip with the reason.
+// checks, a one-rank NCCL communicator, and the CP schemes on one GPU. Without a CUDA build the entry points must
+// say so; without a device the GPU tests skip with the reason.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "flash_cases.hpp"
 #include "hcp/attention_cuda.hpp"
+#include "hcp/cp_attention.hpp"
+#include "hcp/nccl_communicator.hpp"
 
 #if HCP_HAS_CUDA
 #include <cuda_runtime.h>
@@ -23,6 +26,10 @@ TEST(AttentionCuda, SaysWhyItCannotRun) {
     EXPECT_EQ(attention_forward_cuda(AttnParams{}, nullptr).code(), Errc::unsupported);
     EXPECT_EQ(attention_backward_cuda(AttnParams{}, nullptr).code(), Errc::unsupported);
     EXPECT_EQ(attention_delta_cuda(AttnParams{}, nullptr).code(), Errc::unsupported);
+    std::unique_ptr<CpEngine> engine;
+    EXPECT_EQ(make_cuda_engine(nullptr, &engine).code(), Errc::unsupported);
+    unsigned char id[kNcclUniqueIdBytes];
+    EXPECT_EQ(nccl_unique_id(id).code(), Errc::unsupported);
   } else if (!device.ok()) {
     EXPECT_EQ(device.code(), Errc::unsupported);
     EXPECT_FALSE(device.message().empty());
@@ -118,6 +125,91 @@ TEST(AttentionCudaChecks, UnsupportedInputsAndHostPointersAreReported) {
   EXPECT_EQ(attention_backward_cuda(p, nullptr).code(), Errc::shape);
   EXPECT_TRUE(attention_forward_cuda(on_device, nullptr).ok());
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// A one-rank NCCL communicator (NCCL allows one rank per GPU) over device memory: every operation, and split.
+TEST(NcclCommunicator, OneRankOperationsMoveDeviceMemory) {
+  HCP_REQUIRE_CUDA_DEVICE();
+  unsigned char id[kNcclUniqueIdBytes];
+  ASSERT_TRUE(nccl_unique_id(id).ok());
+  std::unique_ptr<Communicator> comm;
+  const Status made = make_nccl_communicator(id, 0, 1, NcclOptions{}, &comm);
+  ASSERT_TRUE(made.ok()) << made.message();
+  EXPECT_EQ(comm->rank(), 0);
+  EXPECT_EQ(comm->size(), 1);
+  EXPECT_TRUE(comm->device_memory());
+  const std::vector<float> values = {1.5f, -2.0f, 3.25f, 4.0f};
+  const DeviceCopy<float> src(values);
+  DeviceCopy<float> dst(std::vector<float>(values.size(), 0.0f));
+  std::vector<float> back(values.size());
+  auto expect_moved = [&](const Status& s, const char* op) {
+    ASSERT_TRUE(s.ok()) << op << ": " << s.message();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    dst.copy_to(back);
+    EXPECT_EQ(back, values) << op;
+    DeviceCopy<float> zero(std::vector<float>(values.size(), 0.0f));
+    ASSERT_EQ(cudaMemcpy(dst.get(), zero.get(), values.size() * 4, cudaMemcpyDeviceToDevice), cudaSuccess);
+  };
+  expect_moved(comm->send_recv(src.get(), 16, 0, dst.get(), 16, 0), "send_recv");
+  expect_moved(comm->all_to_all(src.get(), dst.get(), 16), "all_to_all");
+  expect_moved(comm->all_gather(src.get(), dst.get(), 16), "all_gather");
+  expect_moved(comm->reduce_scatter_sum(static_cast<const float*>(src.get()), static_cast<float*>(dst.get()), 4),
+               "reduce_scatter_sum");
+  EXPECT_TRUE(comm->barrier().ok());
+  std::unique_ptr<Communicator> sub;
+  ASSERT_TRUE(comm->split(0, 0, &sub).ok());
+  ASSERT_NE(sub, nullptr);
+  EXPECT_EQ(sub->size(), 1);
+  expect_moved(sub->all_gather(src.get(), dst.get(), 16), "split all_gather");
+  std::unique_ptr<Communicator> none;
+  ASSERT_TRUE(comm->split(-1, 0, &none).ok());
+  EXPECT_EQ(none, nullptr);
+  // Misuse aborts: later operations fail instead of hanging.
+  EXPECT_EQ(comm->post_send_recv(src.get(), 16, 3, dst.get(), 16, 0).code(), Errc::invalid_argument);
+  EXPECT_EQ(comm->barrier().code(), Errc::comm);
+}
+
+// The CP schemes on one GPU: 4 in-process ranks with CUDA engines (exchanges staged through host memory) against
+// the same simulation on the CPU engine.
+TEST(CudaCpSimulation, EverySchemeMatchesTheCpuEngine) {
+  HCP_REQUIRE_CUDA_DEVICE();
+  const int64_t seq = 512, heads = 4, kv_heads = 2, dim = 64;
+  const size_t nq = static_cast<size_t>(seq * heads * dim), nk = static_cast<size_t>(seq * kv_heads * dim);
+  std::vector<uint16_t> in[4];
+  const size_t sizes[4] = {nq, nk, nk, nq};
+  for (int i = 0; i < 4; ++i)
+    for (float x : testing::random_floats(sizes[i], 40 + i, -2, 2)) in[i].push_back(cpu::float_to_bf16(x));
+  for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
+    for (bool causal : {true, false}) {
+      std::vector<uint16_t> out[2], dq[2], dk[2], dv[2];
+      std::vector<float> lse[2];
+      for (int run = 0; run < 2; ++run) {
+        SimulateOptions o;
+        o.comm = comm, o.cp = 4, o.seq = seq, o.heads = heads, o.kv_heads = kv_heads, o.head_dim = dim;
+        o.dtype = DType::bf16, o.causal = causal;
+        if (comm == CpComm::a2a_p2p) o.hcp_sizes = {2, 2};
+        if (run == 1) o.device.kind = CpDevice::Kind::cuda;
+        out[run].resize(nq), dq[run].resize(nq), dk[run].resize(nk), dv[run].resize(nk);
+        lse[run].resize(static_cast<size_t>(heads * seq));
+        SimulateTensors t;
+        t.q = in[0].data(), t.k = in[1].data(), t.v = in[2].data(), t.dout = in[3].data();
+        t.out = out[run].data(), t.lse = lse[run].data(), t.dq = dq[run].data(), t.dk = dk[run].data();
+        t.dv = dv[run].data();
+        const Status s = attention_simulate(o, t);
+        ASSERT_TRUE(s.ok()) << cp_comm_name(comm) << (run ? " cuda: " : " cpu: ") << s.message();
+      }
+      auto as_float = [](const std::vector<uint16_t>& bits) {
+        std::vector<float> f;
+        for (uint16_t b : bits) f.push_back(cpu::bf16_to_float(b));
+        return f;
+      };
+      const std::string what = std::string(cp_comm_name(comm)) + (causal ? " causal" : " full");
+      EXPECT_LT(testing::rel_error(as_float(out[1]), as_float(out[0])), 3e-2) << what << " out";
+      EXPECT_LT(testing::rel_error(lse[1], lse[0]), 1e-4) << what << " lse";
+      EXPECT_LT(testing::rel_error(as_float(dq[1]), as_float(dq[0])), 5e-2) << what << " dq";
+      EXPECT_LT(testing::rel_error(as_float(dk[1]), as_float(dk[0])), 5e-2) << what << " dk";
+      EXPECT_LT(testing::rel_error(as_float(dv[1]), as_float(dv[0])), 3e-2) << what << " dv";
+    }
 }
 
 #endif  // HCP_HAS_CUDA
