@@ -2,21 +2,27 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "guard.hpp"
+#include "hcp/attention_cuda.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/inprocess_world.hpp"
+#include "hcp/nccl_communicator.hpp"
 #include "hcp/log.hpp"
 #include "parallel_config_c.hpp"
 
 struct hcp_world {
   hcp::InProcessWorld world;
 };
-// hcp_comm is never defined: an hcp_comm* is an hcp::Communicator* owned by its world (or, later, by the caller).
+// hcp_comm is never defined: an hcp_comm* is an hcp::Communicator* owned by its world or, for NCCL, by the caller.
 struct hcp_cp_context {
   std::unique_ptr<hcp::CpContext> context;
+  hcp_device device = HCP_DEVICE_CPU;
 };
 
 namespace hcp::capi {
@@ -24,7 +30,32 @@ namespace {
 
 constexpr size_t kTensorFirstVersion = sizeof(hcp_tensor);
 constexpr size_t kAttnOptionsFirstVersion = sizeof(hcp_attn_options);
-constexpr size_t kSimulateFirstVersion = sizeof(hcp_attn_simulate_options);
+constexpr size_t kSimulateFirstVersion = offsetof(hcp_attn_simulate_options, device);
+constexpr size_t kContextOptionsFirstVersion = sizeof(hcp_cp_context_options);
+
+// The communicators the caller owns (NCCL), so that hcp_comm_destroy can tell them from world communicators.
+std::mutex owned_mutex;
+std::unordered_set<hcp::Communicator*> owned_comms;
+
+hcp_comm* own(std::unique_ptr<hcp::Communicator> comm) {
+  std::lock_guard lock(owned_mutex);
+  owned_comms.insert(comm.get());
+  return reinterpret_cast<hcp_comm*>(comm.release());
+}
+
+std::chrono::milliseconds timeout_of(int64_t timeout_ms, const char* fn) {
+  if (timeout_ms < 1) throw Error(Errc::invalid_argument, std::string(fn) + ": timeout_ms must be positive");
+  return std::chrono::milliseconds(timeout_ms);
+}
+
+hcp_device to_device(int32_t value, const char* fn, const char* name) {
+  if (value == HCP_DEVICE_CUDA && !hcp::cuda_built())
+    throw Error(Errc::unsupported, std::string(fn) + ": " + name + ": CUDA needs a build with the GPU path");
+  if (value != HCP_DEVICE_CPU && value != HCP_DEVICE_CUDA)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": " + name + ": " + std::to_string(value) +
+                                            " is not an hcp_device");
+  return static_cast<hcp_device>(value);
+}
 
 void throw_status(const Status& s) {
   if (!s.ok()) throw Error(s.code(), s.message());
@@ -34,6 +65,7 @@ void throw_status(const Status& s) {
 struct TensorView {
   void* data = nullptr;
   DType dtype = DType::f32;
+  hcp_device device = HCP_DEVICE_CPU;
   int64_t shape[4] = {};
 };
 
@@ -41,8 +73,7 @@ TensorView view(const hcp_tensor* t, int ndim, const char* fn, const char* name)
   const hcp_tensor d = read_versioned(t, hcp_tensor HCP_TENSOR_INIT, kTensorFirstVersion, fn, name);
   auto fail = [&](Errc code, const std::string& what) { throw Error(code, std::string(fn) + ": " + name + ": " + what); };
   if (d.dtype < 0 || d.dtype > 2) fail(Errc::invalid_argument, "dtype " + std::to_string(d.dtype) + " is not an hcp_dtype");
-  if (d.device == HCP_DEVICE_CUDA) fail(Errc::unsupported, "CUDA tensors need a build with the GPU path");
-  if (d.device != HCP_DEVICE_CPU) fail(Errc::invalid_argument, "device " + std::to_string(d.device) + " is not an hcp_device");
+  const hcp_device device = to_device(d.device, fn, name);
   if (d.ndim != ndim) fail(Errc::shape, "expected " + std::to_string(ndim) + " dimensions, got " + std::to_string(d.ndim));
   if (d.data == nullptr) fail(Errc::invalid_argument, "data is NULL");
   int64_t expected = 1;
@@ -56,12 +87,16 @@ TensorView view(const hcp_tensor* t, int ndim, const char* fn, const char* name)
   TensorView v;
   v.data = d.data;
   v.dtype = static_cast<DType>(d.dtype);
+  v.device = device;
   for (int i = 0; i < ndim; ++i) v.shape[i] = d.shape[i];
   return v;
 }
 
 void expect_like(const TensorView& t, const TensorView& ref, int ndim, DType dtype, const char* fn, const char* name,
                  const char* ref_name) {
+  if (t.device != ref.device)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": " + name + " and " + ref_name +
+                                            " are on different devices");
   if (t.dtype != dtype)
     throw Error(Errc::shape, std::string(fn) + ": " + name + " has dtype " + dtype_name(t.dtype) + ", expected " +
                                  dtype_name(dtype));
@@ -93,6 +128,7 @@ AttnArgs attn_args(const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v
   expect_like(a.v, a.k, 4, dt, fn, "v", "k");
   expect_like(a.out, a.q, 4, dt, fn, "out", "q");
   TensorView lse_shape;
+  lse_shape.device = a.q.device;
   lse_shape.shape[0] = a.q.shape[0], lse_shape.shape[1] = a.q.shape[2], lse_shape.shape[2] = a.q.shape[1];
   expect_like(a.lse, lse_shape, 3, DType::f32, fn, "lse", "[B, H, S] of q");
   if (backward) {
@@ -108,6 +144,14 @@ AttnArgs attn_args(const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v
   a.shape.batch = a.q.shape[0], a.shape.seq_local = a.q.shape[1], a.shape.heads = a.q.shape[2];
   a.shape.kv_heads = a.k.shape[2], a.shape.head_dim = a.q.shape[3], a.shape.dtype = dt;
   return a;
+}
+
+void expect_device(const AttnArgs& a, hcp_device device, const char* fn) {
+  if (a.q.device != device)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": the tensors are " +
+                                            (a.q.device == HCP_DEVICE_CUDA ? "CUDA" : "host") +
+                                            " memory but the context computes on the " +
+                                            (device == HCP_DEVICE_CUDA ? "CUDA device" : "CPU"));
 }
 
 void apply_options(const hcp_attn_options* options, CpShape* shape, const char* fn) {
@@ -166,19 +210,77 @@ HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason) {
   });
 }
 
-HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
-                                         hcp_comm* world_comm, hcp_cp_comm cp_comm) {
-  const char* fn = "hcp_cp_context_create";
+HCP_API hcp_status hcp_nccl_unique_id(uint8_t out_id[HCP_NCCL_UNIQUE_ID_BYTES]) {
+  const char* fn = "hcp_nccl_unique_id";
+  return guarded(fn, [&] {
+    require(out_id, fn, "out_id");
+    unsigned char id[hcp::kNcclUniqueIdBytes];
+    throw_status(hcp::nccl_unique_id(id));
+    std::memcpy(out_id, id, sizeof id);
+  });
+}
+
+HCP_API hcp_status hcp_comm_create_nccl(hcp_comm** out, const uint8_t id[HCP_NCCL_UNIQUE_ID_BYTES], int32_t rank,
+                                        int32_t size, void* cuda_stream, int64_t timeout_ms) {
+  const char* fn = "hcp_comm_create_nccl";
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    require(id, fn, "id");
+    unsigned char bytes[hcp::kNcclUniqueIdBytes];
+    std::memcpy(bytes, id, sizeof bytes);
+    std::unique_ptr<hcp::Communicator> comm;
+    throw_status(hcp::make_nccl_communicator(bytes, rank, size, {cuda_stream, timeout_of(timeout_ms, fn)}, &comm));
+    *out = own(std::move(comm));
+  });
+}
+
+HCP_API hcp_status hcp_comm_wrap_nccl(hcp_comm** out, void* nccl_comm, void* cuda_stream, int64_t timeout_ms) {
+  const char* fn = "hcp_comm_wrap_nccl";
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    require(nccl_comm, fn, "nccl_comm");
+    std::unique_ptr<hcp::Communicator> comm;
+    throw_status(hcp::make_nccl_communicator(nccl_comm, {cuda_stream, timeout_of(timeout_ms, fn)}, &comm));
+    *out = own(std::move(comm));
+  });
+}
+
+HCP_API void hcp_comm_destroy(hcp_comm* comm) {
+  auto* c = reinterpret_cast<hcp::Communicator*>(comm);
+  {
+    std::lock_guard lock(owned_mutex);
+    if (c == nullptr || owned_comms.erase(c) == 0) return;  // NULL, or a world's communicator
+  }
+  delete c;
+}
+
+HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
+                                              hcp_comm* world_comm, hcp_cp_comm cp_comm,
+                                              const hcp_cp_context_options* options) {
+  const char* fn = "hcp_cp_context_create_with";
   return guarded(fn, [&] {
     require(out, fn, "out");
     *out = nullptr;
     require(world_comm, fn, "world_comm");
+    hcp_cp_context_options o = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
+    if (options != nullptr) o = read_versioned(options, o, kContextOptionsFirstVersion, fn, "options");
     const hcp::ParallelConfig c = to_config(config, fn);
     const hcp::CpComm scheme = to_cp_comm(enum_value(cp_comm), fn);
     auto ctx = std::make_unique<hcp_cp_context>();
-    throw_status(hcp::CpContext::create(*reinterpret_cast<hcp::Communicator*>(world_comm), c, scheme, &ctx->context));
+    ctx->device = to_device(o.device, fn, "options->device");
+    hcp::CpDevice device;
+    if (ctx->device == HCP_DEVICE_CUDA) device.kind = hcp::CpDevice::Kind::cuda, device.stream = o.cuda_stream;
+    throw_status(hcp::CpContext::create(*reinterpret_cast<hcp::Communicator*>(world_comm), c, scheme, &ctx->context,
+                                        hcp::LogLevel::info, device));
     *out = ctx.release();
   });
+}
+
+HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
+                                         hcp_comm* world_comm, hcp_cp_comm cp_comm) {
+  return hcp_cp_context_create_with(out, config, world_comm, cp_comm, nullptr);
 }
 
 HCP_API void hcp_cp_context_destroy(hcp_cp_context* context) { delete context; }
@@ -201,6 +303,7 @@ HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_opti
   return guarded(fn, [&] {
     require(context, fn, "context");
     AttnArgs a = attn_args(q, k, v, out, lse, nullptr, nullptr, nullptr, nullptr, false, fn);
+    expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
     throw_status(context->context->forward(a.shape, a.q.data, a.k.data, a.v.data, a.out.data,
                                            static_cast<float*>(a.lse.data)));
@@ -215,6 +318,7 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
   return guarded(fn, [&] {
     require(context, fn, "context");
     AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, true, fn);
+    expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
     throw_status(context->context->backward(a.shape, a.q.data, a.k.data, a.v.data, a.out.data,
                                             static_cast<const float*>(a.lse.data), a.dout.data, a.dq.data,
@@ -232,6 +336,9 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
         options, hcp_attn_simulate_options HCP_ATTN_SIMULATE_OPTIONS_INIT, kSimulateFirstVersion, fn, "options");
     const bool backward = dout != nullptr;
     AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, backward, fn);
+    // The full tensors are host memory whatever the ranks compute on.
+    expect_device(a, HCP_DEVICE_CPU, fn);
+    const hcp_device device = to_device(o.device, fn, "options->device");
     if (o.hcp_sizes == nullptr && o.num_hcp_levels != 0)
       throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->hcp_sizes is NULL with levels");
     if (o.timeout_ms < 1 || o.timeout_ms > INT32_MAX)
@@ -245,6 +352,7 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     s.batch = a.shape.batch, s.seq = a.shape.seq_local, s.heads = a.shape.heads, s.kv_heads = a.shape.kv_heads;
     s.head_dim = a.shape.head_dim, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
     s.timeout_ms = static_cast<int>(o.timeout_ms);
+    if (device == HCP_DEVICE_CUDA) s.device.kind = hcp::CpDevice::Kind::cuda;
     hcp::SimulateTensors t;
     t.q = a.q.data, t.k = a.k.data, t.v = a.v.data, t.out = a.out.data, t.lse = static_cast<float*>(a.lse.data);
     if (backward) t.dout = a.dout.data, t.dq = a.dq.data, t.dk = a.dk.data, t.dv = a.dv.data;

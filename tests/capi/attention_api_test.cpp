@@ -1,7 +1,9 @@
 // The attention C ABI: a full simulate call checked against the per-rank API, and misuse - NULL pointers, small
-// struct_size, out-of-range enums, CUDA or strided tensors, mismatched shapes - giving documented statuses.
+// struct_size, out-of-range enums, CUDA or strided tensors, mismatched shapes - giving documented statuses; context
+// options and the NCCL entry points.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -64,10 +66,23 @@ TEST(AttentionApi, SimulateRunsAndRejectsMisuse) {
   hcp_attn_simulate_options odd = o;
   odd.cp = 3;  // 16 tokens do not split into 6 chunks
   EXPECT_EQ(hcp_attn_simulate(&odd, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  // A CUDA tensor: unsupported without the GPU path; with it, the full tensors of a simulation must be host memory.
   hcp_tensor cuda = q;
   cuda.device = HCP_DEVICE_CUDA;
-  EXPECT_EQ(hcp_attn_simulate(&o, &cuda, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
-            HCP_ERR_UNSUPPORTED);
+  const hcp_status cuda_status = hcp_attn_simulate(&o, &cuda, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr);
+  EXPECT_TRUE(cuda_status == HCP_ERR_UNSUPPORTED || cuda_status == HCP_ERR_INVALID_ARGUMENT) << cuda_status;
+  hcp_tensor bad_device = q;
+  bad_device.device = 7;
+  EXPECT_EQ(hcp_attn_simulate(&o, &bad_device, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  hcp_attn_simulate_options on_bad_device = o;
+  on_bad_device.device = 5;
+  EXPECT_EQ(hcp_attn_simulate(&on_bad_device, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  // A 0.2 caller's options (without `device`) still work and compute on the CPU.
+  hcp_attn_simulate_options v02 = o;
+  v02.struct_size = offsetof(hcp_attn_simulate_options, device);
+  EXPECT_EQ(hcp_attn_simulate(&v02, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_OK);
   hcp_tensor strided = q;
   strided.strides[2] = 16;
   EXPECT_EQ(hcp_attn_simulate(&o, &strided, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
@@ -143,6 +158,63 @@ TEST(AttentionApi, PerRankForwardEqualsSimulate) {
   hcp_world_destroy(world);
   EXPECT_EQ(hcp_attn_forward(nullptr, nullptr, &q, &k, &v, &out, &lse), HCP_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcp_set_log_callback(nullptr, nullptr), HCP_OK);
+}
+
+// Context options and the NCCL entry points: misuse gives documented statuses; on this machine's build and device
+// the NCCL calls either work or say why not (never crash).
+TEST(AttentionApi, ContextOptionsAndNcclMisuse) {
+  hcp_world* world = nullptr;
+  ASSERT_EQ(hcp_world_create(&world, 1, 2000), HCP_OK);
+  hcp_comm* comm = nullptr;
+  ASSERT_EQ(hcp_world_comm(&comm, world, 0), HCP_OK);
+  hcp_parallel_config config = HCP_PARALLEL_CONFIG_INIT;
+  config.world_size = 1, config.cp = 1;
+  hcp_cp_context_options options = HCP_CP_CONTEXT_OPTIONS_INIT;
+  options.device = 9;
+  hcp_cp_context* ctx = nullptr;
+  EXPECT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &options), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx, nullptr);
+  options = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
+  options.struct_size = 4;
+  EXPECT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &options), HCP_ERR_INVALID_ARGUMENT);
+  options = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
+  ASSERT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &options), HCP_OK);
+  // A CPU context refuses CUDA tensors (or the build refuses them outright).
+  Buffers b;
+  hcp_tensor q = tensor(b.q.data(), {1, 16, 2, 8}), k = tensor(b.k.data(), {1, 16, 2, 8});
+  hcp_tensor v = tensor(b.v.data(), {1, 16, 2, 8}), out = tensor(b.out.data(), {1, 16, 2, 8});
+  hcp_tensor lse = tensor(b.lse.data(), {1, 2, 16});
+  hcp_tensor all_cuda[5] = {q, k, v, out, lse};
+  for (hcp_tensor& t : all_cuda) t.device = HCP_DEVICE_CUDA;
+  const hcp_status s = hcp_attn_forward(ctx, nullptr, &all_cuda[0], &all_cuda[1], &all_cuda[2], &all_cuda[3],
+                                        &all_cuda[4]);
+  EXPECT_TRUE(s == HCP_ERR_UNSUPPORTED || s == HCP_ERR_INVALID_ARGUMENT) << s;
+  EXPECT_EQ(hcp_attn_forward(ctx, nullptr, &q, &k, &v, &out, &lse), HCP_OK);
+  hcp_cp_context_destroy(ctx);
+  // World communicators are not the caller's to destroy: ignored, the world still works.
+  hcp_comm_destroy(comm);
+  hcp_comm_destroy(nullptr);
+  ASSERT_EQ(hcp_cp_context_create(&ctx, &config, comm, HCP_CP_COMM_P2P), HCP_OK);
+  hcp_cp_context_destroy(ctx);
+  hcp_world_destroy(world);
+
+  EXPECT_EQ(hcp_nccl_unique_id(nullptr), HCP_ERR_INVALID_ARGUMENT);
+  uint8_t id[HCP_NCCL_UNIQUE_ID_BYTES] = {};
+  hcp_comm* nccl = nullptr;
+  EXPECT_EQ(hcp_comm_create_nccl(nullptr, id, 0, 1, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_comm_create_nccl(&nccl, nullptr, 0, 1, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_comm_create_nccl(&nccl, id, 0, 1, nullptr, 0), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_comm_wrap_nccl(&nccl, nullptr, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_comm_wrap_nccl(nullptr, id, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
+  const hcp_status made = hcp_nccl_unique_id(id);
+  if (made == HCP_OK) {  // a GPU: a one-rank NCCL communicator must work
+    ASSERT_EQ(hcp_comm_create_nccl(&nccl, id, 0, 1, nullptr, 10000), HCP_OK);
+    hcp_comm_destroy(nccl);
+  } else {
+    EXPECT_EQ(made, HCP_ERR_UNSUPPORTED) << hcp_last_error();
+    EXPECT_EQ(hcp_comm_create_nccl(&nccl, id, 0, 1, nullptr, 1000), HCP_ERR_UNSUPPORTED);
+    EXPECT_EQ(nccl, nullptr);
+  }
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ import pathlib
 from .errors import HcpError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
-EXPECTED_VERSION = (0, 2)
+EXPECTED_VERSION = (0, 3)
 
 
 class ParallelConfig(ctypes.Structure):

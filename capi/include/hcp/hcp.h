@@ -33,7 +33,7 @@ extern "C" {
 /* ---- version ------------------------------------------------------------------------------------------------- */
 
 #define HCP_VERSION_MAJOR 0
-#define HCP_VERSION_MINOR 2
+#define HCP_VERSION_MINOR 3
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
 #define HCP_VERSION_STRING "0.1.0"
@@ -275,8 +275,9 @@ typedef enum hcp_cp_comm {
 } hcp_cp_comm;
 
 /* A tensor descriptor. q, out, dout, dq: [B, S_local, H, D]; k, v, dk, dv: [B, S_local, Hkv, D]; lse: [B, H,
- * S_local] fp32. This version needs contiguous row-major strides (in elements) and host memory (HCP_DEVICE_CPU;
- * CUDA gives HCP_ERR_UNSUPPORTED in builds without the GPU path). Since 0.2. */
+ * S_local] fp32. This version needs contiguous row-major strides (in elements). `device` says where `data` lives:
+ * host memory, or device memory of the current CUDA device (since 0.3; HCP_ERR_UNSUPPORTED in builds without the
+ * GPU path), and must match the device of the context or simulation that gets it. Since 0.2. */
 typedef struct hcp_tensor {
   size_t struct_size;
   void* data;
@@ -300,6 +301,25 @@ HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank
 /* Marks the calling rank as failed; every other rank's operations then fail. Any thread. */
 HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason);
 
+/* NCCL communicators (builds with the GPU path; HCP_ERR_UNSUPPORTED otherwise or without a CUDA device). Buffers
+ * are device memory and every operation is ordered on `cuda_stream` (a cudaStream_t; NULL: the legacy default
+ * stream), which must be the stream of the CP context that uses the communicator. Operations wait for completion
+ * while polling NCCL for errors: an NCCL error gives HCP_ERR_COMM, no completion within timeout_ms gives
+ * HCP_ERR_TIMEOUT, and either aborts the NCCL communicator (ncclCommAbort). One thread at a time per communicator.
+ * Since 0.3. */
+#define HCP_NCCL_UNIQUE_ID_BYTES 128
+/* The bytes of a fresh ncclUniqueId: rank 0 creates it and sends it to the other ranks out of band. */
+HCP_API hcp_status hcp_nccl_unique_id(uint8_t out_id[HCP_NCCL_UNIQUE_ID_BYTES]);
+/* Creates and owns a non-blocking NCCL communicator of `size` ranks. Collective over those ranks (one per GPU). */
+HCP_API hcp_status hcp_comm_create_nccl(hcp_comm** out, const uint8_t id[HCP_NCCL_UNIQUE_ID_BYTES], int32_t rank,
+                                        int32_t size, void* cuda_stream, int64_t timeout_ms);
+/* Wraps the caller's ncclComm_t (passed as void*): not destroyed by hcp_comm_destroy, but aborted on an error or a
+ * timeout. */
+HCP_API hcp_status hcp_comm_wrap_nccl(hcp_comm** out, void* nccl_comm, void* cuda_stream, int64_t timeout_ms);
+/* Destroys a communicator from hcp_comm_create_nccl / hcp_comm_wrap_nccl after every use of it has ended. NULL and
+ * world communicators (owned by their world) are ignored. */
+HCP_API void hcp_comm_destroy(hcp_comm* comm);
+
 /* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. */
 typedef struct hcp_attn_options {
   size_t struct_size;
@@ -315,6 +335,20 @@ typedef struct hcp_attn_options {
 typedef struct hcp_cp_context hcp_cp_context;
 HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
                                          hcp_comm* world_comm, hcp_cp_comm cp_comm);
+/* Where a context computes (since 0.3): HCP_DEVICE_CPU, or HCP_DEVICE_CUDA - the current CUDA device, every kernel
+ * and copy ordered on cuda_stream (a cudaStream_t; NULL: the legacy default stream), tensors in device memory. Over
+ * host communicators (an in-process world) the exchanges of a CUDA context are staged through host memory; over
+ * NCCL communicators they stay on the GPU. */
+typedef struct hcp_cp_context_options {
+  size_t struct_size;
+  int32_t device; /* hcp_device */
+  void* cuda_stream;
+} hcp_cp_context_options;
+#define HCP_CP_CONTEXT_OPTIONS_INIT { sizeof(hcp_cp_context_options), HCP_DEVICE_CPU, NULL }
+/* hcp_cp_context_create with options (NULL: the defaults, the CPU). Since 0.3. */
+HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
+                                              hcp_comm* world_comm, hcp_cp_comm cp_comm,
+                                              const hcp_cp_context_options* options);
 HCP_API void hcp_cp_context_destroy(hcp_cp_context* context);
 HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context);
 
@@ -340,9 +374,11 @@ typedef struct hcp_attn_simulate_options {
   int32_t causal;
   float softmax_scale;      /* 0: 1/sqrt(D) */
   int64_t timeout_ms;
+  int32_t device;           /* since 0.3: where the ranks compute (hcp_device; all on the current CUDA device, one
+                               stream each); the full tensors stay host memory */
 } hcp_attn_simulate_options;
 #define HCP_ATTN_SIMULATE_OPTIONS_INIT \
-  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, NULL, 1, 0.0f, 60000 }
+  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU }
 HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
                                      const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
                                      const hcp_tensor* lse, const hcp_tensor* dout, const hcp_tensor* dq,
