@@ -5,7 +5,7 @@ system's library path.
 """
 
 from ._native import lib as _lib
-from .attention import COMMS, CpContext, World, attention_simulate
+from .attention import COMMS, DEVICES, CpContext, NcclComm, World, attention_simulate, nccl_unique_id
 from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
@@ -16,7 +16,7 @@ from .topology import GROUP_KINDS, ORDERS, Topology
 __version__ = _lib.hcp_version_string().decode()
 
 __all__ = [
-    "attention_simulate", "World", "CpContext", "COMMS",
+    "attention_simulate", "World", "CpContext", "COMMS", "DEVICES", "NcclComm", "nccl_unique_id",
     "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic",
     "LogScanner", "LogReport", "scan_logs", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",

@@ -75,7 +75,12 @@ class AttnOptions(ctypes.Structure):
 class AttnSimulateOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("cp", ctypes.c_int32), ("cp_comm", ctypes.c_int32),
                 ("num_hcp_levels", ctypes.c_uint32), ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)),
-                ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64)]
+                ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64),
+                ("device", ctypes.c_int32)]
+
+
+class CpContextOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_int32), ("cuda_stream", ctypes.c_void_p)]
 
 
 _I64P = ctypes.POINTER(ctypes.c_int64)
@@ -124,7 +129,14 @@ _PROTOTYPES = {
     "hcp_comm_abort": (ctypes.c_int, [_HANDLE, ctypes.c_char_p]),
     "hcp_cp_context_create": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ParallelConfig), _HANDLE,
                                              ctypes.c_int]),
+    "hcp_cp_context_create_with": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ParallelConfig), _HANDLE,
+                                                  ctypes.c_int, ctypes.POINTER(CpContextOptions)]),
     "hcp_cp_context_destroy": (None, [_HANDLE]),
+    "hcp_nccl_unique_id": (ctypes.c_int, [ctypes.POINTER(ctypes.c_uint8)]),
+    "hcp_comm_create_nccl": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ctypes.c_uint8), ctypes.c_int32,
+                                            ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64]),
+    "hcp_comm_wrap_nccl": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]),
+    "hcp_comm_destroy": (None, [_HANDLE]),
     "hcp_cp_context_rank": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32), _HANDLE]),
     "hcp_attn_forward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 5),
     "hcp_attn_backward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 9),

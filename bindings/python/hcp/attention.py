@@ -1,16 +1,24 @@
 """Context-parallel attention over the C ABI: attention_simulate (W in-process ranks on full tensors) and the
-per-rank API (World, CpContext). Tensors are buffer-protocol objects (array.array, memoryview, bytearray, numpy
-arrays when numpy is installed) holding contiguous [B, S, H, D] data: fp32 ('f'), or bf16 as 16-bit integers ('H')
-with dtype="bf16". Results come back as array.array ('f' or 'H'); the ctypes calls release the GIL, so several
-Python threads can drive the ranks of one World."""
+per-rank API (World or NcclComm, CpContext). Host tensors are buffer-protocol objects (array.array, memoryview,
+bytearray, numpy arrays when numpy is installed) holding contiguous [B, S, H, D] data: fp32 ('f'), or bf16 / fp16
+as 16-bit integers ('H') with dtype="bf16" / "fp16"; results come back as array.array ('f' or 'H'). On a CUDA
+context (device="cuda") tensors are device pointers passed as integers (e.g. torch's tensor.data_ptr()), outputs
+included. The ctypes calls release the GIL, so several Python threads can drive the ranks of one World."""
 
 import array
 import ctypes
 
-from ._native import AttnOptions, AttnSimulateOptions, ParallelConfig, Tensor, check, lib
+from ._native import AttnOptions, AttnSimulateOptions, CpContextOptions, ParallelConfig, Tensor, check, lib
 
 COMMS = {"p2p": 0, "a2a": 1, "a2a+p2p": 2, "all_gather": 3}
-_DTYPES = {"fp32": (0, "f", 4), "bf16": (1, "H", 2)}
+DEVICES = {"cpu": 0, "cuda": 1}
+_DTYPES = {"fp32": (0, "f", 4), "bf16": (1, "H", 2), "fp16": (2, "H", 2)}
+
+
+def _device(name):
+    if name not in DEVICES:
+        raise ValueError(f"device must be one of {sorted(DEVICES)}, got {name!r}")
+    return DEVICES[name]
 
 
 def _dtype(name):
@@ -42,17 +50,23 @@ def _address(obj, nbytes, writable):
     return ctypes.addressof(keep), keep
 
 
-def _tensor(obj, shape, dtype_code, elem, writable, keep):
-    nbytes = elem
-    for n in shape:
-        nbytes *= n
-    addr, holder = _address(obj, nbytes, writable)
-    keep.append(holder)
+def _tensor(obj, shape, dtype_code, elem, writable, keep, device=0):
+    """A descriptor of a host buffer, or (device 1) of a device pointer given as an integer."""
+    if device:
+        if not isinstance(obj, int) or obj == 0:
+            raise ValueError("CUDA tensors are device pointers given as non-zero integers")
+        addr = obj
+    else:
+        nbytes = elem
+        for n in shape:
+            nbytes *= n
+        addr, holder = _address(obj, nbytes, writable)
+        keep.append(holder)
     t = Tensor()
     t.struct_size = ctypes.sizeof(Tensor)
     t.data = addr
     t.dtype = dtype_code
-    t.device = 0
+    t.device = device
     t.ndim = len(shape)
     stride = 1
     for i in reversed(range(len(shape))):
@@ -72,9 +86,10 @@ def _shape_of(obj, shape):
 
 
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
-                       dtype="fp32", softmax_scale=0.0, timeout_ms=60000):
+                       dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu"):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
-    dq, dk, dv. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H)."""
+    dq, dk, dv. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
+    device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128); the tensors stay host buffers."""
     code, fmt, elem = _dtype(dtype)
     b, s, h, d = _shape_of(q, shape)
     hkv = h if kv_heads is None else int(kv_heads)
@@ -100,7 +115,7 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
     o = AttnSimulateOptions(ctypes.sizeof(AttnSimulateOptions), int(cp), _comm(comm), len(hcp_sizes or []),
                             ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int64)) if hcp_sizes else None,
-                            1 if causal else 0, float(softmax_scale), int(timeout_ms))
+                            1 if causal else 0, float(softmax_scale), int(timeout_ms), _device(device))
     check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
     return result
 
@@ -127,10 +142,56 @@ class World:
         self.close()
 
 
-class CpContext:
-    """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently)."""
+def nccl_unique_id():
+    """The 128 bytes of a fresh ncclUniqueId (rank 0 creates it and sends it to the other ranks)."""
+    buf = (ctypes.c_uint8 * 128)()
+    check(lib.hcp_nccl_unique_id(buf))
+    return bytes(buf)
 
-    def __init__(self, world_comm, world_size, cp, comm="p2p", hcp_sizes=None, tp=1, pp=1):
+
+class NcclComm:
+    """A world communicator over NCCL (one rank per GPU; device memory; operations ordered on cuda_stream, an
+    integer cudaStream_t, 0 for the default stream - the same stream as the CpContext's). Create it from a unique
+    id, or wrap an existing ncclComm_t with NcclComm.wrap(pointer)."""
+
+    def __init__(self, unique_id, rank, size, cuda_stream=0, timeout_ms=60000, _wrap=None):
+        self._handle = ctypes.c_void_p()
+        if _wrap is not None:
+            check(lib.hcp_comm_wrap_nccl(ctypes.byref(self._handle), ctypes.c_void_p(_wrap),
+                                         ctypes.c_void_p(cuda_stream or None), int(timeout_ms)))
+            return
+        if len(unique_id) != 128:
+            raise ValueError("unique_id must be the 128 bytes of nccl_unique_id()")
+        id_buf = (ctypes.c_uint8 * 128)(*unique_id)
+        check(lib.hcp_comm_create_nccl(ctypes.byref(self._handle), id_buf, int(rank), int(size),
+                                       ctypes.c_void_p(cuda_stream or None), int(timeout_ms)))
+
+    @classmethod
+    def wrap(cls, nccl_comm, cuda_stream=0, timeout_ms=60000):
+        return cls(None, 0, 0, cuda_stream, timeout_ms, _wrap=int(nccl_comm))
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def close(self):
+        if self._handle:
+            lib.hcp_comm_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+
+class CpContext:
+    """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently).
+    world_comm: World.comm(rank) or an NcclComm. device="cuda" computes on the current GPU on cuda_stream."""
+
+    def __init__(self, world_comm, world_size, cp, comm="p2p", hcp_sizes=None, tp=1, pp=1, device="cpu",
+                 cuda_stream=0):
+        if isinstance(world_comm, NcclComm):
+            world_comm = world_comm.handle
+        self._device = _device(device)
         self._sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
         config = ParallelConfig()
         config.struct_size = ctypes.sizeof(ParallelConfig)
@@ -139,26 +200,57 @@ class CpContext:
         if hcp_sizes:
             config.num_hcp_levels = len(hcp_sizes)
             config.hcp_sizes = ctypes.cast(self._sizes, ctypes.POINTER(ctypes.c_int64))
+        options = CpContextOptions(ctypes.sizeof(CpContextOptions), self._device, ctypes.c_void_p(cuda_stream or None))
         self._handle = ctypes.c_void_p()
-        check(lib.hcp_cp_context_create(ctypes.byref(self._handle), ctypes.byref(config), world_comm, _comm(comm)))
+        check(lib.hcp_cp_context_create_with(ctypes.byref(self._handle), ctypes.byref(config), world_comm,
+                                             _comm(comm), ctypes.byref(options)))
         rank, size = ctypes.c_int32(), ctypes.c_int32()
         check(lib.hcp_cp_context_rank(ctypes.byref(rank), ctypes.byref(size), self._handle))
         self.cp_rank, self.cp_size = rank.value, size.value
 
-    def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32"):
-        """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse)."""
+    def _outputs(self, given, shapes, fmts, elems):
+        """The output buffers: new arrays on the CPU, the caller's device pointers on CUDA."""
+        if self._device:
+            if any(g is None for g in given):
+                raise ValueError("a CUDA context needs every output as a device pointer")
+            return list(given)
+        return [array.array(f, bytes(_count(sh) * e)) for sh, f, e in zip(shapes, fmts, elems)]
+
+    def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None):
+        """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
         keep = []
-        out = array.array(fmt, bytes(b * s * h * d * elem))
-        lse = array.array("f", bytes(b * h * s * 4))
-        ts = [_tensor(q, (b, s, h, d), code, elem, False, keep), _tensor(k, (b, s, hkv, d), code, elem, False, keep),
-              _tensor(v, (b, s, hkv, d), code, elem, False, keep), _tensor(out, (b, s, h, d), code, elem, True, keep),
-              _tensor(lse, (b, h, s), 0, 4, True, keep)]
+        out, lse = self._outputs([out, lse], [(b, s, h, d), (b, h, s)], [fmt, "f"], [elem, 4])
+        dev = self._device
+        ts = [_tensor(q, (b, s, h, d), code, elem, False, keep, dev),
+              _tensor(k, (b, s, hkv, d), code, elem, False, keep, dev),
+              _tensor(v, (b, s, hkv, d), code, elem, False, keep, dev),
+              _tensor(out, (b, s, h, d), code, elem, True, keep, dev),
+              _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
         opts = AttnOptions(ctypes.sizeof(AttnOptions), 1 if causal else 0, 0.0, 1)
         check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse
+
+    def backward(self, q, k, v, out, lse, dout, shape, kv_heads=None, causal=True, dtype="fp32", dq=None, dk=None,
+                 dv=None):
+        """From the forward's out and lse and the gradient dout: returns (dq, dk, dv). On CUDA pass dq, dk, dv."""
+        code, fmt, elem = _dtype(dtype)
+        b, s, h, d = shape
+        hkv = h if kv_heads is None else kv_heads
+        qs, kvs = (b, s, h, d), (b, s, hkv, d)
+        keep = []
+        dq, dk, dv = self._outputs([dq, dk, dv], [qs, kvs, kvs], [fmt] * 3, [elem] * 3)
+        dev = self._device
+        ts = [_tensor(q, qs, code, elem, False, keep, dev), _tensor(k, kvs, code, elem, False, keep, dev),
+              _tensor(v, kvs, code, elem, False, keep, dev), _tensor(out, qs, code, elem, False, keep, dev),
+              _tensor(lse, (b, h, s), 0, 4, False, keep, dev), _tensor(dout, qs, code, elem, False, keep, dev),
+              _tensor(dq, qs, code, elem, True, keep, dev), _tensor(dk, kvs, code, elem, True, keep, dev),
+              _tensor(dv, kvs, code, elem, True, keep, dev)]
+        opts = AttnOptions(ctypes.sizeof(AttnOptions), 1 if causal else 0, 0.0, 1)
+        check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
+        return dq, dk, dv
 
     def close(self):
         if self._handle:
@@ -167,3 +259,10 @@ class CpContext:
 
     def __del__(self):
         self.close()
+
+
+def _count(shape):
+    n = 1
+    for x in shape:
+        n *= x
+    return n

@@ -88,6 +88,81 @@ class AttentionSimulate(unittest.TestCase):
                 for x in range(4 * 8):
                     self.assertAlmostEqual(out[li * 32 + x], want[gi * 32 + x], places=5)
 
+    def test_per_rank_backward_equals_simulate(self):
+        rnd = random.Random(5)
+        dout = array.array("f", [rnd.uniform(-1, 1) for _ in range(len(self.q))])
+        shape = (1, 16, 4, 8)
+        full = hcp.attention_simulate(self.q, self.k, self.v, cp=2, dout=dout, shape=shape, kv_heads=2)
+        world = hcp.World(2, timeout_ms=20000)
+        results, errors = {}, []
+
+        def rank_main(r):
+            try:
+                ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
+                rows = list(range(4 * r, 4 * r + 4)) + list(range(4 * (3 - r), 4 * (3 - r) + 4))
+                take = lambda t, heads: array.array("f", [t[(i * heads + hh) * 8 + x] for i in rows
+                                                          for hh in range(heads) for x in range(8)])
+                q, k, v, do = take(self.q, 4), take(self.k, 2), take(self.v, 2), take(dout, 4)
+                out, lse = ctx.forward(q, k, v, (1, 8, 4, 8), kv_heads=2)
+                results[r] = (rows, ctx.backward(q, k, v, out, lse, do, (1, 8, 4, 8), kv_heads=2))
+                ctx.close()
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        for rows, (dq, dk, dv) in results.values():
+            for li, gi in enumerate(rows):
+                for x in range(32):
+                    self.assertAlmostEqual(dq[li * 32 + x], full["dq"][gi * 32 + x], places=5)
+                for x in range(16):
+                    self.assertAlmostEqual(dk[li * 16 + x], full["dk"][gi * 16 + x], places=5)
+                    self.assertAlmostEqual(dv[li * 16 + x], full["dv"][gi * 16 + x], places=5)
+
+    def test_fp16_inputs(self):
+        import struct
+        to_f16 = lambda t: array.array("H", [struct.unpack("<H", struct.pack("<e", x))[0] for x in t])
+        from_f16 = lambda t: [struct.unpack("<e", struct.pack("<H", x))[0] for x in t]
+        q, k, v = to_f16(self.q), to_f16(self.k), to_f16(self.v)
+        got = hcp.attention_simulate(q, k, v, cp=2, shape=(1, 16, 4, 8), kv_heads=2, dtype="fp16")
+        want = reference(from_f16(q), from_f16(k), from_f16(v), 1, 16, 4, 2, 8, True)
+        self.assertLess(max(abs(a - b) for a, b in zip(from_f16(got["out"]), want)), 2e-3)
+
+
+class AttentionOnCuda(unittest.TestCase):
+    """The CUDA entry points either run (a GPU) or raise UnsupportedError saying why; never crash."""
+
+    def test_simulate_on_cuda_runs_or_says_why(self):
+        n = 1 * 32 * 2 * 64
+        bits = array.array("H", [0x3f80] * n)  # bf16 1.0
+        try:
+            got = hcp.attention_simulate(bits, bits, bits, cp=2, shape=(1, 32, 2, 64), dtype="bf16", device="cuda")
+        except hcp.UnsupportedError as exc:
+            self.assertIn("CUDA", str(exc))
+            return
+        self.assertEqual(len(got["out"]), n)
+
+    def test_nccl_and_cuda_contexts_run_or_say_why(self):
+        try:
+            uid = hcp.nccl_unique_id()
+        except hcp.UnsupportedError:
+            uid = None
+        if uid is not None:
+            self.assertEqual(len(uid), 128)
+            hcp.NcclComm(uid, 0, 1).close()
+        world = hcp.World(1, timeout_ms=5000)
+        try:
+            ctx = hcp.CpContext(world.comm(0), world_size=1, cp=1, device="cuda")
+        except hcp.UnsupportedError:
+            return
+        with self.assertRaises(ValueError):  # CUDA tensors are device pointers (integers)
+            ctx.forward(array.array("H", [0] * 8), 1, 1, (1, 2, 1, 4), dtype="bf16", out=1, lse=1)
+        ctx.close()
+
 
 if __name__ == "__main__":
     unittest.main()
