@@ -29,6 +29,33 @@ def reference(q, k, v, b, s, h, hkv, d, causal):
     return out
 
 
+def run_ranks(world, rank_main):
+    """Runs rank_main(r) for every rank of the world on its own thread; returns the exceptions raised."""
+    errors = []
+
+    def guarded(r):
+        try:
+            rank_main(r)
+        except Exception as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(r,)) for r in range(world.size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def dual_chunk_rows(r):
+    """The global rows of rank r's dual chunks in a sequence of 16 on 2 ranks (chunks r and 3 - r of length 4)."""
+    return list(range(4 * r, 4 * r + 4)) + list(range(4 * (3 - r), 4 * (3 - r) + 4))
+
+
+def take_rows(t, rows, heads):
+    return array.array("f", [t[(i * heads + hh) * 8 + x] for i in rows for hh in range(heads) for x in range(8)])
+
+
 class AttentionSimulate(unittest.TestCase):
     def setUp(self):
         rnd = random.Random(3)
@@ -61,27 +88,17 @@ class AttentionSimulate(unittest.TestCase):
 
     def test_per_rank_api_with_threads(self):
         world = hcp.World(2, timeout_ms=20000)
-        results, errors = {}, []
+        results = {}
 
         def rank_main(r):
-            try:
-                ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
-                # Rank r's dual chunks of a sequence of 16: chunks r and 3 - r of length 4.
-                rows = list(range(4 * r, 4 * r + 4)) + list(range(4 * (3 - r), 4 * (3 - r) + 4))
-                take = lambda t, heads: array.array("f", [t[(i * heads + hh) * 8 + x] for i in rows
-                                                          for hh in range(heads) for x in range(8)])
-                out, _ = ctx.forward(take(self.q, 4), take(self.k, 2), take(self.v, 2), (1, 8, 4, 8), kv_heads=2)
-                results[r] = (rows, out)
-                ctx.close()
-            except Exception as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
+            ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
+            rows = dual_chunk_rows(r)
+            out, _ = ctx.forward(take_rows(self.q, rows, 4), take_rows(self.k, rows, 2), take_rows(self.v, rows, 2),
+                                 (1, 8, 4, 8), kv_heads=2)
+            results[r] = (rows, out)
+            ctx.close()
 
-        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
+        self.assertEqual(run_ranks(world, rank_main), [])
         want = reference(self.q, self.k, self.v, self.b, self.s, self.h, self.hkv, self.d, True)
         for rows, out in results.values():
             for li, gi in enumerate(rows):
@@ -94,27 +111,18 @@ class AttentionSimulate(unittest.TestCase):
         shape = (1, 16, 4, 8)
         full = hcp.attention_simulate(self.q, self.k, self.v, cp=2, dout=dout, shape=shape, kv_heads=2)
         world = hcp.World(2, timeout_ms=20000)
-        results, errors = {}, []
+        results = {}
 
         def rank_main(r):
-            try:
-                ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
-                rows = list(range(4 * r, 4 * r + 4)) + list(range(4 * (3 - r), 4 * (3 - r) + 4))
-                take = lambda t, heads: array.array("f", [t[(i * heads + hh) * 8 + x] for i in rows
-                                                          for hh in range(heads) for x in range(8)])
-                q, k, v, do = take(self.q, 4), take(self.k, 2), take(self.v, 2), take(dout, 4)
-                out, lse = ctx.forward(q, k, v, (1, 8, 4, 8), kv_heads=2)
-                results[r] = (rows, ctx.backward(q, k, v, out, lse, do, (1, 8, 4, 8), kv_heads=2))
-                ctx.close()
-            except Exception as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
+            ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
+            rows = dual_chunk_rows(r)
+            q, k, v = take_rows(self.q, rows, 4), take_rows(self.k, rows, 2), take_rows(self.v, rows, 2)
+            do = take_rows(dout, rows, 4)
+            out, lse = ctx.forward(q, k, v, (1, 8, 4, 8), kv_heads=2)
+            results[r] = (rows, ctx.backward(q, k, v, out, lse, do, (1, 8, 4, 8), kv_heads=2))
+            ctx.close()
 
-        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
+        self.assertEqual(run_ranks(world, rank_main), [])
         for rows, (dq, dk, dv) in results.values():
             for li, gi in enumerate(rows):
                 for x in range(32):
