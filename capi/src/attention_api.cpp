@@ -15,6 +15,7 @@
 #include "hcp/nccl_communicator.hpp"
 #include "hcp/log.hpp"
 #include "parallel_config_c.hpp"
+#include "tensor_view.hpp"
 
 struct hcp_world {
   hcp::InProcessWorld world;
@@ -28,7 +29,6 @@ struct hcp_cp_context {
 namespace hcp::capi {
 namespace {
 
-constexpr size_t kTensorFirstVersion = sizeof(hcp_tensor);
 constexpr size_t kAttnOptionsFirstVersion = sizeof(hcp_attn_options);
 constexpr size_t kSimulateFirstVersion = offsetof(hcp_attn_simulate_options, device);
 constexpr size_t kContextOptionsFirstVersion = sizeof(hcp_cp_context_options);
@@ -48,62 +48,9 @@ std::chrono::milliseconds timeout_of(int64_t timeout_ms, const char* fn) {
   return std::chrono::milliseconds(timeout_ms);
 }
 
-hcp_device to_device(int32_t value, const char* fn, const char* name) {
-  if (value == HCP_DEVICE_CUDA && !hcp::cuda_built())
-    throw Error(Errc::unsupported, std::string(fn) + ": " + name + ": CUDA needs a build with the GPU path");
-  if (value != HCP_DEVICE_CPU && value != HCP_DEVICE_CUDA)
-    throw Error(Errc::invalid_argument, std::string(fn) + ": " + name + ": " + std::to_string(value) +
-                                            " is not an hcp_device");
-  return static_cast<hcp_device>(value);
-}
 
 void throw_status(const Status& s) {
   if (!s.ok()) throw Error(s.code(), s.message());
-}
-
-// A validated descriptor: dtype, device, rank-`ndim` shape and contiguous strides.
-struct TensorView {
-  void* data = nullptr;
-  DType dtype = DType::f32;
-  hcp_device device = HCP_DEVICE_CPU;
-  int64_t shape[4] = {};
-};
-
-TensorView view(const hcp_tensor* t, int ndim, const char* fn, const char* name) {
-  const hcp_tensor d = read_versioned(t, hcp_tensor HCP_TENSOR_INIT, kTensorFirstVersion, fn, name);
-  auto fail = [&](Errc code, const std::string& what) { throw Error(code, std::string(fn) + ": " + name + ": " + what); };
-  if (d.dtype < 0 || d.dtype > 2) fail(Errc::invalid_argument, "dtype " + std::to_string(d.dtype) + " is not an hcp_dtype");
-  const hcp_device device = to_device(d.device, fn, name);
-  if (d.ndim != ndim) fail(Errc::shape, "expected " + std::to_string(ndim) + " dimensions, got " + std::to_string(d.ndim));
-  if (d.data == nullptr) fail(Errc::invalid_argument, "data is NULL");
-  int64_t expected = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    if (d.shape[i] < 1) fail(Errc::shape, "dimension " + std::to_string(i) + " is " + std::to_string(d.shape[i]));
-    if (d.strides[i] != expected)
-      fail(Errc::unsupported, "strides must be contiguous row-major: stride " + std::to_string(i) + " is " +
-                                  std::to_string(d.strides[i]) + ", expected " + std::to_string(expected));
-    if (__builtin_mul_overflow(expected, d.shape[i], &expected)) fail(Errc::shape, "element count overflows");
-  }
-  TensorView v;
-  v.data = d.data;
-  v.dtype = static_cast<DType>(d.dtype);
-  v.device = device;
-  for (int i = 0; i < ndim; ++i) v.shape[i] = d.shape[i];
-  return v;
-}
-
-void expect_like(const TensorView& t, const TensorView& ref, int ndim, DType dtype, const char* fn, const char* name,
-                 const char* ref_name) {
-  if (t.device != ref.device)
-    throw Error(Errc::invalid_argument, std::string(fn) + ": " + name + " and " + ref_name +
-                                            " are on different devices");
-  if (t.dtype != dtype)
-    throw Error(Errc::shape, std::string(fn) + ": " + name + " has dtype " + dtype_name(t.dtype) + ", expected " +
-                                 dtype_name(dtype));
-  for (int i = 0; i < ndim; ++i)
-    if (t.shape[i] != ref.shape[i])
-      throw Error(Errc::shape, std::string(fn) + ": " + name + " dimension " + std::to_string(i) + " is " +
-                                   std::to_string(t.shape[i]) + ", " + ref_name + " has " + std::to_string(ref.shape[i]));
 }
 
 // The checked views of q, k, v, out, lse (and dout, dq, dk, dv) and the shape they describe.
@@ -305,8 +252,14 @@ HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_opti
     AttnArgs a = attn_args(q, k, v, out, lse, nullptr, nullptr, nullptr, nullptr, false, fn);
     expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
-    throw_status(context->context->forward(a.shape, a.q.data, a.k.data, a.v.data, a.out.data,
-                                           static_cast<float*>(a.lse.data)));
+    ContiguousStaging staged(context->context->engine());
+    void* q_data = staged.input(a.q);
+    void* k_data = staged.input(a.k);
+    void* v_data = staged.input(a.v);
+    void* out_data = staged.output(a.out);
+    void* lse_data = staged.output(a.lse);
+    throw_status(context->context->forward(a.shape, q_data, k_data, v_data, out_data, static_cast<float*>(lse_data)));
+    staged.finish();
   });
 }
 
@@ -320,9 +273,13 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
     AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, true, fn);
     expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
-    throw_status(context->context->backward(a.shape, a.q.data, a.k.data, a.v.data, a.out.data,
-                                            static_cast<const float*>(a.lse.data), a.dout.data, a.dq.data,
-                                            a.dk.data, a.dv.data));
+    ContiguousStaging staged(context->context->engine());
+    void* in[6] = {staged.input(a.q), staged.input(a.k), staged.input(a.v), staged.input(a.out),
+                   staged.input(a.lse), staged.input(a.dout)};
+    void* grads[3] = {staged.output(a.dq), staged.output(a.dk), staged.output(a.dv)};
+    throw_status(context->context->backward(a.shape, in[0], in[1], in[2], in[3], static_cast<const float*>(in[4]),
+                                            in[5], grads[0], grads[1], grads[2]));
+    staged.finish();
   });
 }
 
@@ -353,10 +310,17 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     s.head_dim = a.shape.head_dim, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
     s.timeout_ms = static_cast<int>(o.timeout_ms);
     if (device == HCP_DEVICE_CUDA) s.device.kind = hcp::CpDevice::Kind::cuda;
+    const std::unique_ptr<hcp::CpEngine> host = hcp::make_cpu_engine();
+    ContiguousStaging staged(*host);
     hcp::SimulateTensors t;
-    t.q = a.q.data, t.k = a.k.data, t.v = a.v.data, t.out = a.out.data, t.lse = static_cast<float*>(a.lse.data);
-    if (backward) t.dout = a.dout.data, t.dq = a.dq.data, t.dk = a.dk.data, t.dv = a.dv.data;
+    t.q = staged.input(a.q), t.k = staged.input(a.k), t.v = staged.input(a.v), t.out = staged.output(a.out);
+    t.lse = static_cast<float*>(staged.output(a.lse));
+    if (backward) {
+      t.dout = staged.input(a.dout), t.dq = staged.output(a.dq), t.dk = staged.output(a.dk);
+      t.dv = staged.output(a.dv);
+    }
     throw_status(hcp::attention_simulate(s, t));
+    staged.finish();
   });
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -83,10 +84,19 @@ TEST(AttentionApi, SimulateRunsAndRejectsMisuse) {
   hcp_attn_simulate_options v02 = o;
   v02.struct_size = offsetof(hcp_attn_simulate_options, device);
   EXPECT_EQ(hcp_attn_simulate(&v02, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_OK);
-  hcp_tensor strided = q;
-  strided.strides[2] = 16;
-  EXPECT_EQ(hcp_attn_simulate(&o, &strided, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+  hcp_tensor last_strided = q;
+  last_strided.strides[3] = 2;
+  EXPECT_EQ(hcp_attn_simulate(&o, &last_strided, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
             HCP_ERR_UNSUPPORTED);
+  hcp_tensor zero_stride = q;
+  zero_stride.strides[1] = 0;
+  EXPECT_EQ(hcp_attn_simulate(&o, &zero_stride, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  hcp_tensor huge_stride = q;
+  huge_stride.strides[0] = INT64_MAX / 2;
+  huge_stride.shape[0] = 3;
+  EXPECT_EQ(hcp_attn_simulate(&o, &huge_stride, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_SHAPE);
   hcp_tensor wrong_lse = tensor(b.lse.data(), {1, 16, 2});
   EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &wrong_lse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
   hcp_tensor bf16_k = k;
@@ -158,6 +168,58 @@ TEST(AttentionApi, PerRankForwardEqualsSimulate) {
   hcp_world_destroy(world);
   EXPECT_EQ(hcp_attn_forward(nullptr, nullptr, &q, &k, &v, &out, &lse), HCP_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcp_set_log_callback(nullptr, nullptr), HCP_OK);
+}
+
+// [B, S, H, D] viewed over [B, H, S, D] memory, as a framework's transposed tensor would be.
+hcp_tensor bhsd(void* data, int64_t b, int64_t s, int64_t h, int64_t d) {
+  hcp_tensor t = tensor(data, {b, s, h, d});
+  t.strides[0] = h * s * d, t.strides[1] = d, t.strides[2] = s * d, t.strides[3] = 1;
+  return t;
+}
+
+std::vector<float> to_bhsd(const std::vector<float>& bshd, int64_t s, int64_t h, int64_t d) {
+  std::vector<float> out(bshd.size());
+  for (int64_t i = 0; i < s; ++i)
+    for (int64_t j = 0; j < h; ++j)
+      for (int64_t x = 0; x < d; ++x) out[static_cast<size_t>((j * s + i) * d + x)] = bshd[static_cast<size_t>((i * h + j) * d + x)];
+  return out;
+}
+
+// Strided tensors (here every tensor, lse included, in a transposed layout) give the same results as contiguous
+// ones, forward and backward.
+TEST(AttentionApi, StridedTensorsEqualContiguousOnes) {
+  Buffers b;
+  std::vector<float> dout(b.q.size());
+  for (size_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>((i * 3) % 7) / 7.0f - 0.5f;
+  hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  o.cp = 2;
+  std::vector<float> grads[3] = {std::vector<float>(256), std::vector<float>(256), std::vector<float>(256)};
+  hcp_tensor q = tensor(b.q.data(), {1, 16, 2, 8}), k = tensor(b.k.data(), {1, 16, 2, 8});
+  hcp_tensor v = tensor(b.v.data(), {1, 16, 2, 8}), out = tensor(b.out.data(), {1, 16, 2, 8});
+  hcp_tensor lse = tensor(b.lse.data(), {1, 2, 16}), d = tensor(dout.data(), {1, 16, 2, 8});
+  hcp_tensor dq = tensor(grads[0].data(), {1, 16, 2, 8}), dk = tensor(grads[1].data(), {1, 16, 2, 8});
+  hcp_tensor dv = tensor(grads[2].data(), {1, 16, 2, 8});
+  ASSERT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, &d, &dq, &dk, &dv), HCP_OK);
+
+  std::vector<float> tq = to_bhsd(b.q, 16, 2, 8), tk = to_bhsd(b.k, 16, 2, 8), tv = to_bhsd(b.v, 16, 2, 8);
+  std::vector<float> td = to_bhsd(dout, 16, 2, 8), tout(256), tdq(256), tdk(256), tdv(256);
+  std::vector<float> tlse(64, -1.0f);  // lse [B, H, S] with a row stride of 32: every other block of 16 unused
+  hcp_tensor sq = bhsd(tq.data(), 1, 16, 2, 8), sk = bhsd(tk.data(), 1, 16, 2, 8), sv = bhsd(tv.data(), 1, 16, 2, 8);
+  hcp_tensor sout = bhsd(tout.data(), 1, 16, 2, 8), sd = bhsd(td.data(), 1, 16, 2, 8);
+  hcp_tensor sdq = bhsd(tdq.data(), 1, 16, 2, 8), sdk = bhsd(tdk.data(), 1, 16, 2, 8), sdv = bhsd(tdv.data(), 1, 16, 2, 8);
+  hcp_tensor slse = tensor(tlse.data(), {1, 2, 16});
+  slse.strides[0] = 64, slse.strides[1] = 32;
+  ASSERT_EQ(hcp_attn_simulate(&o, &sq, &sk, &sv, &sout, &slse, &sd, &sdq, &sdk, &sdv), HCP_OK) << hcp_last_error();
+  const std::vector<float> want[4] = {to_bhsd(b.out, 16, 2, 8), to_bhsd(grads[0], 16, 2, 8),
+                                      to_bhsd(grads[1], 16, 2, 8), to_bhsd(grads[2], 16, 2, 8)};
+  const std::vector<float>* got[4] = {&tout, &tdq, &tdk, &tdv};
+  for (int t = 0; t < 4; ++t)
+    for (size_t i = 0; i < 256; ++i) EXPECT_FLOAT_EQ((*got[t])[i], want[t][i]) << t << " " << i;
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 16; ++i) {
+      EXPECT_FLOAT_EQ(tlse[static_cast<size_t>(h * 32 + i)], b.lse[static_cast<size_t>(h * 16 + i)]);
+      EXPECT_EQ(tlse[static_cast<size_t>(h * 32 + 16 + i)], -1.0f) << "the gaps must stay untouched";
+    }
 }
 
 // Context options and the NCCL entry points: misuse gives documented statuses; on this machine's build and device

@@ -275,7 +275,9 @@ typedef enum hcp_cp_comm {
 } hcp_cp_comm;
 
 /* A tensor descriptor. q, out, dout, dq: [B, S_local, H, D]; k, v, dk, dv: [B, S_local, Hkv, D]; lse: [B, H,
- * S_local] fp32. This version needs contiguous row-major strides (in elements). `device` says where `data` lives:
+ * S_local] fp32. Strides are in elements: the last dimension must be contiguous (stride 1), the others any positive
+ * values (since 0.3; strided tensors are packed into contiguous scratch memory around the call, and outputs must not
+ * overlap themselves). `device` says where `data` lives:
  * host memory, or device memory of the current CUDA device (since 0.3; HCP_ERR_UNSUPPORTED in builds without the
  * GPU path), and must match the device of the context or simulation that gets it. Since 0.2. */
 typedef struct hcp_tensor {

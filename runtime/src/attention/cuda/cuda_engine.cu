@@ -64,9 +64,11 @@ class CudaEngine final : public CpEngine {
   }
   Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
                    const void* src, size_t src_b, size_t src_r) override {
+    if (rows == 1 && batch == 1)  // one block: a plain copy (2D copies limit the pitch)
+      return cuda_check(cudaMemcpyAsync(dst, src, row_bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync");
     if (rows == 1)  // one row per batch: a 2D copy over the batches
-      return cuda_check(cudaMemcpy2DAsync(dst, batch > 1 ? dst_b : row_bytes, src, batch > 1 ? src_b : row_bytes,
-                                          row_bytes, static_cast<size_t>(batch), cudaMemcpyDefault, stream_),
+      return cuda_check(cudaMemcpy2DAsync(dst, dst_b, src, src_b, row_bytes, static_cast<size_t>(batch),
+                                          cudaMemcpyDefault, stream_),
                         "cudaMemcpy2DAsync");
     for (int64_t b = 0; b < batch; ++b)
       HCP_TRY(cuda_check(cudaMemcpy2DAsync(static_cast<unsigned char*>(dst) + b * dst_b, dst_r,
