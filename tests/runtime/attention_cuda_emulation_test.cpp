@@ -1,6 +1,7 @@
 // The CUDA flash attention block functions, run on the host block emulator, against the CPU kernels on the same
 // bf16 / fp16 inputs (flash_cases.hpp). This checks the kernels' indexing, masking, online softmax and gradient
-// algebra on any machine; attention_cuda_test runs the compiled kernels on a GPU when there is one.
+// algebra on any machine, and the accumulate mode the ring uses (on the CPU kernel too); attention_cuda_test runs
+// the compiled kernels on a GPU when there is one.
 #include <gtest/gtest.h>
 
 #include "emulated_attention.hpp"
@@ -25,6 +26,38 @@ TEST_P(CudaKernelEmulation, MatchesTheCpuKernels) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Instances, CudaKernelEmulation, ::testing::ValuesIn(testing::flash_cases()),
+                         testing::flash_case_name);
+
+// AttnParams::accumulate: the keys in two calls, the second merging into the first's out/lse, equal one call over
+// all keys - on the CPU kernel (fp32 arithmetic: 1e-5) and on the emulated CUDA kernel. The split lands inside a
+// key tile, and with the causal offsets of the cases some rows see keys in only one part, or in none.
+class KernelAccumulate : public ::testing::TestWithParam<FlashCase> {};
+
+TEST_P(KernelAccumulate, TwoCallsEqualOne) {
+  const FlashCase& c = GetParam();
+  testing::Buffers whole = testing::make_buffers(c), cpu = testing::make_buffers(c), gpu = testing::make_buffers(c);
+  ASSERT_TRUE(attention_forward_cpu(testing::make_params(c, whole)).ok());
+  const int64_t split = c.sk * 3 / 5;
+  for (bool emulated : {false, true}) {
+    testing::Buffers& b = emulated ? gpu : cpu;
+    const AttnParams p = testing::make_params(c, b);
+    AttnParams first = testing::key_part(p, 0, split), second = testing::key_part(p, split, c.sk - split);
+    second.accumulate = true;
+    if (emulated) {
+      ASSERT_TRUE(testing::emulated_forward(first));
+      ASSERT_TRUE(testing::emulated_forward(second));
+    } else {
+      ASSERT_TRUE(attention_forward_cpu(first).ok());
+      ASSERT_TRUE(attention_forward_cpu(second).ok());
+    }
+  }
+  EXPECT_LT(testing::rel_error(cpu.out, whole.out), 1e-5) << "cpu out";
+  EXPECT_LT(testing::rel_error(cpu.lse, whole.lse), 1e-6) << "cpu lse";
+  EXPECT_LT(testing::rel_error(gpu.out, whole.out), c.dtype == DType::bf16 ? 2e-2 : 4e-3) << "emulated out";
+  EXPECT_LT(testing::rel_error(gpu.lse, whole.lse), 1e-5) << "emulated lse";
+}
+
+INSTANTIATE_TEST_SUITE_P(Instances, KernelAccumulate, ::testing::ValuesIn(testing::flash_cases()),
                          testing::flash_case_name);
 
 TEST(CudaKernelEmulation, InstancesCoverBf16AndF16AtHeadDims64And128Only) {

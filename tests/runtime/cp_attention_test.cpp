@@ -177,7 +177,7 @@ std::vector<CpCase> all_cases() {
     for (bool causal : {true, false})
       cases.push_back({comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{},
                        causal, true, DType::bf16});
-  // The CUDA engine's kernels (flash, merge, conversion) through every scheme, on the block emulator.
+  // The CUDA engine's kernels (flash, conversion) through every scheme, on the block emulator.
   for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
     for (bool causal : {true, false})
       cases.push_back({comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{},

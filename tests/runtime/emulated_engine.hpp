@@ -1,4 +1,4 @@
-// A CpEngine that runs the CUDA engine's kernels (flash, merge, conversion block functions) on the host block
+// A CpEngine that runs the CUDA engine's kernels (flash and conversion block functions) on the host block
 // emulator, and claims device memory so that CpContext stages its exchanges (StagedCommunicator) as it does for
 // CUDA. With it the CP schemes run end to end with the GPU kernels' arithmetic on machines without a GPU.
 #pragma once
@@ -70,11 +70,6 @@ class EmulatedGpuEngine final : public CpEngine {
     return dispatched(emulated_backward_only(p));
   }
   Status delta(const AttnParams& p) override { return dispatched(emulated_delta(p)); }
-  Status merge(const MergeRows& m) override {
-    emu::launch({(m.nq + kern::kMergeRows - 1) / kern::kMergeRows, m.heads, m.batch}, kern::kThreads, 0,
-                [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char*) { kern::merge_block(ctx, m, bx, by, bz); });
-    return {};
-  }
 
  private:
   std::atomic<int64_t>* staged_copies_;

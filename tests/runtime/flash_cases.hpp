@@ -104,6 +104,16 @@ inline double rel_error(const std::vector<float>& a, const std::vector<float>& b
   return scale > 0 ? diff / scale : diff;
 }
 
+// The keys [k0, k0 + nk) of `p` as a call of their own (causal offset shifted to match), for accumulate tests.
+inline AttnParams key_part(AttnParams p, int64_t k0, int64_t nk) {
+  const int64_t bytes = k0 * static_cast<int64_t>(dtype_size(p.dtype));
+  p.k.data = static_cast<char*>(p.k.data) + bytes * p.k.stride_s;
+  p.v.data = static_cast<char*>(p.v.data) + bytes * p.v.stride_s;
+  p.sk = nk;
+  p.causal_offset -= k0;
+  return p;
+}
+
 // Runs the CPU kernels (forward, delta, backward) on `buf`, the expected values for the CUDA kernels.
 inline void run_cpu_kernels(const AttnParams& p) {
   ASSERT_TRUE(attention_forward_cpu(p).ok());

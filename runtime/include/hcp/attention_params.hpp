@@ -29,6 +29,10 @@ struct AttnParams {
   float scale = 0;      // softmax scale, usually 1/sqrt(head_dim)
   bool causal = false;  // key j is visible to query i iff j <= i + causal_offset
   int64_t causal_offset = 0;  // 0: top-left aligned; sk - sq: bottom-right aligned
+  // Forward: out and lse already hold the result over other keys (out normalised, lse its log-sum-exp; -inf for
+  // none); this call's keys are merged into it in fp32, exactly as if all keys had been in one call. The ring's
+  // output correction, fused into the kernel: no partial buffers, no separate merge pass.
+  bool accumulate = false;
 
   AttnTensor q, k, v;  // inputs, `dtype`
   AttnTensor out;      // forward: written, f32

@@ -46,17 +46,6 @@ class EngineBuffer {
   void* context_ = nullptr;
 };
 
-// Rows [q0, q0 + nq) of a partial result merged into the running one: lse = log(e^lse + e^part_lse),
-// out = out e^(lse_old - lse) + part_out e^(part_lse - lse), in fp32. out / part_out [batch, n, heads, head_dim],
-// lse / part_lse [batch, heads, n], all contiguous.
-struct MergeRows {
-  float* out = nullptr;
-  float* lse = nullptr;
-  const float* part_out = nullptr;
-  const float* part_lse = nullptr;
-  int64_t batch = 0, n = 0, heads = 0, head_dim = 0, q0 = 0, nq = 0;
-};
-
 class CpEngine {
  public:
   virtual ~CpEngine() = default;
@@ -77,11 +66,11 @@ class CpEngine {
   virtual Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) = 0;
   virtual Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) = 0;
 
+  // Must honour AttnParams::accumulate (the ring merges every step into out/lse that way).
   virtual Status forward(const AttnParams& p) = 0;
   virtual Status backward(const AttnParams& p) = 0;
   // delta = rowsum(dout * out) from p.dout (p.dtype) and p.out (f32) into p.delta, for p.sq rows.
   virtual Status delta(const AttnParams& p) = 0;
-  virtual Status merge(const MergeRows& m) = 0;
   // Waits until every operation enqueued so far has finished (CUDA: the stream); CPU engines work synchronously.
   virtual Status synchronize() { return {}; }
 };

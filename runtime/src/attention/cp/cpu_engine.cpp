@@ -1,4 +1,4 @@
-// The CPU engine: host memory (64-byte aligned), memcpy row copies, the CPU kernels and the fp32 merge.
+// The CPU engine: host memory (64-byte aligned, freed blocks reused), memcpy row copies and the CPU kernels.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -77,31 +77,6 @@ class CpuEngine final : public CpEngine {
     return {};
   }
 
-  Status merge(const MergeRows& m) override {
-    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-    const int64_t D = m.head_dim, row = m.heads * D;
-    for (int64_t b = 0; b < m.batch; ++b)
-      for (int64_t h = 0; h < m.heads; ++h) {
-        float* l = m.lse + (b * m.heads + h) * m.n;
-        const float* li = m.part_lse + (b * m.heads + h) * m.n;
-        for (int64_t i = m.q0; i < m.q0 + m.nq; ++i) {
-          if (li[i] == kNegInf) continue;
-          float* o = m.out + (b * m.n + i) * row + h * D;
-          const float* oi = m.part_out + (b * m.n + i) * row + h * D;
-          if (l[i] == kNegInf) {
-            std::copy_n(oi, D, o);
-            l[i] = li[i];
-            continue;
-          }
-          const float hi = std::max(l[i], li[i]), lo = std::min(l[i], li[i]);
-          const float merged = hi + std::log1p(std::exp(lo - hi));
-          const float w_old = std::exp(l[i] - merged), w_new = std::exp(li[i] - merged);
-          for (int64_t d = 0; d < D; ++d) o[d] = o[d] * w_old + oi[d] * w_new;
-          l[i] = merged;
-        }
-      }
-    return {};
-  }
 
  private:
   static void release(void* engine, void* ptr) {

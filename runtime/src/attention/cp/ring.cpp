@@ -1,7 +1,8 @@
 // The p2p ring of cp-attention.md over one communicator of size W, on a participant's dual-chunk local sequence
 // (half 0 = chunk r, half 1 = chunk 2W-1-r). Forward: at step i the KV of rank (r - i) mod W is used while the
-// KV of step i+1 travels from r-1 to r+1; the causal schedule makes every step cost about the same; partial
-// results are merged into fp32 out/lse as they arrive. Backward: the diagonal first, then the KV of rank
+// KV of step i+1 travels from r-1 to r+1; the causal schedule makes every step cost about the same; each step's
+// kernel merges its keys into the fp32 out/lse (AttnParams::accumulate). Backward: the diagonal first, then the KV
+// of rank
 // (r + i) mod W arriving from r+1 while a step computes; the dK/dV accumulator of each KV block travels with it
 // along the same reverse ring and ends, complete, at its owner.
 #include <utility>
@@ -31,25 +32,19 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
     buf.k = k, buf.v = v, buf.out = out, buf.lse = lse;
     return eng.forward(section_params(lp, ring_section(lp, 0, 0), lp.n, lp.n, buf));
   }
-  EngineBuffer cur, next, part_out, part_lse;
+  EngineBuffer cur, next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
-  HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &part_out));
-  HCP_TRY(alloc_elems<float>(eng, lp.batch * lp.heads * lp.n, &part_lse));
   HCP_TRY(pack_kv(eng, lp, k, v, cur.as()));
+  buf.out = out, buf.lse = lse;
   for (int i = 0; i < w; ++i) {
     if (i + 1 < w) HCP_TRY(comm->post_send_recv(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(),
                                                 2 * lp.kv_bytes(), (r - 1 + w) % w));
-    const int src = (r - i + w) % w;
-    const Section s = ring_section(lp, src, r);
     buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
-    // The first step covers every row, so it writes the accumulators directly.
-    buf.out = i == 0 ? out : part_out.as<float>();
-    buf.lse = i == 0 ? lse : part_lse.as<float>();
-    HCP_TRY(compute_or_abort(comm, eng.forward(section_params(lp, s, lp.n, lp.n, buf))));
-    if (i > 0)
-      HCP_TRY(compute_or_abort(comm, eng.merge({out, lse, part_out.as<float>(), part_lse.as<float>(), lp.batch, lp.n,
-                                                lp.heads, lp.head_dim, s.q0, s.nq})));
+    AttnParams p = section_params(lp, ring_section(lp, (r - i + w) % w, r), lp.n, lp.n, buf);
+    // The first step covers every row and writes out/lse; later steps merge into them inside the kernel.
+    p.accumulate = i > 0;
+    HCP_TRY(compute_or_abort(comm, eng.forward(p)));
     if (i + 1 < w) {
       HCP_TRY(comm->wait_send_recv());
       std::swap(cur, next);

@@ -72,6 +72,15 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   std::fill(t.o.begin(), t.o.end(), 0.0f);
   std::fill(t.m.begin(), t.m.end(), -std::numeric_limits<float>::infinity());
   std::fill(t.l.begin(), t.l.end(), 0.0f);
+  if (p.accumulate) {  // resume from the earlier result: running max lse, denominator 1, output out
+    const float* prev_lse = row_values(p.lse, b, h) + i0;
+    for (int64_t i = 0; i < rows; ++i) {
+      if (prev_lse[i] == -std::numeric_limits<float>::infinity()) continue;
+      t.m[i] = prev_lse[i];
+      t.l[i] = 1.0f;
+      std::copy_n(f32_row(p.out, b, i0 + i, h), D, t.o.data() + i * dp);
+    }
+  }
 
   int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
   if (p.causal) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));

@@ -1,5 +1,6 @@
-// The CUDA engine: device memory allocated in stream order, strided row copies as 2D memcpys, the flash kernels,
-// and the merge / conversion kernels of cp_kernels.cuh - everything enqueued on one stream, in order.
+// The CUDA engine: device memory allocated in stream order, strided row copies as 2D memcpys, the flash kernels
+// (whose forward merges into an earlier result: AttnParams::accumulate) and the conversion kernels of
+// cp_kernels.cuh - everything enqueued on one stream, in order.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,10 +18,6 @@ Status cuda_check(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return {};
   const Errc code = err == cudaErrorMemoryAllocation ? Errc::out_of_memory : Errc::internal;
   return {code, std::string("CUDA engine: ") + what + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err)};
-}
-
-__global__ void __launch_bounds__(kern::kThreads) merge_kernel(const MergeRows m) {
-  kern::merge_block(kern::BlockCtx{}, m, blockIdx.x, blockIdx.y, blockIdx.z);
 }
 
 template <class E>
@@ -109,13 +106,6 @@ class CudaEngine final : public CpEngine {
   Status backward(const AttnParams& p) override { return attention_backward_cuda(p, stream_); }
   Status delta(const AttnParams& p) override { return attention_delta_cuda(p, stream_); }
   Status synchronize() override { return cuda_check(cudaStreamSynchronize(stream_), "synchronize"); }
-  Status merge(const MergeRows& m) override {
-    if (m.nq <= 0) return {};
-    const dim3 grid(static_cast<unsigned>((m.nq + kern::kMergeRows - 1) / kern::kMergeRows),
-                    static_cast<unsigned>(m.heads), static_cast<unsigned>(m.batch));
-    merge_kernel<<<grid, kern::kThreads, 0, stream_>>>(m);
-    return cuda_check(cudaGetLastError(), "merge");
-  }
 
  private:
   cudaStream_t stream_;

@@ -54,10 +54,20 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   const float scale_log2 = p.scale * kLog2e;
 
   load_tile<E, D>(ctx, qs, L::ldt, qg, p.q.stride_s, q0, p.sq);
-  for (int i = tid; i < kTile * L::ldo; i += kThreads) os[i] = 0.0f;
+  float* outg = static_cast<float*>(p.out.data) + b * p.out.stride_b + h * p.out.stride_h;
+  float* lseg = p.lse.data + b * p.lse.stride_b + h * p.lse.stride_h;
+  // Fresh rows start empty; with p.accumulate they resume from the earlier result (max lse, sum 1, output out).
+  for (int i = tid; i < kTile * L::ldo; i += kThreads) {
+    const int r = i / L::ldo, d = i % L::ldo;
+    const int64_t qi = q0 + r;
+    const bool resume = p.accumulate && qi < p.sq && d < D && lseg[qi] != -INFINITY;
+    os[i] = resume ? outg[qi * p.out.stride_s + d] : 0.0f;
+  }
   if (tid < kTile) {
-    row_max[tid] = -INFINITY;
-    row_sum[tid] = 0.0f;
+    const int64_t qi = q0 + tid;
+    const bool resume = p.accumulate && qi < p.sq && lseg[qi] != -INFINITY;
+    row_max[tid] = resume ? lseg[qi] * kLog2e : -INFINITY;
+    row_sum[tid] = resume ? 1.0f : 0.0f;
   }
   // Keys past the last row's diagonal are invisible to the whole block.
   int64_t k_end = p.sk;
@@ -134,7 +144,6 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     ctx.sync();  // every warp is done with this K, V tile and its stores are visible
   }
 
-  float* outg = static_cast<float*>(p.out.data) + b * p.out.stride_b + h * p.out.stride_h;
   for (int i = tid; i < kTile * D; i += kThreads) {
     const int r = i / D, d = i % D;
     const int64_t qi = q0 + r;
@@ -142,7 +151,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   }
   if (tid < kTile && q0 + tid < p.sq) {
     const float lse = row_max[tid] == -INFINITY ? -INFINITY : (row_max[tid] + fast_log2(row_sum[tid])) * kLn2;
-    p.lse.data[b * p.lse.stride_b + h * p.lse.stride_h + q0 + tid] = lse;
+    lseg[q0 + tid] = lse;
   }
 }
 
