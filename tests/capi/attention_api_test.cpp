@@ -239,6 +239,16 @@ TEST(AttentionApi, ContextOptionsAndNcclMisuse) {
   options = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
   options.struct_size = 4;
   EXPECT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &options), HCP_ERR_INVALID_ARGUMENT);
+  // A newer caller's larger struct: accepted while the fields this library does not know are zero.
+  struct Newer {
+    hcp_cp_context_options known;
+    uint64_t unknown;
+  } newer{hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT, 1};
+  newer.known.struct_size = sizeof(Newer);
+  EXPECT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &newer.known), HCP_ERR_UNSUPPORTED);
+  newer.unknown = 0;
+  ASSERT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &newer.known), HCP_OK);
+  hcp_cp_context_destroy(ctx);
   options = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
   ASSERT_EQ(hcp_cp_context_create_with(&ctx, &config, comm, HCP_CP_COMM_P2P, &options), HCP_OK);
   // A CPU context refuses CUDA tensors (or the build refuses them outright).
