@@ -39,3 +39,12 @@ hcp_setup() {
   hcp_install_missing_packages
   hcp_configure_and_build
 }
+
+# hcp_configure_sanitized DIR COMPILE_FLAGS LINK_FLAGS: configures a sanitizer build (CPU only, no benchmarks) once.
+hcp_configure_sanitized() {
+  local dir=$1 flags=$2 link=$3
+  [ -f "$dir/CMakeCache.txt" ] && return 0
+  cmake -S "$HCP_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCP_WITH_CUDA=OFF \
+    -DHCP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link"
+}

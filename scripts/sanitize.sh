@@ -5,12 +5,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 hcp_install_missing_packages
 asan_build=${HCP_ASAN_BUILD:-$HCP_ROOT/build-asan}
-if [ ! -f "$asan_build/CMakeCache.txt" ]; then
-  flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-  cmake -S "$HCP_ROOT" -B "$asan_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCP_WITH_CUDA=OFF \
-    -DHCP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
-fi
+hcp_configure_sanitized "$asan_build" \
+  "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" "-fsanitize=address,undefined"
 cmake --build "$asan_build" -j "$HCP_JOBS"
 cd "$asan_build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -6,12 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 hcp_install_missing_packages
 tsan_build=${HCP_TSAN_BUILD:-$HCP_ROOT/build-tsan}
-if [ ! -f "$tsan_build/CMakeCache.txt" ]; then
-  flags="-fsanitize=thread -fno-omit-frame-pointer"
-  cmake -S "$HCP_ROOT" -B "$tsan_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCP_WITH_CUDA=OFF \
-    -DHCP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
-fi
+hcp_configure_sanitized "$tsan_build" "-fsanitize=thread -fno-omit-frame-pointer" "-fsanitize=thread"
 cmake --build "$tsan_build" -j "$HCP_JOBS" --target hcp_comm_tests hcp_cp_attention_tests hcp_attention_kernel_tests
 cd "$tsan_build"
 # halt_on_error: a race is a failure, not a warning in a log nobody reads.

@@ -95,7 +95,9 @@ void ContiguousStaging::finish() {
 
 void* ContiguousStaging::stage(const TensorView& t, bool pack) {
   size_t bytes = t.elem();
-  for (int i = 0; i < t.ndim; ++i) bytes *= static_cast<size_t>(t.shape[i]);
+  for (int i = 0; i < t.ndim; ++i)
+    if (__builtin_mul_overflow(bytes, static_cast<size_t>(t.shape[i]), &bytes))
+      throw Error(Errc::shape, "a strided tensor's contiguous copy would exceed the address space");
   EngineBuffer buf;
   throw_status(eng_.alloc(bytes, &buf));
   void* data = buf.as();

@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +26,7 @@ class NcclCommunicator final : public Communicator {
     if (transfer_stream_) cudaStreamDestroy(transfer_stream_);
     for (cudaEvent_t e : {ready_, done_})
       if (e) cudaEventDestroy(e);
-    if (owned_ && comm_) aborted_ ? ncclCommAbort(comm_) : ncclCommDestroy(comm_);
+    if (owned_ && !aborted_) ncclCommDestroy(comm_);  // an aborted communicator is already freed
   }
 
   Status init() {
@@ -119,19 +121,24 @@ class NcclCommunicator final : public Communicator {
 
   using Communicator::abort;
   void abort(Errc cause, std::string_view reason) override {
-    if (aborted_) return;
-    aborted_ = true;
-    abort_reason_ = std::string(reason) + " (" + (cause == Errc::timeout ? "timeout" : "error") + ")";
+    {
+      std::lock_guard lock(reason_mu_);
+      if (aborted_) return;
+      abort_reason_ = std::string(reason) + " (" + (cause == Errc::timeout ? "timeout" : "error") + ")";
+      aborted_ = true;
+    }
+    // ncclCommAbort frees the communicator (the caller's too, when wrapped): the polling loops check aborted_
+    // before every NCCL call, and nothing else touches the handle afterwards.
     ncclCommAbort(comm_);
-    if (!owned_) comm_ = nullptr;  // the caller's handle is dead now; never touch it again
   }
 
  private:
   bool valid(int r) const { return r >= 0 && r < size_; }
 
   Status usable(const char* op) const {
-    if (aborted_) return {Errc::comm, std::string("NCCL ") + op + ": communicator aborted: " + abort_reason_};
-    return {};
+    if (!aborted_) return {};
+    std::lock_guard lock(reason_mu_);
+    return {Errc::comm, std::string("NCCL ") + op + ": communicator aborted: " + abort_reason_};
   }
   Status misuse(const std::string& what) {
     abort(Errc::invalid_argument, what);
@@ -145,7 +152,8 @@ class NcclCommunicator final : public Communicator {
   }
   Status nccl(ncclResult_t r, const char* what) {
     if (r == ncclSuccess || r == ncclInProgress) return {};
-    const std::string message = std::string(what) + ": " + ncclGetErrorString(r) + ": " + ncclGetLastError(comm_);
+    const std::string message = std::string(what) + ": " + ncclGetErrorString(r) +
+                                (aborted_ ? std::string() : std::string(": ") + ncclGetLastError(comm_));
     abort(Errc::comm, message);
     return {Errc::comm, "NCCL " + message};
   }
@@ -154,6 +162,7 @@ class NcclCommunicator final : public Communicator {
   Status settle_comm(ncclComm_t comm, const char* op) {
     const auto deadline = Clock::now() + timeout_;
     for (;;) {
+      if (comm == comm_) HCP_TRY(usable(op));
       ncclResult_t state = ncclSuccess;
       ncclResult_t r = ncclCommGetAsyncError(comm, &state);
       if (r != ncclSuccess) return nccl(r, op);
@@ -190,6 +199,7 @@ class NcclCommunicator final : public Communicator {
       const cudaError_t q = cudaEventQuery(event);
       if (q == cudaSuccess) return {};
       if (q != cudaErrorNotReady) return cuda(q, op);
+      HCP_TRY(usable(op));
       ncclResult_t state = ncclSuccess;
       if (ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
         return nccl(state, op);
@@ -210,7 +220,9 @@ class NcclCommunicator final : public Communicator {
   cudaEvent_t ready_ = nullptr, done_ = nullptr;
   void* scratch_ = nullptr;  // the barrier's bytes
   int rank_ = 0, size_ = 1;
-  bool posted_ = false, aborted_ = false;
+  bool posted_ = false;
+  std::atomic<bool> aborted_{false};  // abort() may come from another thread
+  mutable std::mutex reason_mu_;
   std::string abort_reason_;
 };
 

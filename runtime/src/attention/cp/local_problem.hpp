@@ -1,9 +1,7 @@
 // One participant's contiguous tensors in a CP scheme and the kernel parameters for a section of them.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"

@@ -35,7 +35,7 @@ Status require_device_pointer(const void* ptr, const char* name) {
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so the next call does not see it
+    cudaGetLastError();  // a non-sticky error: clear it so that the next call does not report it
     return from_cuda(err, name);
   }
   if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
