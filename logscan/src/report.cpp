@@ -49,7 +49,9 @@ double* Reservoir::reserve() {
   rng_ ^= rng_ << 13;  // xorshift64: deterministic, so reports are reproducible
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;
-  const uint64_t slot = rng_ % count_;
+  // A uniform slot in [0, count_) by multiply-high (Lemire), not a 64-bit division on every line.
+  __extension__ using Wide = unsigned __int128;
+  const auto slot = static_cast<uint64_t>((static_cast<Wide>(rng_) * count_) >> 64);
   return slot < kCapacity ? &sample_[slot] : nullptr;
 }
 

@@ -9,7 +9,7 @@
 
 #include "extract/scan_state.hpp"
 #include "input/stream_decoder.hpp"
-#include "match/count_newlines.hpp"
+#include "match/line_end.hpp"
 #include "match/literal_set.hpp"
 #include "match/triggers.hpp"
 #include "verdict/verdict.hpp"
@@ -46,7 +46,8 @@ std::optional<double> peak_bf16_tflops(std::string_view gpu) {
 struct LogScanner::Impl {
   ScanOptions options;
   LiteralSet literals{literal_texts()};
-  std::vector<uint32_t> trigger_of;
+  std::vector<uint32_t> trigger_of;  // by literal id
+  uint64_t settles_line = 0;        // literals after which the rest of a line is not searched
   ScanState state;
   std::deque<std::string> names;  // stable storage for LineView::file
   bool open = false;
@@ -55,64 +56,72 @@ struct LogScanner::Impl {
   std::string pending;  // a line split across chunks
   bool skipping = false;
   uint64_t line_no = 0;
-  std::vector<LiteralHit> hits;
   std::string scratch;
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
-    for (const TriggerLiteral& t : trigger_literals()) trigger_of.push_back(t.triggers);
+    for (const TriggerLiteral& t : trigger_literals()) {
+      if (t.settles_line) settles_line |= uint64_t{1} << trigger_of.size();
+      trigger_of.push_back(t.triggers);
+    }
     if (options.max_line < 256) options.max_line = 256;
   }
 
-  void handle(const char* p, size_t s, size_t e, uint32_t triggers, uint64_t number) {
+  // The line [s, e) of the region at p; `key` is where its first trigger literal starts (e when none).
+  void handle(const char* p, size_t s, size_t e, size_t key, bool escape, uint32_t triggers, uint64_t number) {
     size_t len = e - s;
     if (len > options.max_line) {
       len = options.max_line;
       ++file.truncated_lines;
     }
-    LineView v = view_line(std::string_view(p + s, len), scratch);
+    LineView v = view_line(std::string_view(p + s, len), scratch, escape);
     v.number = number;
     v.file = &names.back();
     if (v.rank < 0) v.rank = file.rank_from_name;
+    if (v.stable && p + key >= v.text.data() && p + key < v.text.data() + v.text.size()) v.key = p + key;
     state.dispatch(v, triggers);
   }
 
-  // Complete lines in [p, p+n); a region that does not end in '\n' is one final or truncated line.
+  // Complete lines in [p, p+n); a region that does not end in '\n' is one final or truncated line. The cursor
+  // stops at each line with a literal (or at every line inside a traceback or YAML list); the literals later on
+  // that line are collected by searching up to its end - except on an iteration line, known by the counters after
+  // its key, whose remaining bytes are never fingerprinted.
   void process_region(const char* p, size_t n) {
-    hits.clear();
     const uint64_t base = line_no;
-    const uint64_t newlines = literals.find_all(p, n, hits);
-    size_t pos = 0, h = 0;
-    auto line_end = [&](size_t from) {
-      const void* nl = std::memchr(p + from, '\n', n - from);
-      return nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) : n;
-    };
-    // Lines read one by one (inside a traceback or YAML list) count their own newlines.
-    size_t counted_at = 0;
-    uint64_t counted = 0;
-    while (pos < n) {
-      size_t s = pos, e;
-      uint64_t number;
-      if (state.wants_every_line()) {
-        e = line_end(pos);
-        counted += count_newlines(p + counted_at, p + pos);
-        counted_at = pos;
-        number = base + counted + 1;
-      } else {
-        if (h == hits.size()) break;
-        const size_t hp = hits[h].pos;
-        const void* prev = hp > pos ? memrchr(p + pos, '\n', hp - pos) : nullptr;
-        s = prev ? static_cast<size_t>(static_cast<const char*>(prev) - p) + 1 : pos;
-        e = line_end(hp);
-        number = base + hits[h].newlines + 1;
-        counted = hits[h].newlines;
-        counted_at = s;
+    ScanCursor cur;
+    while (cur.pos < n) {
+      uint64_t ids = 0;
+      if (!state.wants_every_line()) {
+        ids = literals.next(p, n, n, cur);
+        if (ids == 0) break;
       }
-      uint32_t triggers = 0;
-      while (h < hits.size() && hits[h].pos < e) triggers |= trigger_of[hits[h++].id];
-      handle(p, s, e, triggers, number);
-      pos = e + 1;
+      const size_t s = cur.line_start, key = ids ? cur.pos : n;
+      const LineEnd end = find_line_end(p, s, n);
+      const size_t e = end.end;
+      const uint64_t newlines = cur.newlines;
+      if (!settled(p, e, cur.pos, ids)) {
+        if (ids != 0) ++cur.pos;
+        while (const uint64_t more = literals.next(p, n, e, cur)) {
+          ids |= more;
+          ++cur.pos;
+        }
+      }
+      handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1);
+      cur = {e + 1, e + 1, newlines + (e < n ? 1 : 0)};
     }
-    line_no = base + newlines;
+    line_no = base + cur.newlines;
+    state.end_region();
+  }
+
+  bool settled(const char* p, size_t line_end, size_t at, uint64_t ids) const {
+    if ((ids & settles_line) == 0) return false;
+    const size_t key = literals.literal(static_cast<uint32_t>(__builtin_ctzll(ids & settles_line))).size();
+    return at + key <= line_end && skip_iteration_counters(p + at + key, p + line_end) != nullptr;
+  }
+
+  uint32_t triggers_of(uint64_t ids) const {
+    uint32_t t = 0;
+    for (; ids; ids &= ids - 1) t |= trigger_of[static_cast<size_t>(__builtin_ctzll(ids))];
+    return t;
   }
 
   void finish_partial_line(const char* p, size_t n) {

@@ -157,6 +157,36 @@ TEST(LogscanInput, OverLongLinesAreMatchedOnTheirPrefixAndCounted) {
   EXPECT_FALSE(r.failed);  // beyond the 64 KiB prefix
 }
 
+TEST(LogscanInput, IterationLinesSettleOnTheirCountersOtherLinesAreSearchedWhole) {
+  const std::string text =
+      "[default7]: [2026-08-22 12:00:00] iteration        5/      10 | consumed samples: 40 | elapsed time per "
+      "iteration (ms): 800.0 | throughput per GPU (TFLOP/s/GPU): 400.5 | lm loss: 9.000000E+00 | number of skipped "
+      "iterations:   1 | number of nan iterations:   2 |\n"
+      // " iteration " without counters: the rest of the line is still searched, and the failure is found.
+      "[default3]: Exception at iteration 6: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n"
+      // A collector trimmed the leading blank: the elapsed field's key still selects the line.
+      "iteration 7/ 10 | elapsed time per iteration (ms): 810.0 | lm loss: 8.500000E+00 |\r\n"
+      // Colour codes inside an iteration line.
+      "\x1b[32m[default7]: iteration        8/      10 | elapsed time per iteration (ms): 820.0 | "
+      "lm loss: 8.000000E+00 | number of skipped iterations:   3 | number of nan iterations:   0 |\x1b[0m\n";
+  for (const std::vector<size_t>& pieces : {std::vector<size_t>{1 << 20}, std::vector<size_t>{1}, {13, 101}}) {
+    const ScanReport r = feed(text, pieces);
+    const Progress& p = r.progress;
+    EXPECT_EQ(p.iteration_lines, 3u);
+    EXPECT_EQ(p.last_iteration, 8);
+    EXPECT_EQ(p.total_iterations, 10);
+    EXPECT_EQ(p.skipped_iterations, 4);
+    EXPECT_EQ(p.nan_iterations, 2);
+    EXPECT_EQ(p.first_lm_loss, 9.0);
+    EXPECT_EQ(p.last_lm_loss, 8.0);
+    EXPECT_EQ(p.elapsed_ms.median(), 810.0);
+    EXPECT_EQ(p.tflops.count(), 1u);
+    EXPECT_TRUE(r.failed);
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].where.line, 2u);
+  }
+}
+
 TEST(LogscanInput, UnreadablePathsAreReportedNotFatal) {
   const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/fixtures/";
   const ScanReport r = scan_paths({dir + "no_cp.log", "/no/such/log.txt", dir + "diff"});

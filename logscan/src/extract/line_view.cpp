@@ -80,9 +80,9 @@ bool slurm_prefix(std::string_view t, int& rank, size_t& len) {
 
 }  // namespace
 
-LineView view_line(std::string_view raw, std::string& scratch) {
+LineView view_line(std::string_view raw, std::string& scratch, bool escape) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-  if (std::memchr(raw.data(), 0x1b, raw.size()) != nullptr) {
+  if (escape && std::memchr(raw.data(), 0x1b, raw.size()) != nullptr) {
     // Drop CSI sequences (ESC [ ... final byte) and lone ESC characters.
     scratch.clear();
     for (size_t i = 0; i < raw.size(); ++i) {
@@ -98,6 +98,7 @@ LineView view_line(std::string_view raw, std::string& scratch) {
     raw = scratch;
   }
   LineView v;
+  v.stable = raw.data() != scratch.data();
   size_t len = 0;
   if ((!raw.empty() && raw[0] == '[' && bracket_prefix(raw, v.rank, len)) ||
       (!raw.empty() && (std::isdigit(static_cast<unsigned char>(raw[0])) || raw[0] == ' ') &&

@@ -1,5 +1,6 @@
 // Megatron/Bridge progress: iteration lines (hand-parsed: they are most of a log), validation loss, memory, and
 // Bridge's MODEL_TFLOP/s/GPU line.
+#include <immintrin.h>
 #include <re2/re2.h>
 
 #include <cmath>
@@ -12,122 +13,186 @@
 namespace hcp::logscan {
 namespace {
 
-// A decimal such as "812.3" or "1.034567E+01" at p (after blanks); not correctly rounded in the last bit, which
-// statistics over thousands of lines do not notice, and several times faster than a general parser.
-std::optional<double> quick_number(const char* p, const char* end) {
+// A decimal such as "812.3" or "1.034567E+01" at p (after blanks), or NaN when there is none. The digits are
+// gathered as an integer and scaled once by an exact power of ten (correctly rounded up to 15 significant digits
+// and exponents within 22, which is every value a training log prints): a short dependency chain, unlike one
+// floating-point multiply-add per digit. A plain double comes back in a register, where an optional<double> went
+// through the stack with a byte store and a wider load (a store-forwarding stall that cost more than the parse).
+double quick_number(const char* p, const char* end) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   while (p < end && *p == ' ') ++p;
   bool negative = false;
   if (p < end && (*p == '-' || *p == '+')) negative = *p++ == '-';
-  double v = 0;
-  int digits = 0;
-  while (p < end && *p >= '0' && *p <= '9') {
-    v = v * 10 + (*p++ - '0');
-    ++digits;
-  }
-  if (p < end && *p == '.') {
-    ++p;
-    double scale = 0.1;
-    while (p < end && *p >= '0' && *p <= '9') {
-      v += (*p++ - '0') * scale;
-      scale *= 0.1;
-      ++digits;
+  uint64_t mantissa = 0;
+  int scale = 0;  // the value is mantissa * 10^scale
+  const char* first = p;
+  // Digits past the 17th cannot change a double: they only scale (integer part) or are dropped (fraction).
+  for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p) {
+    if (mantissa < 100000000000000000ull) {
+      mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
+    } else {
+      ++scale;
     }
   }
-  if (digits == 0) return std::nullopt;
+  bool any = p != first;
+  if (p < end && *p == '.') {
+    first = ++p;
+    for (; p < end && static_cast<unsigned>(*p - '0') < 10; ++p) {
+      if (mantissa < 100000000000000000ull) {
+        mantissa = mantissa * 10 + static_cast<unsigned>(*p - '0');
+        --scale;
+      }
+    }
+    any = any || p != first;
+  }
+  if (!any) return NAN;
   if (p < end && (*p == 'e' || *p == 'E')) {
     ++p;
     bool neg_exp = false;
     if (p < end && (*p == '-' || *p == '+')) neg_exp = *p++ == '-';
     int e = 0;
-    while (p < end && *p >= '0' && *p <= '9' && e < 400) e = e * 10 + (*p++ - '0');
-    static constexpr double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16};
-    const double f = e <= 16 ? kPow10[e] : std::pow(10.0, e);
-    v = neg_exp ? v / f : v * f;
+    while (p < end && *p >= '0' && *p <= '9') e = std::min(e * 10 + (*p++ - '0'), 1000);
+    scale += neg_exp ? -e : e;
+  }
+  double v = static_cast<double>(mantissa);
+  if (scale < 0) {
+    v = scale >= -22 ? v / kPow10[-scale] : v / std::pow(10.0, -scale);
+  } else if (scale > 0) {
+    v = scale <= 22 ? v * kPow10[scale] : v * std::pow(10.0, scale);
   }
   return negative ? -v : v;
 }
 
 // Adds a logged count without undefined behaviour: huge, negative or NaN values (a damaged line) are ignored and
 // the sum saturates.
-void add_count(int64_t& total, std::optional<double> v) {
-  if (!v || !(*v >= 0) || *v > 1e15) return;
-  const auto n = static_cast<int64_t>(*v);
+void add_count(int64_t& total, double v) {
+  if (!(v >= 0) || v > 1e15) return;
+  const auto n = static_cast<int64_t>(v);
   total = total > INT64_MAX - n ? INT64_MAX : total + n;
 }
 
 std::optional<double> loss_of(std::string_view t) {
   const size_t at = t.find("| lm loss:");
   if (at == std::string_view::npos) return std::nullopt;
-  return quick_number(t.data() + at + 10, t.data() + t.size());
+  const double v = quick_number(t.data() + at + 10, t.data() + t.size());
+  if (std::isnan(v)) return std::nullopt;
+  return v;
 }
 
 // The number after the last ':' before `end`, checking that the field is named `name` (read from the right).
-std::optional<double> trailing_field(std::string_view t, size_t& end, std::string_view name) {
+double trailing_field(std::string_view t, size_t& end, std::string_view name) {
   const void* c = memrchr(t.data(), ':', end);
-  if (!c) return std::nullopt;
+  if (!c) return NAN;
   const auto colon = static_cast<size_t>(static_cast<const char*>(c) - t.data());
   const void* b = memrchr(t.data(), '|', colon);
   end = b ? static_cast<size_t>(static_cast<const char*>(b) - t.data()) : 0;
-  if (colon < name.size() || t.compare(colon - name.size(), name.size(), name) != 0) return std::nullopt;
+  if (colon < name.size() || t.compare(colon - name.size(), name.size(), name) != 0) return NAN;
   return quick_number(t.data() + colon + 1, t.data() + t.size());
 }
 
+// Whether the literal `lit` starts at p: a compare of a constant size, which the compiler inlines.
+template <size_t N>
+bool literal_at(const char* p, const char* end, const char (&lit)[N]) {
+  return static_cast<size_t>(end - p) >= N - 1 && std::memcmp(p, lit, N - 1) == 0;
+}
+
+// "... | number of skipped iterations:   0 | number of nan iterations:   0 |": one count read backwards from
+// `end` over " |", digits, blanks, ':' and the field's name, which moves `end` to the name. False when the text
+// there has another shape (the caller then reads it the general way).
+template <size_t N>
+bool count_before(const char* begin, const char*& end, const char (&name)[N], int64_t& total) {
+  const char* q = end;
+  while (q > begin && (q[-1] == ' ' || q[-1] == '|')) --q;
+  const char* const digits_end = q;
+  while (q > begin && static_cast<unsigned>(q[-1] - '0') < 10) --q;
+  const char* const digits = q;
+  if (digits == digits_end || digits_end - digits > 15) return false;  // wider values: add_count's rules
+  while (q > begin && q[-1] == ' ') --q;
+  if (q == begin || q[-1] != ':') return false;
+  --q;
+  if (static_cast<size_t>(q - begin) < N - 1 || std::memcmp(q - (N - 1), name, N - 1) != 0) return false;
+  int64_t v = 0;
+  for (const char* d = digits; d < digits_end; ++d) v = v * 10 + (*d - '0');
+  total = total > INT64_MAX - v ? INT64_MAX : total + v;
+  end = q - (N - 1);
+  return true;
+}
+
+// The skipped and nan counts at the right end of an iteration line.
+void trailing_counts(Progress& pr, std::string_view t) {
+  const char* right = t.data() + t.size();
+  if (count_before(t.data(), right, "number of nan iterations", pr.nan_iterations)) {
+    if (count_before(t.data(), right, "number of skipped iterations", pr.skipped_iterations)) return;
+    // The general reader resumes at the last '|' before the nan field, as it would have itself.
+    const void* bar = memrchr(t.data(), '|', static_cast<size_t>(right - t.data()));
+    size_t end = bar ? static_cast<size_t>(static_cast<const char*>(bar) - t.data()) : 0;
+    add_count(pr.skipped_iterations, trailing_field(t, end, "number of skipped iterations"));
+    return;
+  }
+  size_t end = t.size();
+  if (const double nan = trailing_field(t, end, "number of nan iterations"); !std::isnan(nan)) {
+    add_count(pr.nan_iterations, nan);
+    add_count(pr.skipped_iterations, trailing_field(t, end, "number of skipped iterations"));
+  }
+}
+
 // "... iteration      10/     100 | consumed samples: ... | elapsed time per iteration (ms): 812.3 | ..."
-// Most of a log is these lines, so only what is needed is read: the counters, the two timing fields when the
-// sample keeps them, the skipped and nan counts from the right end; the loss of the last line is read at the end.
+// Most of a log is these lines, so only what is needed is read: the shape of the counters, the two timing fields
+// when the sample keeps them, the skipped and nan counts from the right end; the counters and the loss of the last
+// line are read when the input ends. Each field is looked for where Megatron puts it and searched for only when it
+// is not there.
 bool iteration_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
-  const size_t at = t.find("iteration ");
-  if (at == std::string_view::npos) return false;
-  const char* p = t.data() + at + 10;
-  const char* end = t.data() + t.size();
-  while (p < end && *p == ' ') ++p;
-  int64_t iteration = 0, total = 0;
-  const char* digits = p;
-  while (p < end && *p >= '0' && *p <= '9' && p - digits < 18) iteration = iteration * 10 + (*p++ - '0');
-  if (p == digits || p >= end || *p != '/') return false;
-  ++p;
-  while (p < end && *p == ' ') ++p;
-  digits = p;
-  while (p < end && *p >= '0' && *p <= '9' && p - digits < 18) total = total * 10 + (*p++ - '0');
-  if (p == digits) return false;
+  const char* const end = t.data() + t.size();
+  // The counters follow the first "iteration " word; the scanner's key on the line is usually that word.
+  const char* p = line.key && literal_at(line.key, end, " iteration ") ? skip_iteration_counters(line.key + 11, end)
+                                                                       : nullptr;
+  if (!p) {
+    const size_t at = t.find("iteration ");
+    if (at == std::string_view::npos) return false;
+    p = skip_iteration_counters(t.data() + at + 10, end);
+    if (!p) return false;
+  }
 
   Progress& pr = s.report.progress;
   ++pr.iteration_lines;
-  pr.last_iteration = iteration;
-  pr.total_iterations = total;
   if (!pr.first_iteration) {
     pr.first_iteration = line.ref();
     pr.first_lm_loss = loss_of(t);
   }
-  s.last_iteration_line.assign(t.data(), std::min<size_t>(t.size(), 1024));
+  s.keep_last_iteration_line(t, line.stable);
 
-  static constexpr std::string_view kElapsed = "elapsed time per iteration (ms):";
-  static constexpr std::string_view kThroughput = "| throughput per GPU (TFLOP/s/GPU):";
+  static constexpr char kElapsed[] = "elapsed time per iteration (ms):";
+  static constexpr char kThroughput[] = "| throughput per GPU (TFLOP/s/GPU):";
+  constexpr size_t kElapsedLen = sizeof kElapsed - 1, kThroughputLen = sizeof kThroughput - 1;
   double* elapsed = pr.elapsed_ms.reserve();
-  double* tflops = nullptr;
-  // The first '(' after the counters opens "(ms)": memchr gets there faster than a substring search.
-  const void* paren = std::memchr(p, '(', static_cast<size_t>(end - p));
-  const size_t e = paren && static_cast<const char*>(paren) - t.data() >= 27 &&
-                           t.compare(static_cast<size_t>(static_cast<const char*>(paren) - t.data()) - 27, kElapsed.size(),
-                                     kElapsed) == 0
-                       ? static_cast<size_t>(static_cast<const char*>(paren) - t.data()) - 27
-                       : t.find(kElapsed, static_cast<size_t>(p - t.data()));
-  if (e != std::string_view::npos) {
-    const char* v = t.data() + e + kElapsed.size();
-    if (elapsed) *elapsed = quick_number(v, end).value_or(NAN);
-    const size_t th = t.find(kThroughput, e + kElapsed.size());
-    if (th != std::string_view::npos && (tflops = pr.tflops.reserve()) != nullptr) {
-      *tflops = quick_number(t.data() + th + kThroughput.size(), end).value_or(NAN);
+  // The first '(' after the counters opens "(ms)".
+  const auto* paren = static_cast<const char*>(std::memchr(p, '(', static_cast<size_t>(end - p)));
+  const char* field = nullptr;  // just after kElapsed
+  if (paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
+    field = paren - 27 + kElapsedLen;
+  } else if (const size_t e = t.find(kElapsed, static_cast<size_t>(p - t.data())); e != std::string_view::npos) {
+    field = t.data() + e + kElapsedLen;
+  }
+  if (!field) {
+    if (elapsed) *elapsed = NAN;
+  } else {
+    if (elapsed) *elapsed = quick_number(field, end);
+    // The throughput field follows the elapsed one: " 812.3 | throughput ...".
+    const char* bar = field;
+    while (bar < end && *bar != '|') ++bar;
+    const char* th = nullptr;
+    if (literal_at(bar, end, kThroughput)) {
+      th = bar;
+    } else if (const size_t f = t.find(kThroughput, static_cast<size_t>(field - t.data())); f != std::string_view::npos) {
+      th = t.data() + f;
     }
-  } else if (elapsed) {
-    *elapsed = NAN;
+    if (th) {
+      if (double* tflops = pr.tflops.reserve()) *tflops = quick_number(th + kThroughputLen, end);
+    }
   }
-  size_t right = t.size();
-  if (auto nan = trailing_field(t, right, "number of nan iterations")) {
-    add_count(pr.nan_iterations, nan);
-    add_count(pr.skipped_iterations, trailing_field(t, right, "number of skipped iterations"));
-  }
+  trailing_counts(pr, t);
   return true;
 }
 
@@ -146,13 +211,17 @@ void memory_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   if (t.find("memory (MB)") == std::string_view::npos) return;
   const char* end = t.data() + t.size();
-  auto after = [&](std::string_view key) -> std::optional<double> {
+  auto after = [&](std::string_view key) {
     const size_t at = t.find(key);
-    return at == std::string_view::npos ? std::nullopt : quick_number(t.data() + at + key.size(), end);
+    return at == std::string_view::npos ? NAN : quick_number(t.data() + at + key.size(), end);
   };
   Progress& p = s.report.progress;
-  if (auto v = after("| max allocated:")) p.max_allocated_mb = std::max(p.max_allocated_mb.value_or(0), *v);
-  if (auto v = after("| max reserved:")) p.max_reserved_mb = std::max(p.max_reserved_mb.value_or(0), *v);
+  if (const double v = after("| max allocated:"); !std::isnan(v)) {
+    p.max_allocated_mb = std::max(p.max_allocated_mb.value_or(0), v);
+  }
+  if (const double v = after("| max reserved:"); !std::isnan(v)) {
+    p.max_reserved_mb = std::max(p.max_reserved_mb.value_or(0), v);
+  }
 }
 
 void model_tflop_line(ScanState& s, const LineView& line) {
@@ -163,10 +232,71 @@ void model_tflop_line(ScanState& s, const LineView& line) {
 
 }  // namespace
 
+namespace {
+
+// Up to 18 digits after blanks; null when there is no digit.
+const char* read_counter(const char* p, const char* end, int64_t& v) {
+  while (p < end && *p == ' ') ++p;
+  const char* const first = p;
+  const char* const stop = end - p > 18 ? p + 18 : end;
+  int64_t x = 0;
+  for (; p < stop && static_cast<unsigned>(*p - '0') < 10; ++p) x = x * 10 + (*p - '0');
+  v = x;
+  return p != first ? p : nullptr;
+}
+
+}  // namespace
+
+IterationCounters iteration_counters(const char* p, const char* end) {
+  IterationCounters c;
+  p = read_counter(p, end, c.iteration);
+  if (!p || p >= end || *p != '/') return c;
+  c.after = read_counter(p + 1, end, c.total);
+  return c;
+}
+
+// Blanks, digits, '/', blanks, digits: classified 32 bytes at once, so the check costs no loop exits to
+// mispredict; text too short for a vector load, or counters wider than it, take the scalar parse.
+__attribute__((target("avx2"))) static const char* skip_counters_avx2(const char* p, const char* end) {
+  if (end - p < 32) return iteration_counters(p, end).after;
+  const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const auto blank = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(' '))));
+  const auto slash = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8('/'))));
+  const auto digit = static_cast<uint32_t>(_mm256_movemask_epi8(
+      _mm256_and_si256(_mm256_cmpgt_epi8(c, _mm256_set1_epi8('0' - 1)), _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), c))));
+  // The first set bit of x at or after k (32 when none; k is at most 33).
+  auto first = [](uint32_t x, unsigned k) {
+    return static_cast<unsigned>(__builtin_ctzll((((uint64_t{x} | uint64_t{1} << 32) >> k) << k) | uint64_t{1} << 40));
+  };
+  const unsigned a = first(~blank, 0);
+  const unsigned b = first(~digit, a);
+  const unsigned d = first(~blank, b + 1);
+  const unsigned e = first(~digit, d);
+  const bool ok = a < 32 && ((digit >> a) & 1) && b < 32 && ((slash >> b) & 1) && d < 32 && ((digit >> d) & 1) &&
+                  e < 32 && e - d <= 18 && b - a <= 18;
+  if (!ok) return iteration_counters(p, end).after;  // the rare shapes (wide counters, damage) in full
+  return p + e;
+}
+
+const char* skip_iteration_counters(const char* p, const char* end) {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+  }();
+  return avx2 ? skip_counters_avx2(p, end) : iteration_counters(p, end).after;
+}
+
 void settle_progress(ScanState& s) {
-  if (s.last_iteration_line.empty()) return;
-  if (auto loss = loss_of(s.last_iteration_line)) s.report.progress.last_lm_loss = loss;
-  s.last_iteration_line.clear();
+  s.end_region();
+  const std::string_view t = s.last_iteration;
+  if (t.empty()) return;
+  Progress& pr = s.report.progress;
+  const size_t at = t.find("iteration ");
+  const IterationCounters c = iteration_counters(t.data() + at + 10, t.data() + t.size());
+  pr.last_iteration = c.iteration;
+  pr.total_iterations = c.total;
+  if (auto loss = loss_of(t)) pr.last_lm_loss = loss;
+  s.last_iteration = {};
 }
 
 void extract_progress(ScanState& s, const LineView& line, uint32_t triggers) {

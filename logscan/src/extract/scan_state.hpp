@@ -17,11 +17,14 @@ struct LineView {
   int rank = -1;
   uint64_t number = 0;
   const std::string* file = nullptr;
+  bool stable = true;  // text lies in the input region (valid until it ends), not in view_line's scratch
+  const char* key = nullptr;  // the line's first trigger literal in text, when the scanner knows it
   SourceRef ref() const { return {*file, number, rank}; }
 };
 
 // "[default3]:", "[rank3]:" and Slurm "3: " prefixes give the rank; ANSI colour codes are dropped (into scratch).
-LineView view_line(std::string_view raw, std::string& scratch);
+// `escape` false says the caller knows the line holds no ESC byte.
+LineView view_line(std::string_view raw, std::string& scratch, bool escape = true);
 
 struct TracebackState {
   uint64_t started_at = 0;
@@ -39,9 +42,22 @@ struct ScanState {
   ScanReport report;
   std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
   ListCapture list;
-  std::string last_iteration_line;           // its loss is read when the input ends
+  // The last iteration line: its loss is read when the input ends. Kept as a view while the region it lies in is
+  // being scanned and copied once when the region ends (a copy per line was a fifth of the extraction time).
+  std::string_view last_iteration;
+  std::string last_iteration_copy;
 
   bool wants_every_line() const { return !tracebacks.empty() || list.active; }
+  void keep_last_iteration_line(std::string_view line, bool stable) {
+    if (line.size() > 1024) line = line.substr(0, 1024);
+    last_iteration = line;
+    if (!stable) end_region();
+  }
+  void end_region() {  // the scanned region is about to be reused: views into it become copies
+    if (last_iteration.data() == last_iteration_copy.data()) return;
+    last_iteration_copy.assign(last_iteration);
+    last_iteration = last_iteration_copy;
+  }
   void reset_input() {
     tracebacks.clear();
     list = {};
@@ -59,6 +75,16 @@ void follow_open_blocks(ScanState& s, const LineView& line);  // lines of an ope
 void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
 void settle_progress(ScanState& s);  // finish what extract_progress deferred
+
+// The counters of an iteration line, read after its "iteration " word: "     10/     100"; `after` is null when
+// the text is not that.
+struct IterationCounters {
+  int64_t iteration = 0, total = 0;
+  const char* after = nullptr;
+};
+IterationCounters iteration_counters(const char* p, const char* end);
+// The same check without reading the values (every iteration line is checked; only the last one is read).
+const char* skip_iteration_counters(const char* p, const char* end);
 
 // Number parsing that never throws.
 std::optional<int64_t> to_int(std::string_view s);

@@ -9,6 +9,7 @@
 namespace hcp::logscan {
 
 LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
+  if (literals_.size() > 64) throw std::invalid_argument("more than 64 literals");
   std::memset(lo_, 0, sizeof lo_);
   std::memset(hi_, 0, sizeof hi_);
   // Greedy bucket choice: each literal joins the bucket whose nibble sets it widens least, so a bucket accepts few
@@ -32,6 +33,7 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   for (uint32_t id = 0; id < literals_.size(); ++id) {
     const std::string& lit = literals_[id];
     if (lit.size() < 4) throw std::invalid_argument("literal shorter than 4 bytes: " + lit);
+    if (lit.find('\n') != std::string::npos) throw std::invalid_argument("literal holds a newline: " + lit);
     int best = 0;
     double best_cost = 1e300;
     for (int b = 0; b < 8; ++b) {
@@ -59,37 +61,48 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   use_avx2_ = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
-inline void LiteralSet::verify(const char* data, size_t size, size_t pos, uint8_t buckets, uint64_t newlines,
-                               std::vector<LiteralHit>& out) const {
+// The literals that really start at pos, among the candidate buckets. Inlined into the vector loop with a byte
+// compare of its own: a library call there made the compiler spill the eight table registers on every hit.
+__attribute__((always_inline)) inline uint64_t LiteralSet::match_at(const char* data, size_t size, size_t pos, uint8_t buckets) const {
+  if (size - pos < 4) return 0;
+  uint32_t head = 0;
+  std::memcpy(&head, data + pos, 4);
+  uint64_t ids = 0;
   while (buckets) {
     const int b = __builtin_ctz(buckets);
     buckets &= static_cast<uint8_t>(buckets - 1);
-    uint32_t head = 0;
-    if (size - pos >= 4) std::memcpy(&head, data + pos, 4);
     for (uint32_t id : bucket_members_[b]) {
       if (heads_[id] != head) continue;  // one compare rejects almost every false candidate
       const std::string& lit = literals_[id];
-      if (lit.size() <= size - pos && std::memcmp(data + pos + 4, lit.data() + 4, lit.size() - 4) == 0) {
-        out.push_back({pos, id, newlines});
-      }
+      if (lit.size() > size - pos) continue;
+      size_t k = 4;
+      while (k < lit.size() && data[pos + k] == lit[k]) ++k;
+      if (k == lit.size()) ids |= uint64_t{1} << id;
     }
   }
+  return ids;
 }
 
-uint64_t LiteralSet::scan_scalar(const char* data, size_t size, size_t from, uint64_t newlines,
-                                 std::vector<LiteralHit>& out) const {
+inline uint8_t LiteralSet::buckets_at(const uint8_t* u) const {
+  return lo_[0][u[0] & 15] & hi_[0][u[0] >> 4] & lo_[1][u[1] & 15] & hi_[1][u[1] >> 4] & lo_[2][u[2] & 15] &
+         hi_[2][u[2] >> 4] & lo_[3][u[3] & 15] & hi_[3][u[3] >> 4];
+}
+
+uint64_t LiteralSet::next_scalar(const char* data, size_t size, size_t limit, ScanCursor& cur) const {
   const auto* u = reinterpret_cast<const uint8_t*>(data);
-  for (size_t i = from; i < size; ++i) {
-    if (i + 3 >= size) {
-      newlines += u[i] == '\n';
-      continue;
+  for (; cur.pos < limit; ++cur.pos) {
+    if (cur.pos + 4 <= size) {
+      const uint8_t b = buckets_at(u + cur.pos);
+      if (b) {
+        if (const uint64_t ids = match_at(data, size, cur.pos, b)) return ids;
+      }
     }
-    const uint8_t m = lo_[0][u[i] & 15] & hi_[0][u[i] >> 4] & lo_[1][u[i + 1] & 15] & hi_[1][u[i + 1] >> 4] &
-                      lo_[2][u[i + 2] & 15] & hi_[2][u[i + 2] >> 4] & lo_[3][u[i + 3] & 15] & hi_[3][u[i + 3] >> 4];
-    if (m) verify(data, size, i, m, newlines, out);
-    newlines += u[i] == '\n';
+    if (u[cur.pos] == '\n') {
+      ++cur.newlines;
+      cur.line_start = cur.pos + 1;
+    }
   }
-  return newlines;
+  return 0;
 }
 
 namespace {
@@ -104,19 +117,8 @@ __attribute__((target("avx2"), always_inline)) inline __m256i classify(__m256i c
 
 }  // namespace
 
-__attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::scan_avx2(const char* data, size_t size,
-                                                                      std::vector<LiteralHit>& out) const {
-  struct Candidate {
-    uint32_t offset;  // from the window start
-    uint32_t buckets;
-    uint64_t newlines;
-  };
-  // Candidates of a window are collected first and verified after: verification calls out of the loop, which
-  // would otherwise spill the eight table registers for every block that has a candidate.
-  constexpr size_t kWindow = 8192;
-  Candidate candidates[kWindow];
-  size_t i = 0;
-  uint64_t newlines = 0;
+__attribute__((target("avx2,popcnt,lzcnt"))) uint64_t LiteralSet::next_avx2(const char* data, size_t size,
+                                                                             size_t limit, ScanCursor& cur) const {
   const __m256i nibble = _mm256_set1_epi8(0x0f);
   const __m256i lo0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[0]));
   const __m256i hi0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(hi_[0]));
@@ -129,41 +131,49 @@ __attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::scan_avx2(const char
   const __m256i zero = _mm256_setzero_si256();
   const __m256i newline = _mm256_set1_epi8('\n');
   alignas(32) uint8_t lanes[32];
-  while (i + 35 <= size) {
-    const size_t window_start = i;
-    const size_t window_end = std::min(size - 34, i + kWindow);
-    size_t n = 0;
-    for (; i < window_end; i += 32) {
-      const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i));
-      const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 1));
-      const __m256i c2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 2));
-      const __m256i c3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 3));
-      const __m256i m = _mm256_and_si256(
-          _mm256_and_si256(classify(c0, lo0, hi0, nibble), classify(c1, lo1, hi1, nibble)),
-          _mm256_and_si256(classify(c2, lo2, hi2, nibble), classify(c3, lo3, hi3, nibble)));
-      const auto nl = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c0, newline)));
-      auto mask = static_cast<uint32_t>(~_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-      if (mask != 0) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
-        do {
-          const int j = __builtin_ctz(mask);
-          mask &= mask - 1;
-          candidates[n++] = {static_cast<uint32_t>(i - window_start + static_cast<size_t>(j)), lanes[j],
-                             newlines + static_cast<uint64_t>(__builtin_popcount(nl & ((1u << j) - 1)))};
-        } while (mask);
-      }
-      newlines += static_cast<uint64_t>(__builtin_popcount(nl));
+  // The cursor lives in locals while the loop runs: stores through the reference could alias the text (it is
+  // read as char), which would pin the counters in memory.
+  uint64_t newlines = cur.newlines;
+  size_t line_start = cur.line_start;
+  size_t i = cur.pos;
+  // A block reads data[i, i + 35): whole blocks below limit, the rest by the scalar loop.
+  while (i + 32 <= limit && i + 35 <= size) {
+    const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i));
+    const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 1));
+    const __m256i c2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 2));
+    const __m256i c3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 3));
+    const __m256i m = _mm256_and_si256(
+        _mm256_and_si256(classify(c0, lo0, hi0, nibble), classify(c1, lo1, hi1, nibble)),
+        _mm256_and_si256(classify(c2, lo2, hi2, nibble), classify(c3, lo3, hi3, nibble)));
+    const auto nl = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c0, newline)));
+    auto candidates = static_cast<uint32_t>(~_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    if (candidates != 0) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
+      do {
+        const int j = __builtin_ctz(candidates);
+        candidates &= candidates - 1;
+        if (const uint64_t ids = match_at(data, size, i + static_cast<size_t>(j), lanes[j])) {
+          const uint32_t before = nl & ((1u << j) - 1);
+          cur.pos = i + static_cast<size_t>(j);
+          cur.newlines = newlines + static_cast<uint64_t>(__builtin_popcount(before));
+          cur.line_start = before ? i + 32 - static_cast<size_t>(__builtin_clz(before)) : line_start;
+          return ids;
+        }
+      } while (candidates);
     }
-    for (size_t k = 0; k < n; ++k) {
-      verify(data, size, window_start + candidates[k].offset, static_cast<uint8_t>(candidates[k].buckets),
-             candidates[k].newlines, out);
-    }
+    newlines += static_cast<uint64_t>(__builtin_popcount(nl));
+    // lzcnt(0) is 32, so the candidate is i then; the select keeps the old start (a cmov, not a branch that
+    // mispredicts on every other block of short lines).
+    const size_t after_last = i + 32 - static_cast<size_t>(_lzcnt_u32(nl));
+    line_start = nl ? after_last : line_start;
+    i += 32;
   }
-  return scan_scalar(data, size, i, newlines, out);
+  cur = {i, line_start, newlines};
+  return next_scalar(data, size, limit, cur);
 }
 
-uint64_t LiteralSet::find_all(const char* data, size_t size, std::vector<LiteralHit>& out) const {
-  return use_avx2_ ? scan_avx2(data, size, out) : scan_scalar(data, size, 0, 0, out);
+uint64_t LiteralSet::next(const char* data, size_t size, size_t limit, ScanCursor& cursor) const {
+  return use_avx2_ ? next_avx2(data, size, limit, cursor) : next_scalar(data, size, limit, cursor);
 }
 
 }  // namespace hcp::logscan

@@ -1,7 +1,11 @@
-// Finds every occurrence of a set of literals in a buffer: the prefilter in front of the extractors, so that no
-// regex runs on a line that cannot match. AVX2 "Teddy"-style fingerprinting of the first three bytes (nibble
-// tables looked up with pshufb, 32 positions at a time), then an exact compare of the candidates; a scalar form of
-// the same tables on machines without AVX2 and for the last bytes of a buffer.
+// Finds a set of literals in a buffer: the prefilter in front of the extractors, so that no regex runs on a line
+// that cannot match. AVX2 "Teddy"-style fingerprinting of the first four bytes (nibble tables looked up with
+// pshufb, 32 positions at a time), then an exact compare of the candidates; a scalar form of the same tables on
+// machines without AVX2 and for the last bytes of a range.
+//
+// The search is a cursor that stops at each occurrence, so the caller can move it past the rest of a line it has
+// already understood (ripgrep's strategy: the bytes after an iteration line's key are never fingerprinted), and
+// the cursor carries the line start and the newline count, so a hit's line and line number cost nothing extra.
 #pragma once
 
 #include <cstddef>
@@ -11,30 +15,30 @@
 
 namespace hcp::logscan {
 
-struct LiteralHit {
-  size_t pos;         // offset of the literal's first byte
-  uint32_t id;        // index into the literal list
-  uint64_t newlines;  // '\n' bytes before pos: line numbers come out of the same pass
+struct ScanCursor {
+  size_t pos = 0;         // the next position to look at
+  size_t line_start = 0;  // the start of the line that holds pos
+  uint64_t newlines = 0;  // '\n' bytes before pos
 };
 
 class LiteralSet {
  public:
-  // Every literal must be at least 4 bytes.
+  // At most 64 literals, each at least 4 bytes, none holding a '\n'.
   explicit LiteralSet(std::vector<std::string> literals);
 
-  // Appends the occurrences in data[0, size), in position order (several literals may start at one position);
-  // returns the number of '\n' bytes in the buffer.
-  uint64_t find_all(const char* data, size_t size, std::vector<LiteralHit>& out) const;
+  // Moves the cursor to the first position in [cursor.pos, limit) where literals start and returns them as bits
+  // (bit k = literal k); data[0, size) is readable, so a literal may run past limit. Returns 0 when there is
+  // none: the cursor is then at limit, with the line start and newline count there.
+  uint64_t next(const char* data, size_t size, size_t limit, ScanCursor& cursor) const;
 
   const std::string& literal(uint32_t id) const { return literals_[id]; }
   size_t size() const { return literals_.size(); }
 
  private:
-  void verify(const char* data, size_t size, size_t pos, uint8_t buckets, uint64_t newlines,
-              std::vector<LiteralHit>& out) const;
-  uint64_t scan_scalar(const char* data, size_t size, size_t from, uint64_t newlines,
-                       std::vector<LiteralHit>& out) const;
-  uint64_t scan_avx2(const char* data, size_t size, std::vector<LiteralHit>& out) const;
+  uint64_t match_at(const char* data, size_t size, size_t pos, uint8_t buckets) const;
+  uint8_t buckets_at(const uint8_t* u) const;
+  uint64_t next_scalar(const char* data, size_t size, size_t limit, ScanCursor& cursor) const;
+  uint64_t next_avx2(const char* data, size_t size, size_t limit, ScanCursor& cursor) const;
 
   std::vector<std::string> literals_;
   std::vector<uint32_t> bucket_members_[8];

@@ -3,12 +3,16 @@
 namespace hcp::logscan {
 
 // Keys are chosen for rare leading bytes (upper case, punctuation, '_'): the prefilter fingerprints the first
-// three bytes, and a common start such as "ite" would make every fifth position a candidate. A key only selects
+// four bytes, and a common start such as "ite" would make every fifth position a candidate. A key only selects
 // lines; the extractors check the full wording.
+//
+// Iteration lines are most of a log's bytes, so their key is the earliest word that marks them, " iteration ",
+// and it may settle its line: when the iteration counters follow it ("     10/     100"), what remains is Megatron's
+// fixed list of numeric fields, and the search skips to the next line instead of fingerprinting them.
 const std::vector<TriggerLiteral>& trigger_literals() {
   static const std::vector<TriggerLiteral> literals = {
-      {"(ms):", kIteration},  // "elapsed time per iteration (ms):" on every iteration line
-      {"PPL:", kIteration},   // "validation loss at iteration N | lm loss value: ... | lm loss PPL:"
+      {" iteration ", kIteration, true},  // "[...] iteration  10/  100 |", "validation loss at iteration 100 |"
+      {"(ms):", kIteration},  // "elapsed time per iteration (ms):" also on a line a collector trimmed to "iteration"
       {"MODEL_TFLOP", kModelTflop},
       {"using world size", kWorldSize},
       {"_parallel_size", kConfigKey},  // context_, tensor_model_, pipeline_model_, hierarchical_context_

@@ -28,7 +28,8 @@ enum Trigger : uint32_t {
 
 struct TriggerLiteral {
   std::string_view text;
-  uint32_t triggers;  // the extractors a line with this key goes to
+  uint32_t triggers;          // the extractors a line with this key goes to
+  bool settles_line = false;  // followed by iteration counters, the rest of the line is not searched for keys
 };
 
 struct ValidationMessage {
