@@ -103,6 +103,23 @@ TEST(LogscanInput, ChunkingDoesNotMatter) {
   }
 }
 
+TEST(LogscanInput, LongRunsOfLinesAreScannedInPiecesWithTheSameReport) {
+  // Megabytes in one chunk are cut into pieces at line ends; lines and tracebacks crossing the cut, and a line
+  // longer than a piece, must read as when the text arrives in small chunks.
+  const std::string fixture = read("failure_oom.log") + read("megatron_hcp_active.log");
+  std::string text;
+  while (text.size() < (3u << 20)) {
+    text += fixture;
+    text += "[default1]: " + std::string(200000, 'y') + " CONTEXT_PARALLEL_GROUP after a long line\n";
+  }
+  const ScanReport whole = feed(text, {text.size()});
+  const ScanReport small = feed(text, {4093, 1});
+  EXPECT_EQ(essence(whole), essence(small));
+  EXPECT_EQ(whole.progress.iteration_lines, small.progress.iteration_lines);
+  EXPECT_EQ(whole.files[0].truncated_lines, small.files[0].truncated_lines);
+  EXPECT_GT(whole.failure_count, 1u);
+}
+
 TEST(LogscanInput, TruncatedAndCorruptStreamsKeepWhatCameBefore) {
   // Large enough for many compressed blocks: zstd decodes a block whole or not at all.
   std::string text = read("megatron_hcp_active.log");
