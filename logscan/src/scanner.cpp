@@ -1,23 +1,27 @@
-// reader -> line finder -> extractors: decoded text arrives in chunks; complete lines are searched in place for
-// the trigger literals, and only lines with a hit (or lines inside an open traceback / YAML list) reach an
-// extractor.
+// reader -> matcher -> extractors: decoded text arrives in chunks; complete lines are scanned in place for the
+// trigger literals, and only lines with a hit (or lines inside an open traceback / YAML list) reach an extractor.
 #include "hcp/logscan/scanner.hpp"
 
 #include <re2/re2.h>
 
 #include <cstring>
 #include <deque>
-#include <utility>
 
 #include "extract/scan_state.hpp"
 #include "input/stream_decoder.hpp"
 #include "match/line_end.hpp"
-#include "match/line_finder.hpp"
+#include "match/literal_set.hpp"
+#include "match/triggers.hpp"
 #include "verdict/verdict.hpp"
 
 namespace hcp::logscan {
 namespace {
 
+std::vector<std::string> literal_texts() {
+  std::vector<std::string> out;
+  for (const TriggerLiteral& t : trigger_literals()) out.emplace_back(t.text);
+  return out;
+}
 
 // torchrun's log_dir layout (.../attempt_0/3/stdout.log) or a name with "rank3", "rank_3", "rank-3".
 int rank_from_path(const std::string& path) {
@@ -40,13 +44,10 @@ std::optional<double> peak_bf16_tflops(std::string_view gpu) {
 }
 
 struct LogScanner::Impl {
-  // A run of complete lines longer than this is scanned piece by piece (the finder lists a piece's lines, then
-  // the extractors read them, while they are still in the cache).
-  static constexpr size_t kPiece = 128u << 10;
-
   ScanOptions options;
-  LineFinder finder;
-  Region region;  // reused: its job list keeps its capacity
+  LiteralSet literals{literal_texts()};
+  std::vector<uint32_t> trigger_of;  // by literal id
+  uint64_t settles_line = 0;        // literals after which the rest of a line is not searched
   ScanState state;
   std::deque<std::string> names;  // stable storage for LineView::file
   bool open = false;
@@ -58,6 +59,10 @@ struct LogScanner::Impl {
   std::string scratch;
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
+    for (const TriggerLiteral& t : trigger_literals()) {
+      if (t.settles_line) settles_line |= uint64_t{1} << trigger_of.size();
+      trigger_of.push_back(t.triggers);
+    }
     if (options.max_line < 256) options.max_line = 256;
   }
 
@@ -76,51 +81,47 @@ struct LogScanner::Impl {
     state.dispatch(v, triggers);
   }
 
-  // Complete lines in [p, p+n); a region that does not end in '\n' is one final or truncated line.
+  // Complete lines in [p, p+n); a region that does not end in '\n' is one final or truncated line. The cursor
+  // stops at each line with a literal (or at every line inside a traceback or YAML list); the literals later on
+  // that line are collected by searching up to its end - except on an iteration line, known by the counters after
+  // its key, whose remaining bytes are never fingerprinted.
   void process_region(const char* p, size_t n) {
-    region.data = p, region.size = n, region.lines_before = line_no;
-    finder.find(region);
-    line_no += region.newlines;
-    extract_region(region);
-  }
-
-  // A long run of complete lines, in pieces that end at line ends: small enough that the extractors find a
-  // piece's lines still in the cache the search brought them into.
-  void process_pieces(const char* p, size_t n) {
-    for (size_t at = 0; at < n;) {
-      size_t len = std::min(kPiece, n - at);
-      if (at + len < n) {
-        const void* nl = memrchr(p + at, '\n', len);
-        if (!nl) nl = std::memchr(p + at + len, '\n', n - at - len);  // a line longer than a piece
-        len = static_cast<size_t>(static_cast<const char*>(nl) - (p + at)) + 1;
+    const uint64_t base = line_no;
+    ScanCursor cur;
+    while (cur.pos < n) {
+      uint64_t ids = 0;
+      if (!state.wants_every_line()) {
+        ids = literals.next(p, n, n, cur);
+        if (ids == 0) break;
       }
-      process_region(p + at, len);
-      at += len;
+      const size_t s = cur.line_start, key = ids ? cur.pos : n;
+      const LineEnd end = find_line_end(p, s, n);
+      const size_t e = end.end;
+      const uint64_t newlines = cur.newlines;
+      if (!settled(p, e, cur.pos, ids)) {
+        if (ids != 0) ++cur.pos;
+        while (const uint64_t more = literals.next(p, n, e, cur)) {
+          ids |= more;
+          ++cur.pos;
+        }
+      }
+      handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1);
+      cur = {e + 1, e + 1, newlines + (e < n ? 1 : 0)};
     }
-  }
-
-  // Stage two over one region: the lines the finder chose, and every line while a traceback or YAML list is open.
-  void extract_region(const Region& r) {
-    size_t pos = 0;
-    uint64_t number = r.lines_before + 1;  // of the line at pos
-    for (const LineJob& j : r.jobs) {
-      follow_every_line(r, pos, j.start, number);
-      handle(r.data, j.start, j.end, j.key, j.escape, j.triggers, j.number);
-      pos = j.end + 1;
-      number = j.number + 1;
-    }
-    follow_every_line(r, pos, r.size, number);
+    line_no = base + cur.newlines;
     state.end_region();
   }
 
-  // The lines in [pos, until) hold no literal; they matter only to an open traceback or YAML list.
-  void follow_every_line(const Region& r, size_t& pos, size_t until, uint64_t& number) {
-    while (pos < until && state.wants_every_line()) {
-      const LineEnd end = find_line_end(r.data, pos, r.size);
-      handle(r.data, pos, end.end, r.size, end.escape, 0, number);
-      pos = end.end + 1;
-      ++number;
-    }
+  bool settled(const char* p, size_t line_end, size_t at, uint64_t ids) const {
+    if ((ids & settles_line) == 0) return false;
+    const size_t key = literals.literal(static_cast<uint32_t>(__builtin_ctzll(ids & settles_line))).size();
+    return at + key <= line_end && skip_iteration_counters(p + at + key, p + line_end) != nullptr;
+  }
+
+  uint32_t triggers_of(uint64_t ids) const {
+    uint32_t t = 0;
+    for (; ids; ids &= ids - 1) t |= trigger_of[static_cast<size_t>(__builtin_ctzll(ids))];
+    return t;
   }
 
   void finish_partial_line(const char* p, size_t n) {
@@ -168,11 +169,7 @@ struct LogScanner::Impl {
       const void* last = memrchr(p, '\n', n);
       if (last) {
         const size_t take = static_cast<size_t>(static_cast<const char*>(last) - p) + 1;
-        if (take > kPiece) {
-          process_pieces(p, take);
-        } else {
-          process_region(p, take);
-        }
+        process_region(p, take);
         p += take;
         n -= take;
         continue;

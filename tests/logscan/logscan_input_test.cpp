@@ -103,9 +103,9 @@ TEST(LogscanInput, ChunkingDoesNotMatter) {
   }
 }
 
-TEST(LogscanInput, LongRunsOfLinesAreScannedInPiecesWithTheSameReport) {
-  // Megabytes in one chunk are cut into pieces at line ends; lines and tracebacks crossing the cut, and a line
-  // longer than a piece, must read as when the text arrives in small chunks.
+TEST(LogscanInput, OneLargeChunkAndManySmallOnesGiveTheSameReport) {
+  // Megabytes in one chunk (a mapped window) against the same text in small chunks (pipe reads, decoder output):
+  // lines and tracebacks across chunk ends, and lines longer than max_line, read the same.
   const std::string fixture = read("failure_oom.log") + read("megatron_hcp_active.log");
   std::string text;
   while (text.size() < (3u << 20)) {
