@@ -61,9 +61,10 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   use_avx2_ = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
-// The literals that really start at pos, among the candidate buckets. Inlined into the vector loop with a byte
-// compare of its own: a library call there made the compiler spill the eight table registers on every hit.
-__attribute__((always_inline)) inline uint64_t LiteralSet::match_at(const char* data, size_t size, size_t pos, uint8_t buckets) const {
+// The literals that really start at pos, among the candidate buckets: inlined into the vector loop, with a byte
+// compare of its own rather than a library call on the path of every hit.
+__attribute__((always_inline)) inline uint64_t LiteralSet::match_at(const char* data, size_t size, size_t pos,
+                                                                    uint8_t buckets) const {
   if (size - pos < 4) return 0;
   uint32_t head = 0;
   std::memcpy(&head, data + pos, 4);
@@ -117,7 +118,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i classify(__m256i c
 
 }  // namespace
 
-__attribute__((target("avx2,popcnt,lzcnt"))) uint64_t LiteralSet::next_avx2(const char* data, size_t size,
+__attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::next_avx2(const char* data, size_t size,
                                                                              size_t limit, ScanCursor& cur) const {
   const __m256i nibble = _mm256_set1_epi8(0x0f);
   const __m256i lo0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(lo_[0]));
@@ -162,9 +163,9 @@ __attribute__((target("avx2,popcnt,lzcnt"))) uint64_t LiteralSet::next_avx2(cons
       } while (candidates);
     }
     newlines += static_cast<uint64_t>(__builtin_popcount(nl));
-    // lzcnt(0) is 32, so the candidate is i then; the select keeps the old start (a cmov, not a branch that
-    // mispredicts on every other block of short lines).
-    const size_t after_last = i + 32 - static_cast<size_t>(_lzcnt_u32(nl));
+    // Computed for every block (nl | 1 keeps clz defined) and selected: a cmov, not a branch that mispredicts on
+    // every other block of short lines.
+    const size_t after_last = i + 32 - static_cast<size_t>(__builtin_clz(nl | 1));
     line_start = nl ? after_last : line_start;
     i += 32;
   }
