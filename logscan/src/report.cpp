@@ -55,6 +55,11 @@ double* Reservoir::reserve() {
   return slot < kCapacity ? &sample_[slot] : nullptr;
 }
 
+std::optional<double> Progress::reported_tflops() const {
+  if (auto v = tflops.median()) return v;
+  return model_tflops.median();
+}
+
 std::optional<double> Reservoir::median() const {
   std::vector<double> v;
   v.reserve(sample_.size());

@@ -166,31 +166,36 @@ bool iteration_line(ScanState& s, const LineView& line) {
   static constexpr char kElapsed[] = "elapsed time per iteration (ms):";
   static constexpr char kThroughput[] = "| throughput per GPU (TFLOP/s/GPU):";
   constexpr size_t kElapsedLen = sizeof kElapsed - 1, kThroughputLen = sizeof kThroughput - 1;
+  // Both samples take every iteration line, so they keep the same ones; most lines of a long log are in neither
+  // and their timing fields are not even looked for.
   double* elapsed = pr.elapsed_ms.reserve();
-  // The first '(' after the counters opens "(ms)".
-  const auto* paren = static_cast<const char*>(std::memchr(p, '(', static_cast<size_t>(end - p)));
-  const char* field = nullptr;  // just after kElapsed
-  if (paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
-    field = paren - 27 + kElapsedLen;
-  } else if (const size_t e = t.find(kElapsed, static_cast<size_t>(p - t.data())); e != std::string_view::npos) {
-    field = t.data() + e + kElapsedLen;
-  }
-  if (!field) {
-    if (elapsed) *elapsed = NAN;
-  } else {
-    if (elapsed) *elapsed = quick_number(field, end);
-    // The throughput field follows the elapsed one: " 812.3 | throughput ...".
-    const char* bar = field;
-    while (bar < end && *bar != '|') ++bar;
-    const char* th = nullptr;
-    if (literal_at(bar, end, kThroughput)) {
-      th = bar;
-    } else if (const size_t f = t.find(kThroughput, static_cast<size_t>(field - t.data())); f != std::string_view::npos) {
-      th = t.data() + f;
+  double* tflops = pr.tflops.reserve();
+  if (elapsed || tflops) {
+    double elapsed_value = NAN, tflops_value = NAN;
+    // The first '(' after the counters opens "(ms)".
+    const auto* paren = static_cast<const char*>(std::memchr(p, '(', static_cast<size_t>(end - p)));
+    const char* field = nullptr;  // just after kElapsed
+    if (paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
+      field = paren - 27 + kElapsedLen;
+    } else if (const size_t e = t.find(kElapsed, static_cast<size_t>(p - t.data())); e != std::string_view::npos) {
+      field = t.data() + e + kElapsedLen;
     }
-    if (th) {
-      if (double* tflops = pr.tflops.reserve()) *tflops = quick_number(th + kThroughputLen, end);
+    if (field) {
+      elapsed_value = quick_number(field, end);
+      // The throughput field follows the elapsed one: " 812.3 | throughput ...".
+      const char* bar = field;
+      while (bar < end && *bar != '|') ++bar;
+      const char* th = nullptr;
+      if (literal_at(bar, end, kThroughput)) {
+        th = bar;
+      } else if (const size_t f = t.find(kThroughput, static_cast<size_t>(field - t.data()));
+                 f != std::string_view::npos) {
+        th = t.data() + f;
+      }
+      if (th) tflops_value = quick_number(th + kThroughputLen, end);
     }
+    if (elapsed) *elapsed = elapsed_value;
+    if (tflops) *tflops = tflops_value;
   }
   trailing_counts(pr, t);
   return true;

@@ -20,9 +20,7 @@ MetricChange metric(std::string name, std::optional<double> base, std::optional<
   return m;
 }
 
-std::optional<double> throughput(const ScanReport& r) {
-  return r.progress.tflops.count() ? r.progress.tflops.median() : r.progress.model_tflops.median();
-}
+std::optional<double> throughput(const ScanReport& r) { return r.progress.reported_tflops(); }
 
 std::string cell(std::optional<double> v) {
   if (!v) return "-";

@@ -44,8 +44,7 @@ void decide(ScanReport& r) {
   auto reason = [&](std::string text, SourceRef where) { r.reasons.emplace_back(std::move(text), std::move(where)); };
 
   const int64_t cp = in.cp.value.value_or(0);
-  const Reservoir& reported = r.progress.tflops.count() ? r.progress.tflops : r.progress.model_tflops;
-  const auto throughput = reported.median();
+  const auto throughput = r.progress.reported_tflops();
   if (cp > 1 && r.gpu_peak_tflops && throughput && *throughput > *r.gpu_peak_tflops) {
     r.verdict = Verdict::cp_silently_off;
     reason("median reported throughput " + number(*throughput) + " TFLOP/s/GPU is above the " + *r.gpu +

@@ -79,12 +79,17 @@ class Reservoir {
 struct Progress {
   uint64_t iteration_lines = 0;
   std::optional<int64_t> last_iteration, total_iterations;
-  Reservoir elapsed_ms, tflops, model_tflops;  // NaN entries: a line whose field could not be read
+  // Every iteration line is one entry of elapsed_ms and tflops (NaN: the line lacks the field or it could not be
+  // read), so both samples keep the same lines and a line's fields are read only when it is kept.
+  Reservoir elapsed_ms, tflops, model_tflops;
   std::optional<double> first_lm_loss, last_lm_loss;
   int64_t skipped_iterations = 0, nan_iterations = 0;
   std::vector<std::pair<int64_t, double>> validation_losses;  // (iteration, loss), the last 32
   std::optional<double> max_allocated_mb, max_reserved_mb;
   std::optional<SourceRef> first_iteration;
+
+  // The throughput the run reported: the iteration lines' TFLOP/s/GPU, else Bridge's MODEL_TFLOP/s/GPU lines.
+  std::optional<double> reported_tflops() const;
 };
 
 struct Failure {
