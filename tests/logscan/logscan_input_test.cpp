@@ -206,6 +206,22 @@ TEST(LogscanInput, IterationLinesSettleOnTheirCountersOtherLinesAreSearchedWhole
   }
 }
 
+TEST(LogscanInput, TheLastIterationLineIsReadWhateverItsPrefix) {
+  // The last line's counters and loss are read when the input ends, from a copy of at most 1 KiB: a long prefix
+  // before the "iteration" word must not push them out of it.
+  const std::string prefix = "[default7]: " + std::string(1100, '=') + " ";
+  const std::string text = prefix + "iteration        9/      12 | elapsed time per iteration (ms): 800.0 | "
+                                    "lm loss: 7.250000E+00 | number of skipped iterations:   0 | "
+                                    "number of nan iterations:   0 |\n";
+  for (const std::vector<size_t>& pieces : {std::vector<size_t>{1 << 20}, std::vector<size_t>{7}}) {
+    const ScanReport r = feed(text, pieces);
+    EXPECT_EQ(r.progress.iteration_lines, 1u);
+    EXPECT_EQ(r.progress.last_iteration, 9);
+    EXPECT_EQ(r.progress.total_iterations, 12);
+    EXPECT_EQ(r.progress.last_lm_loss, 7.25);
+  }
+}
+
 TEST(LogscanInput, UnreadablePathsAreReportedNotFatal) {
   const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/fixtures/";
   const ScanReport r = scan_paths({dir + "no_cp.log", "/no/such/log.txt", dir + "diff"});

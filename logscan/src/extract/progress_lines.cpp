@@ -146,12 +146,17 @@ bool iteration_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   const char* const end = t.data() + t.size();
   // The counters follow the first "iteration " word; the scanner's key on the line is usually that word.
-  const char* p = line.key && literal_at(line.key, end, " iteration ") ? skip_iteration_counters(line.key + 11, end)
-                                                                       : nullptr;
+  const char* word = nullptr;
+  const char* p = nullptr;  // after the counters
+  if (line.key && literal_at(line.key, end, " iteration ")) {
+    word = line.key + 1;
+    p = skip_iteration_counters(word + 10, end);
+  }
   if (!p) {
     const size_t at = t.find("iteration ");
     if (at == std::string_view::npos) return false;
-    p = skip_iteration_counters(t.data() + at + 10, end);
+    word = t.data() + at;
+    p = skip_iteration_counters(word + 10, end);
     if (!p) return false;
   }
 
@@ -161,7 +166,8 @@ bool iteration_line(ScanState& s, const LineView& line) {
     pr.first_iteration = line.ref();
     pr.first_lm_loss = loss_of(t);
   }
-  s.keep_last_iteration_line(t, line.stable);
+  // Kept from its "iteration " word, so that the counters are at a known place whatever prefix the line had.
+  s.keep_last_iteration_line(std::string_view(word, static_cast<size_t>(end - word)), line.stable);
 
   static constexpr char kElapsed[] = "elapsed time per iteration (ms):";
   static constexpr char kThroughput[] = "| throughput per GPU (TFLOP/s/GPU):";
@@ -296,10 +302,12 @@ void settle_progress(ScanState& s) {
   const std::string_view t = s.last_iteration;
   if (t.empty()) return;
   Progress& pr = s.report.progress;
-  const size_t at = t.find("iteration ");
-  const IterationCounters c = iteration_counters(t.data() + at + 10, t.data() + t.size());
-  pr.last_iteration = c.iteration;
-  pr.total_iterations = c.total;
+  // t starts with "iteration " and its counters were checked when the line was read.
+  const IterationCounters c = t.size() > 10 ? iteration_counters(t.data() + 10, t.data() + t.size()) : IterationCounters{};
+  if (c.after) {
+    pr.last_iteration = c.iteration;
+    pr.total_iterations = c.total;
+  }
   if (auto loss = loss_of(t)) pr.last_lm_loss = loss;
   s.last_iteration = {};
 }
