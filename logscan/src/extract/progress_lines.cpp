@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../match/cpu_avx2.hpp"
 #include "../match/triggers.hpp"
 #include "scan_state.hpp"
 
@@ -290,11 +291,7 @@ __attribute__((target("avx2"))) static const char* skip_counters_avx2(const char
 }
 
 const char* skip_iteration_counters(const char* p, const char* end) {
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-  }();
-  return avx2 ? skip_counters_avx2(p, end) : iteration_counters(p, end).after;
+  return cpu_has_avx2() ? skip_counters_avx2(p, end) : iteration_counters(p, end).after;
 }
 
 void settle_progress(ScanState& s) {

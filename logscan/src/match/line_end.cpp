@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "cpu_avx2.hpp"
+
 namespace hcp::logscan {
 namespace {
 
@@ -30,15 +32,10 @@ __attribute__((target("avx2"))) LineEnd find_avx2(const char* data, size_t from,
   return find_scalar(data, i, n, escapes != 0);
 }
 
-const bool kHaveAvx2 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
-}();
-
 }  // namespace
 
 LineEnd find_line_end(const char* data, size_t from, size_t n) {
-  return kHaveAvx2 ? find_avx2(data, from, n) : find_scalar(data, from, n, false);
+  return cpu_has_avx2() ? find_avx2(data, from, n) : find_scalar(data, from, n, false);
 }
 
 }  // namespace hcp::logscan

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cpu_avx2.hpp"
+
 namespace hcp::logscan {
 
 LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
@@ -57,8 +59,7 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
     std::memcpy(lo_[k] + 16, lo_[k], 16);
     std::memcpy(hi_[k] + 16, hi_[k], 16);
   }
-  __builtin_cpu_init();
-  use_avx2_ = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  use_avx2_ = cpu_has_avx2();
 }
 
 // The literals that really start at pos, among the candidate buckets: inlined into the vector loop, with a byte
