@@ -2,14 +2,13 @@
 // thread, against the core's FMA peak probed in the same run (target: forward >= 30% of peak); the same with all
 // cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' p2p and a2a+p2p forward over the
 // single-rank forward of the same full problem (target <= 1.25).
-//   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--format text|json]
+//   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <string>
 #include <thread>
@@ -25,7 +24,6 @@ namespace {
 struct Options {
   int64_t seq = 4096, heads = 8, head_dim = 128;
   int repeat = 3;
-  bool json = false;
 };
 
 double thread_seconds() {
@@ -116,7 +114,8 @@ Overhead cp_forward_overhead(const Options& o, const Problem& pr, hcp::CpComm sc
   hcp::InProcessWorld world(kRanks, std::chrono::minutes(10));
   require_ok(world.run([&](hcp::Communicator& comm) -> hcp::Status {
     std::unique_ptr<hcp::CpContext> ctx;
-    HCP_TRY(hcp::CpContext::create(comm, config, scheme, &ctx, hcp::LogLevel::warn));
+    // The group lines at debug level: below the default threshold, so the output is the figures.
+    HCP_TRY(hcp::CpContext::create(comm, config, scheme, &ctx, hcp::LogLevel::debug));
     const int r = ctx->cp_rank();
     std::vector<float> q(static_cast<size_t>(local * row)), k(q.size()), v(q.size()), o_local(q.size());
     std::vector<float> lse_local(static_cast<size_t>(o.heads * local));
@@ -168,7 +167,6 @@ int main(int argc, char** argv) {
     else if (a == "--heads") o.heads = std::atoll(next());
     else if (a == "--head-dim") o.head_dim = std::atoll(next());
     else if (a == "--repeat") o.repeat = std::atoi(next());
-    else if (a == "--format") o.json = std::strcmp(next(), "json") == 0;
     else {
       std::fprintf(stderr, "attention_bench: unknown argument %s\n", a.c_str());
       return 2;
