@@ -1,6 +1,5 @@
 // The CPU engine: host memory (64-byte aligned, freed blocks reused), memcpy row copies and the CPU kernels.
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -34,6 +33,8 @@ class CpuEngine final : public CpEngine {
   }
 
   Status alloc(size_t bytes, EngineBuffer* out) override {
+    if (bytes > std::numeric_limits<size_t>::max() - 63)  // rounding up would wrap to a small block
+      return {Errc::out_of_memory, "CP buffer of " + std::to_string(bytes) + " bytes"};
     const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
     void* ptr = nullptr;
     if (auto it = pool_.find(rounded); it != pool_.end()) {
