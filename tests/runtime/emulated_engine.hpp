@@ -52,12 +52,12 @@ class EmulatedGpuEngine final : public CpEngine {
   }
   Status upload(void* dst, const void* host, size_t bytes) override { return download(dst, host, bytes); }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
-    return elementwise(dtype, n, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
+    return elementwise(dtype, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
       kern::convert_from_f32_block<E>(ctx, src, static_cast<typename E::type*>(dst), n, bx, stride);
     });
   }
   Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) override {
-    return elementwise(dtype, n, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
+    return elementwise(dtype, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
       kern::convert_to_f32_block<E>(ctx, static_cast<const typename E::type*>(src), dst, n, bx, stride);
     });
   }
@@ -77,9 +77,9 @@ class EmulatedGpuEngine final : public CpEngine {
   static Status dispatched(bool found) {
     return found ? Status{} : Status{Errc::unsupported, "emulated engine: no kernel instance"};
   }
-  // Two blocks with a grid stride, so the grid-stride loop really loops.
+  // Two blocks with a grid stride, so the grid-stride loop really loops (fn bounds itself by its element count).
   template <class Fn>
-  Status elementwise(DType dtype, int64_t n, Fn fn) {
+  Status elementwise(DType dtype, Fn fn) {
     constexpr int64_t kBlocks = 2;
     auto run = [&]<class E>() {
       emu::launch({kBlocks, 1, 1}, kern::kThreads, 0, [&](const kern::BlockCtx& ctx, int bx, int, int, char*) {
