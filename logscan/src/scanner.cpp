@@ -67,7 +67,9 @@ struct LogScanner::Impl {
   }
 
   // The line [s, e) of the region at p; `key` is where its first trigger literal starts (e when none).
-  void handle(const char* p, size_t s, size_t e, size_t key, bool escape, uint32_t triggers, uint64_t number) {
+  // `counters_end` is where the counters after an iteration key end, when the scanner checked them (or null).
+  void handle(const char* p, size_t s, size_t e, size_t key, bool escape, uint32_t triggers, uint64_t number,
+              const char* counters_end) {
     size_t len = e - s;
     if (len > options.max_line) {
       len = options.max_line;
@@ -77,7 +79,10 @@ struct LogScanner::Impl {
     v.number = number;
     v.file = &names.back();
     if (v.rank < 0) v.rank = file.rank_from_name;
-    if (v.stable && p + key >= v.text.data() && p + key < v.text.data() + v.text.size()) v.key = p + key;
+    if (v.stable && p + key >= v.text.data() && p + key < v.text.data() + v.text.size()) {
+      v.key = p + key;
+      v.counters_end = counters_end;
+    }
     state.dispatch(v, triggers);
   }
 
@@ -98,24 +103,26 @@ struct LogScanner::Impl {
       const LineEnd end = find_line_end(p, s, n);
       const size_t e = end.end;
       const uint64_t newlines = cur.newlines;
-      if (!settled(p, e, cur.pos, ids)) {
+      const char* const counters_end = settled(p, e, cur.pos, ids);
+      if (!counters_end) {
         if (ids != 0) ++cur.pos;
         while (const uint64_t more = literals.next(p, n, e, cur)) {
           ids |= more;
           ++cur.pos;
         }
       }
-      handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1);
+      handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1, counters_end);
       cur = {e + 1, e + 1, newlines + (e < n ? 1 : 0)};
     }
     line_no = base + cur.newlines;
     state.end_region();
   }
 
-  bool settled(const char* p, size_t line_end, size_t at, uint64_t ids) const {
-    if ((ids & settles_line) == 0) return false;
+  // Where the counters after an iteration key at `at` end, or null when the line is not settled by its key.
+  const char* settled(const char* p, size_t line_end, size_t at, uint64_t ids) const {
+    if ((ids & settles_line) == 0) return nullptr;
     const size_t key = literals.literal(static_cast<uint32_t>(__builtin_ctzll(ids & settles_line))).size();
-    return at + key <= line_end && skip_iteration_counters(p + at + key, p + line_end) != nullptr;
+    return at + key <= line_end ? skip_iteration_counters(p + at + key, p + line_end) : nullptr;
   }
 
   uint32_t triggers_of(uint64_t ids) const {

@@ -19,6 +19,9 @@ struct LineView {
   const std::string* file = nullptr;
   bool stable = true;  // text lies in the input region (valid until it ends), not in view_line's scratch
   const char* key = nullptr;  // the line's first trigger literal in text, when the scanner knows it
+  // After an iteration key: the end of the counters that follow it, when the scanner checked them (the check
+  // ran on the whole line, which may be longer than text).
+  const char* counters_end = nullptr;
   SourceRef ref() const { return {*file, number, rank}; }
 };
 
