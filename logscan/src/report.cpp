@@ -40,19 +40,36 @@ bool Evidence::flat_cp_groups() const {
   return false;
 }
 
-double* Reservoir::reserve() {
-  ++count_;
-  if (sample_.size() < kCapacity) {
-    sample_.push_back(0);
-    return &sample_.back();
-  }
-  rng_ ^= rng_ << 13;  // xorshift64: deterministic, so reports are reproducible
+uint64_t Reservoir::random() {
+  rng_ ^= rng_ << 13;  // xorshift64
   rng_ ^= rng_ >> 7;
   rng_ ^= rng_ << 17;
-  // A uniform slot in [0, count_) by multiply-high (Lemire), not a 64-bit division on every line.
+  return rng_;
+}
+
+double Reservoir::uniform() { return (static_cast<double>(random() >> 11) + 0.5) * 0x1p-53; }
+
+void Reservoir::draw_next() {
+  constexpr double k = kCapacity;
+  w_ *= std::exp(std::log(uniform()) / k);
+  // Lines passed over before the next kept one: geometric with success probability w_ (capped: a sample of a
+  // log with 10^18 lines is not needed, and the cast must not overflow).
+  const double skip = std::floor(std::log(uniform()) / std::log1p(-w_));
+  next_ = count_ + 1 + (skip < 1e18 ? static_cast<uint64_t>(skip) : uint64_t{1000000000000000000});
+}
+
+double* Reservoir::keep() {
+  if (sample_.size() < kCapacity) {
+    sample_.push_back(0);
+    next_ = count_ + 1;
+    if (sample_.size() == kCapacity) draw_next();
+    return &sample_.back();
+  }
+  // A uniform slot by multiply-high (Lemire), not a division.
   __extension__ using Wide = unsigned __int128;
-  const auto slot = static_cast<uint64_t>((static_cast<Wide>(rng_) * count_) >> 64);
-  return slot < kCapacity ? &sample_[slot] : nullptr;
+  const auto slot = static_cast<size_t>((static_cast<Wide>(random()) * kCapacity) >> 64);
+  draw_next();
+  return &sample_[slot];
 }
 
 std::optional<double> Progress::reported_tflops() const {

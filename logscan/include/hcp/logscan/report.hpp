@@ -59,10 +59,15 @@ struct Evidence {
 
 // A bounded sample for medians: exact up to its capacity, a uniform sample beyond.
 // Values are parsed only when they are kept: reserve() says where the next value goes, or null when the sample
-// does not need it, which on a long log is most lines.
+// does not need it, which on a long log is most lines. Beyond the capacity the sample skips ahead by a random
+// count drawn when it keeps a value (Li's algorithm L), so a line it does not keep costs one compare rather than
+// a random draw; the draws are deterministic, so reports are reproducible.
 class Reservoir {
  public:
-  double* reserve();
+  double* reserve() {
+    ++count_;
+    return count_ < next_ ? nullptr : keep();
+  }
   void add(double x) {
     if (double* slot = reserve()) *slot = x;
   }
@@ -71,8 +76,15 @@ class Reservoir {
 
  private:
   static constexpr size_t kCapacity = 1 << 16;
+  double* keep();
+  uint64_t random();
+  double uniform();  // in (0, 1)
+  void draw_next();  // the count at which the next value is kept
+
   std::vector<double> sample_;
   uint64_t count_ = 0;
+  uint64_t next_ = 1;
+  double w_ = 1;  // algorithm L's running maximum of the keys, as exp(log(u) / k) products
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
 };
 

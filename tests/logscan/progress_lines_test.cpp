@@ -1,5 +1,7 @@
-// Validation-loss lines are read by hand; this holds the reader to the regular expression it replaced, on the
-// real shape and on random text around it (blanks of every kind, signs, exponents, damaged numbers).
+// Progress lines are read by hand. Validation-loss lines: the reader is held to the regular expression it
+// replaced, on the real shape and on random text around it (blanks of every kind, signs, exponents, damaged
+// numbers). Iteration lines: the skipped and nan counts, through the fast reader of Megatron's exact tail and
+// the general one, and the median sample beyond its capacity.
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
@@ -85,6 +87,56 @@ TEST(ValidationLine, AgreesWithTheRegexOnRandomText) {
     }
     expect_same(line);
   }
+}
+
+// Skipped and nan totals of one iteration line whose end is `tail`.
+std::pair<int64_t, int64_t> counts_of(const std::string& tail) {
+  ScanState s;
+  const std::string file = "c.log";
+  const std::string text = " iteration       10/     100 | consumed samples: 5120 | elapsed time per iteration (ms): 812.3 |"
+                           " lm loss: 9.0E+00 | loss scale: 1.0 " + tail;
+  LineView v;
+  v.text = text;
+  v.file = &file;
+  extract_progress(s, v, kIteration);
+  EXPECT_EQ(s.report.progress.iteration_lines, 1u) << tail;
+  return {s.report.progress.skipped_iterations, s.report.progress.nan_iterations};
+}
+
+TEST(IterationLine, SkippedAndNanCounts) {
+  using Counts = std::pair<int64_t, int64_t>;
+  // Megatron's "%3d" widths (the fast reader) and wider or reshaped ones (the general reader).
+  EXPECT_EQ(counts_of("| number of skipped iterations:   0 | number of nan iterations:   0 |"), Counts(0, 0));
+  EXPECT_EQ(counts_of("| number of skipped iterations:   7 | number of nan iterations:  42 |"), Counts(7, 42));
+  EXPECT_EQ(counts_of("| number of skipped iterations: 999 | number of nan iterations: 100 |"), Counts(999, 100));
+  EXPECT_EQ(counts_of("| number of skipped iterations: 1234 | number of nan iterations:   3 |"), Counts(1234, 3));
+  EXPECT_EQ(counts_of("| number of skipped iterations:   5 | number of nan iterations: 12345 |"), Counts(5, 12345));
+  EXPECT_EQ(counts_of("| number of skipped iterations: 2 | number of nan iterations: 1 |"), Counts(2, 1));
+  EXPECT_EQ(counts_of("| number of skipped iterations:   2 | number of nan iterations:   1 | "), Counts(2, 1));
+  EXPECT_EQ(counts_of("| number of skipped iterations:   2 | number of nan iterations:   1"), Counts(2, 1));
+  EXPECT_EQ(counts_of("| number of nan iterations:   4 |"), Counts(0, 4));
+  EXPECT_EQ(counts_of("| number of skipped iterations:  x1 | number of nan iterations:   1 |"), Counts(0, 1));
+  EXPECT_EQ(counts_of("| number of skipped iterations:     | number of nan iterations:   1 |"), Counts(0, 1));
+  EXPECT_EQ(counts_of("| grad norm: 1.0 |"), Counts(0, 0));
+}
+
+// Beyond its capacity the sample keeps a uniform share of the whole stream: the median of a stream that is 45%
+// ones then 55% twos is 2, and of 55% ones then 45% twos is 1 (a sample that favoured early or late lines would
+// get one of them wrong), and the median of 0..n-1 is within 1% of n/2.
+TEST(Reservoir, UniformBeyondItsCapacity) {
+  constexpr int64_t n = 2000000;
+  for (const auto& [ones, want] : {std::pair(0.45, 2.0), std::pair(0.55, 1.0)}) {
+    Reservoir r;
+    for (int64_t i = 0; i < n; ++i) r.add(static_cast<double>(i) < ones * n ? 1.0 : 2.0);
+    EXPECT_EQ(r.count(), static_cast<uint64_t>(n));
+    EXPECT_EQ(r.median(), want) << ones;
+  }
+  Reservoir r;
+  for (int64_t i = 0; i < n; ++i) r.add(static_cast<double>(i));
+  EXPECT_NEAR(*r.median(), n / 2.0, n * 0.01);
+  Reservoir small;  // exact below the capacity
+  for (int i = 1; i <= 1001; ++i) small.add(i);
+  EXPECT_EQ(small.median(), 501.0);
 }
 
 }  // namespace
