@@ -59,7 +59,9 @@ void Reservoir::draw_next() {
 }
 
 double* Reservoir::keep() {
+  kept_at_ = count_;
   if (sample_.size() < kCapacity) {
+    kept_slot_ = sample_.size();
     sample_.push_back(0);
     next_ = count_ + 1;
     if (sample_.size() == kCapacity) draw_next();
@@ -67,9 +69,16 @@ double* Reservoir::keep() {
   }
   // A uniform slot by multiply-high (Lemire), not a division.
   __extension__ using Wide = unsigned __int128;
-  const auto slot = static_cast<size_t>((static_cast<Wide>(random()) * kCapacity) >> 64);
+  kept_slot_ = static_cast<size_t>((static_cast<Wide>(random()) * kCapacity) >> 64);
   draw_next();
-  return &sample_[slot];
+  return &sample_[kept_slot_];
+}
+
+double* Reservoir::slot_like(const Reservoir& leader) {
+  kept_at_ = count_;
+  kept_slot_ = leader.kept_slot_;
+  if (sample_.size() <= kept_slot_) sample_.resize(kept_slot_ + 1, NAN);
+  return &sample_[kept_slot_];
 }
 
 std::optional<double> Progress::reported_tflops() const {

@@ -134,6 +134,14 @@ TEST(Reservoir, UniformBeyondItsCapacity) {
   Reservoir r;
   for (int64_t i = 0; i < n; ++i) r.add(static_cast<double>(i));
   EXPECT_NEAR(*r.median(), n / 2.0, n * 0.01);
+  // A sample kept in step with it holds the same lines.
+  Reservoir leader, follower;
+  for (int64_t i = 0; i < n; ++i) {
+    if (double* slot = leader.reserve()) *slot = static_cast<double>(i);
+    if (double* slot = follower.reserve_as(leader)) *slot = 2.0 * static_cast<double>(i) + 1;
+  }
+  EXPECT_EQ(follower.count(), static_cast<uint64_t>(n));
+  EXPECT_EQ(*follower.median(), 2 * *leader.median() + 1);
   Reservoir small;  // exact below the capacity
   for (int i = 1; i <= 1001; ++i) small.add(i);
   EXPECT_EQ(small.median(), 501.0);

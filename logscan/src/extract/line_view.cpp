@@ -1,4 +1,3 @@
-#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -49,20 +48,29 @@ std::optional<std::vector<int64_t>> to_int_list(std::string_view s) {
 
 namespace {
 
-// "[default12]:" / "[rank12]:" -> 12 and the length of the prefix.
+bool is_digit(char c) { return static_cast<unsigned>(c - '0') < 10; }
+
+// "[default12]:" / "[rank12]:" -> 12 and the length of the prefix. Every line with a trigger comes here, so the
+// tags are compared as constants and the digits without the locale's classification.
 bool bracket_prefix(std::string_view t, int& rank, size_t& len) {
-  for (std::string_view tag : {std::string_view("[default"), std::string_view("[rank")}) {
-    if (t.rfind(tag, 0) != 0) continue;
-    size_t i = tag.size(), start = i;
-    int64_t v = 0;
-    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) && i - start < 9) v = v * 10 + (t[i++] - '0');
-    if (i == start || t.substr(i, 2) != "]:") return false;
-    rank = static_cast<int>(v);
-    len = i + 2;
-    if (tag == "[rank" && len < t.size() && t[len] == ' ') ++len;  // newer torch writes "[rank3]: text"
-    return true;
+  size_t i = 0;
+  bool rank_tag = false;
+  if (t.size() >= 8 && std::memcmp(t.data(), "[default", 8) == 0) {
+    i = 8;
+  } else if (t.size() >= 5 && std::memcmp(t.data(), "[rank", 5) == 0) {
+    i = 5;
+    rank_tag = true;
+  } else {
+    return false;
   }
-  return false;
+  const size_t start = i;
+  int64_t v = 0;
+  while (i < t.size() && is_digit(t[i]) && i - start < 9) v = v * 10 + (t[i++] - '0');
+  if (i == start || t.substr(i, 2) != "]:") return false;
+  rank = static_cast<int>(v);
+  len = i + 2;
+  if (rank_tag && len < t.size() && t[len] == ' ') ++len;  // newer torch writes "[rank3]: text"
+  return true;
 }
 
 // Slurm --label: "12: " at the very start.
@@ -71,7 +79,7 @@ bool slurm_prefix(std::string_view t, int& rank, size_t& len) {
   while (i < t.size() && i < 7 && t[i] == ' ') ++i;  // srun right-aligns the labels
   const size_t start = i;
   int64_t v = 0;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) && i - start < 7) v = v * 10 + (t[i++] - '0');
+  while (i < t.size() && is_digit(t[i]) && i - start < 7) v = v * 10 + (t[i++] - '0');
   if (i == start || i + 1 >= t.size() || t[i] != ':' || t[i + 1] != ' ') return false;
   rank = static_cast<int>(v);
   len = i + 2;
@@ -101,7 +109,7 @@ LineView view_line(std::string_view raw, std::string& scratch, bool escape) {
   v.stable = raw.data() != scratch.data();
   size_t len = 0;
   if ((!raw.empty() && raw[0] == '[' && bracket_prefix(raw, v.rank, len)) ||
-      (!raw.empty() && (std::isdigit(static_cast<unsigned char>(raw[0])) || raw[0] == ' ') &&
+      (!raw.empty() && (is_digit(raw[0]) || raw[0] == ' ') &&
        slurm_prefix(raw, v.rank, len))) {
     raw.remove_prefix(len);
   }

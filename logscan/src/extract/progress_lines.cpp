@@ -121,16 +121,15 @@ bool count_before(const char* begin, const char*& end, const char (&name)[N], in
   return true;
 }
 
-// A count as Megatron's "%3d" prints it below 1000: blanks, then digits to the end of the three bytes.
+// A count as Megatron's "%3d" prints it below 1000: blanks, then digits to the end of the three bytes. Decided
+// with bit operations: a loop over the blanks mispredicted on every line.
 bool count3(const char* p, int64_t& v) {
-  int i = 0;
-  while (i < 2 && p[i] == ' ') ++i;
-  v = 0;
-  for (int k = i; k < 3; ++k) {
-    if (static_cast<unsigned>(p[k] - '0') >= 10) return false;
-    v = v * 10 + (p[k] - '0');
-  }
-  return true;
+  const unsigned d0 = static_cast<unsigned char>(p[0]) - '0', d1 = static_cast<unsigned char>(p[1]) - '0',
+                 d2 = static_cast<unsigned char>(p[2]) - '0';
+  const bool digit0 = d0 < 10, digit1 = d1 < 10, blank0 = p[0] == ' ', blank1 = p[1] == ' ';
+  const bool ok = (d2 < 10) & ((digit1 & (digit0 | blank0)) | (blank1 & blank0));
+  v = (digit0 ? d0 * 100 : 0) + (digit1 ? d1 * 10 : 0) + d2;
+  return ok;
 }
 
 // The line's end exactly as Megatron prints it ("...: %3d | number of nan iterations: %3d |"): two compares of
@@ -210,7 +209,7 @@ bool iteration_line(ScanState& s, const LineView& line) {
   // Both samples take every iteration line, so they keep the same ones; most lines of a long log are in neither
   // and their timing fields are not even looked for.
   double* elapsed = pr.elapsed_ms.reserve();
-  double* tflops = pr.tflops.reserve();
+  double* tflops = pr.tflops.reserve_as(pr.elapsed_ms);
   if (elapsed || tflops) {
     double elapsed_value = NAN, tflops_value = NAN;
     // The first '(' after the counters opens "(ms)".

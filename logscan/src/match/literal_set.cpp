@@ -62,6 +62,30 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   use_avx2_ = cpu_has_avx2();
 }
 
+namespace {
+
+uint64_t load8(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+uint32_t load4(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// a[0, n) == b[0, n) for n >= 4: up to 16 bytes by two overlapping word compares, with no loop whose exit
+// mispredicts on every hit.
+bool same_bytes(const char* a, const char* b, size_t n) {
+  if (n <= 8) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+  if (n <= 16) return load8(a) == load8(b) && load8(a + n - 8) == load8(b + n - 8);
+  return std::memcmp(a, b, n) == 0;
+}
+
+}  // namespace
+
 // The literals that really start at pos, among the candidate buckets: inlined into the vector loop, with a byte
 // compare of its own rather than a library call on the path of every hit.
 __attribute__((always_inline)) inline uint64_t LiteralSet::match_at(const char* data, size_t size, size_t pos,
@@ -76,10 +100,8 @@ __attribute__((always_inline)) inline uint64_t LiteralSet::match_at(const char* 
     for (uint32_t id : bucket_members_[b]) {
       if (heads_[id] != head) continue;  // one compare rejects almost every false candidate
       const std::string& lit = literals_[id];
-      if (lit.size() > size - pos) continue;
-      size_t k = 4;
-      while (k < lit.size() && data[pos + k] == lit[k]) ++k;
-      if (k == lit.size()) ids |= uint64_t{1} << id;
+      if (lit.size() > size - pos || !same_bytes(data + pos, lit.data(), lit.size())) continue;
+      ids |= uint64_t{1} << id;
     }
   }
   return ids;
@@ -117,6 +139,22 @@ __attribute__((target("avx2"), always_inline)) inline __m256i classify(__m256i c
   return _mm256_and_si256(_mm256_shuffle_epi8(lo, l), _mm256_shuffle_epi8(hi, h));
 }
 
+// Just after the last '\n' in data[from, to), or `otherwise` when there is none.
+__attribute__((target("avx2"))) size_t line_start_before(const char* data, size_t from, size_t to,
+                                                         size_t otherwise) {
+  const __m256i newline = _mm256_set1_epi8('\n');
+  size_t k = to;
+  for (; k >= from + 32; k -= 32) {
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + k - 32));
+    const auto nl = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, newline)));
+    if (nl) return k - static_cast<size_t>(__builtin_clz(nl));
+  }
+  while (k > from) {
+    if (data[--k] == '\n') return k + 1;
+  }
+  return otherwise;
+}
+
 }  // namespace
 
 __attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::next_avx2(const char* data, size_t size,
@@ -133,10 +171,12 @@ __attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::next_avx2(const char
   const __m256i zero = _mm256_setzero_si256();
   const __m256i newline = _mm256_set1_epi8('\n');
   alignas(32) uint8_t lanes[32];
-  // The cursor lives in locals while the loop runs: stores through the reference could alias the text (it is
-  // read as char), which would pin the counters in memory.
+  // The newline count lives in a local while the loop runs: stores through the reference could alias the text
+  // (it is read as char), which would pin it in memory. The line start is not followed block by block (a
+  // conditional update on every block that holds a newline, which mispredicts on short lines); a hit finds it by
+  // looking back from where it is, which is within a line's length.
   uint64_t newlines = cur.newlines;
-  size_t line_start = cur.line_start;
+  const size_t from = cur.pos;
   size_t i = cur.pos;
   // A block reads data[i, i + 35): whole blocks below limit, the rest by the scalar loop.
   while (i + 32 <= limit && i + 35 <= size) {
@@ -158,19 +198,16 @@ __attribute__((target("avx2,popcnt"))) uint64_t LiteralSet::next_avx2(const char
           const uint32_t before = nl & ((1u << j) - 1);
           cur.pos = i + static_cast<size_t>(j);
           cur.newlines = newlines + static_cast<uint64_t>(__builtin_popcount(before));
-          cur.line_start = before ? i + 32 - static_cast<size_t>(__builtin_clz(before)) : line_start;
+          cur.line_start = before ? i + 32 - static_cast<size_t>(__builtin_clz(before))
+                                  : line_start_before(data, from, i, cur.line_start);
           return ids;
         }
       } while (candidates);
     }
     newlines += static_cast<uint64_t>(__builtin_popcount(nl));
-    // Computed for every block (nl | 1 keeps clz defined) and selected: a cmov, not a branch that mispredicts on
-    // every other block of short lines.
-    const size_t after_last = i + 32 - static_cast<size_t>(__builtin_clz(nl | 1));
-    line_start = nl ? after_last : line_start;
     i += 32;
   }
-  cur = {i, line_start, newlines};
+  cur = {i, line_start_before(data, from, i, cur.line_start), newlines};
   return next_scalar(data, size, limit, cur);
 }
 

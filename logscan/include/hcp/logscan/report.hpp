@@ -68,6 +68,12 @@ class Reservoir {
     ++count_;
     return count_ < next_ ? nullptr : keep();
   }
+  // For a sample kept in step with `leader` (same lines, this called right after leader.reserve()): the slot that
+  // matches the leader's, so the two draw their random numbers once.
+  double* reserve_as(const Reservoir& leader) {
+    ++count_;
+    return leader.kept_at_ == count_ ? slot_like(leader) : nullptr;
+  }
   void add(double x) {
     if (double* slot = reserve()) *slot = x;
   }
@@ -77,6 +83,7 @@ class Reservoir {
  private:
   static constexpr size_t kCapacity = 1 << 16;
   double* keep();
+  double* slot_like(const Reservoir& leader);
   uint64_t random();
   double uniform();  // in (0, 1)
   void draw_next();  // the count at which the next value is kept
@@ -84,6 +91,8 @@ class Reservoir {
   std::vector<double> sample_;
   uint64_t count_ = 0;
   uint64_t next_ = 1;
+  uint64_t kept_at_ = 0;  // the count of the last value kept
+  size_t kept_slot_ = 0;  // and its slot
   double w_ = 1;  // algorithm L's running maximum of the keys, as exp(log(u) / k) products
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
 };
