@@ -51,7 +51,10 @@ double Reservoir::uniform() { return (static_cast<double>(random() >> 11) + 0.5)
 
 void Reservoir::draw_next() {
   constexpr double k = kCapacity;
-  w_ *= std::exp(std::log(uniform()) / k);
+  // w_ *= u^(1/k), as exp(x) with x = log(u) / k: |x| < 6e-4 for every u the generator gives, where three terms of
+  // the series are exact to 1e-14 (a library exp per kept line was a fifth of the time spent keeping it).
+  const double x = std::log(uniform()) / k;
+  w_ *= 1 + x * (1 + x / 2 * (1 + x / 3));
   // Lines passed over before the next kept one: geometric with success probability w_ (capped: a sample of a
   // log with 10^18 lines is not needed, and the cast must not overflow).
   const double skip = std::floor(std::log(uniform()) / std::log1p(-w_));

@@ -48,6 +48,7 @@ struct LogScanner::Impl {
   LiteralSet literals{literal_texts()};
   std::vector<uint32_t> trigger_of;  // by literal id
   uint64_t settles_line = 0;        // literals after which the rest of a line is not searched
+  uint64_t iteration_id = 0;        // the bit of the " iteration " literal
   ScanState state;
   std::deque<std::string> names;  // stable storage for LineView::file
   bool open = false;
@@ -61,6 +62,7 @@ struct LogScanner::Impl {
   explicit Impl(ScanOptions o) : options(std::move(o)) {
     for (const TriggerLiteral& t : trigger_literals()) {
       if (t.settles_line) settles_line |= uint64_t{1} << trigger_of.size();
+      if (std::string_view(t.text) == " iteration ") iteration_id = uint64_t{1} << trigger_of.size();
       trigger_of.push_back(t.triggers);
     }
     if (options.max_line < 256) options.max_line = 256;
@@ -111,11 +113,24 @@ struct LogScanner::Impl {
           ++cur.pos;
         }
       }
-      handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1, counters_end);
+      if (!counters_end || !fast_lane(p, s, e, key, end.escape, ids, counters_end)) {
+        handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1, counters_end);
+      }
       cur = {e + 1, e + 1, newlines + (e < n ? 1 : 0)};
     }
     line_no = base + cur.newlines;
     state.end_region();
+  }
+
+  // A settled iteration line goes straight to the progress reader when nothing else could want it: no ANSI code
+  // or truncation to undo, no other literal, no open traceback or YAML list. Its rank prefix, line number and
+  // the line view are not needed there (they were a third of the work on such a line).
+  bool fast_lane(const char* p, size_t s, size_t e, size_t key, bool escape, uint64_t ids,
+                 const char* counters_end) {
+    if (escape || e - s > options.max_line || ids != iteration_id || state.wants_every_line()) return false;
+    const char* end = p + e;
+    if (end[-1] == '\r') --end;
+    return settled_iteration_line(state, p + key + 1, counters_end, end);
   }
 
   // Where the counters after an iteration key at `at` end, or null when the line is not settled by its key.

@@ -1,7 +1,7 @@
 // Progress lines are read by hand. Validation-loss lines: the reader is held to the regular expression it
 // replaced, on the real shape and on random text around it (blanks of every kind, signs, exponents, damaged
 // numbers). Iteration lines: the skipped and nan counts, through the fast reader of Megatron's exact tail and
-// the general one, and the median sample beyond its capacity.
+// the general one; the scanner's fast lane against the general path; the median sample beyond its capacity.
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
@@ -145,6 +145,55 @@ TEST(Reservoir, UniformBeyondItsCapacity) {
   Reservoir small;  // exact below the capacity
   for (int i = 1; i <= 1001; ++i) small.add(i);
   EXPECT_EQ(small.median(), 501.0);
+}
+
+// The scanner's fast lane for settled iteration lines against the general path: the same log once plain (most
+// lines take the lane) and once with an ANSI code on every line (which the lane refuses: view_line strips it, so
+// the text the general path reads is the same). Lines vary in what the lane must refuse or get right: counts,
+// wide counts, other tails, CRLF, prefixes; more lines than the median sample holds, so its draws are compared.
+TEST(IterationLine, FastLaneAgreesWithTheGeneralPath) {
+  std::mt19937 rng(53);
+  std::string plain, coloured;
+  const char* tails[] = {"| number of skipped iterations:   0 | number of nan iterations:   0 |",
+                         "| number of skipped iterations:   3 | number of nan iterations:  12 |",
+                         "| number of skipped iterations: 1234 | number of nan iterations:   1 |",
+                         "| number of skipped iterations:   1 | number of nan iterations:   0 | ",
+                         "| grad norm: 1.25 |"};
+  for (int i = 1; i <= 70000; ++i) {
+    const unsigned r = static_cast<unsigned>(rng() % 100);
+    const std::string prefix = r < 80 ? "[default7]:" : r < 90 ? "[rank3]: " : "";
+    const std::string tail = tails[r < 90 ? 0 : 1 + r % 4];
+    char body[400];
+    std::snprintf(body, sizeof body,
+                  " [2026-08-22 12:01:07] iteration %9d/ 100000000 | consumed samples: %12d | elapsed time per "
+                  "iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | lm loss: %.6E | loss scale: 1.0 ",
+                  i, i * 512, 800 + static_cast<double>(rng() % 400) / 10, 390 + static_cast<double>(rng() % 300) / 10,
+                  9 - i * 1e-5);
+    const std::string eol = rng() % 50 == 0 ? "\r\n" : "\n";
+    plain += prefix + body + tail + eol;
+    coloured += prefix + "\x1b[0m" + body + tail + eol;
+  }
+  auto scan = [](const std::string& text) {
+    LogScanner scanner;
+    scanner.feed(text.data(), text.size());
+    return scanner.finish().progress;
+  };
+  const Progress a = scan(plain), b = scan(coloured);
+  EXPECT_EQ(a.iteration_lines, 70000u);
+  EXPECT_EQ(a.iteration_lines, b.iteration_lines);
+  EXPECT_EQ(a.skipped_iterations, b.skipped_iterations);
+  EXPECT_EQ(a.nan_iterations, b.nan_iterations);
+  EXPECT_GT(a.skipped_iterations, 0);
+  EXPECT_EQ(a.last_iteration, b.last_iteration);
+  EXPECT_EQ(a.last_iteration, 70000);
+  EXPECT_EQ(a.total_iterations, b.total_iterations);
+  EXPECT_EQ(a.last_lm_loss, b.last_lm_loss);
+  EXPECT_EQ(a.first_lm_loss, b.first_lm_loss);
+  EXPECT_EQ(a.elapsed_ms.count(), b.elapsed_ms.count());
+  EXPECT_EQ(a.elapsed_ms.median(), b.elapsed_ms.median());
+  EXPECT_EQ(a.tflops.median(), b.tflops.median());
+  ASSERT_TRUE(a.first_iteration && b.first_iteration);
+  EXPECT_EQ(a.first_iteration->line, b.first_iteration->line);
 }
 
 }  // namespace

@@ -134,26 +134,28 @@ bool count3(const char* p, int64_t& v) {
 
 // The line's end exactly as Megatron prints it ("...: %3d | number of nan iterations: %3d |"): two compares of
 // constant text and two three-byte counts, where the general reader below walks the text byte by byte (it was
-// two thirds of the work on an iteration line). Any other shape is left to that reader.
-bool megatron_tail(Progress& pr, std::string_view t) {
+// two thirds of the work on an iteration line). False, with nothing read, for any other shape.
+bool megatron_tail(std::string_view t, int64_t& skipped, int64_t& nan) {
   static constexpr char kSkipped[] = "| number of skipped iterations: ";
   static constexpr char kNan[] = " | number of nan iterations: ";
   constexpr size_t kS = sizeof kSkipped - 1, kN = sizeof kNan - 1, kSize = kS + 3 + kN + 3 + 2;
   if (t.size() < kSize) return false;
   const char* p = t.data() + t.size() - kSize;
-  int64_t skipped = 0, nan = 0;
-  if (std::memcmp(p, kSkipped, kS) != 0 || std::memcmp(p + kS + 3, kNan, kN) != 0 ||
-      std::memcmp(p + kSize - 2, " |", 2) != 0 || !count3(p + kS, skipped) || !count3(p + kS + 3 + kN, nan)) {
-    return false;
-  }
+  return std::memcmp(p, kSkipped, kS) == 0 && std::memcmp(p + kS + 3, kNan, kN) == 0 &&
+         std::memcmp(p + kSize - 2, " |", 2) == 0 && count3(p + kS, skipped) && count3(p + kS + 3 + kN, nan);
+}
+
+void add_counts(Progress& pr, int64_t skipped, int64_t nan) {
   pr.skipped_iterations = pr.skipped_iterations > INT64_MAX - skipped ? INT64_MAX : pr.skipped_iterations + skipped;
   pr.nan_iterations = pr.nan_iterations > INT64_MAX - nan ? INT64_MAX : pr.nan_iterations + nan;
-  return true;
 }
 
 // The skipped and nan counts at the right end of an iteration line.
 void trailing_counts(Progress& pr, std::string_view t) {
-  if (megatron_tail(pr, t)) return;
+  if (int64_t skipped = 0, nan = 0; megatron_tail(t, skipped, nan)) {
+    add_counts(pr, skipped, nan);
+    return;
+  }
   const char* right = t.data() + t.size();
   if (count_before(t.data(), right, "number of nan iterations", pr.nan_iterations)) {
     if (count_before(t.data(), right, "number of skipped iterations", pr.skipped_iterations)) return;
@@ -167,6 +169,51 @@ void trailing_counts(Progress& pr, std::string_view t) {
   if (const double nan = trailing_field(t, end, "number of nan iterations"); !std::isnan(nan)) {
     add_count(pr.nan_iterations, nan);
     add_count(pr.skipped_iterations, trailing_field(t, end, "number of skipped iterations"));
+  }
+}
+
+// What an iteration line adds once its counters are known to end at p, apart from its skipped and nan counts:
+// the line kept as the last one, and the timing fields when the samples keep this line. [word, end) is the text
+// from its "iteration " word; `stable` as in LineView.
+void record_iteration(ScanState& s, const char* word, const char* p, const char* end, bool stable) {
+  Progress& pr = s.report.progress;
+  // Kept from its "iteration " word, so that the counters are at a known place whatever prefix the line had.
+  s.keep_last_iteration_line(std::string_view(word, static_cast<size_t>(end - word)), stable);
+
+  static constexpr char kElapsed[] = "elapsed time per iteration (ms):";
+  static constexpr char kThroughput[] = "| throughput per GPU (TFLOP/s/GPU):";
+  constexpr size_t kElapsedLen = sizeof kElapsed - 1, kThroughputLen = sizeof kThroughput - 1;
+  // Both samples take every iteration line, so they keep the same ones; most lines of a long log are in neither
+  // and their timing fields are not even looked for.
+  double* elapsed = pr.elapsed_ms.reserve();
+  double* tflops = pr.tflops.reserve_as(pr.elapsed_ms);
+  if (elapsed || tflops) {
+    double elapsed_value = NAN, tflops_value = NAN;
+    // The first '(' after the counters opens "(ms)".
+    const std::string_view rest(p, static_cast<size_t>(end - p));
+    const auto* paren = static_cast<const char*>(std::memchr(p, '(', rest.size()));
+    const char* field = nullptr;  // just after kElapsed
+    if (paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
+      field = paren - 27 + kElapsedLen;
+    } else if (const size_t e = rest.find(kElapsed); e != std::string_view::npos) {
+      field = p + e + kElapsedLen;
+    }
+    if (field) {
+      elapsed_value = quick_number(field, end);
+      // The throughput field follows the elapsed one: " 812.3 | throughput ...".
+      const char* bar = field;
+      while (bar < end && *bar != '|') ++bar;
+      const char* th = nullptr;
+      if (literal_at(bar, end, kThroughput)) {
+        th = bar;
+      } else if (const size_t f = rest.find(kThroughput, static_cast<size_t>(field - p));
+                 f != std::string_view::npos) {
+        th = p + f;
+      }
+      if (th) tflops_value = quick_number(th + kThroughputLen, end);
+    }
+    if (elapsed) *elapsed = elapsed_value;
+    if (tflops) *tflops = tflops_value;
   }
 }
 
@@ -200,43 +247,7 @@ bool iteration_line(ScanState& s, const LineView& line) {
     pr.first_iteration = line.ref();
     pr.first_lm_loss = loss_of(t);
   }
-  // Kept from its "iteration " word, so that the counters are at a known place whatever prefix the line had.
-  s.keep_last_iteration_line(std::string_view(word, static_cast<size_t>(end - word)), line.stable);
-
-  static constexpr char kElapsed[] = "elapsed time per iteration (ms):";
-  static constexpr char kThroughput[] = "| throughput per GPU (TFLOP/s/GPU):";
-  constexpr size_t kElapsedLen = sizeof kElapsed - 1, kThroughputLen = sizeof kThroughput - 1;
-  // Both samples take every iteration line, so they keep the same ones; most lines of a long log are in neither
-  // and their timing fields are not even looked for.
-  double* elapsed = pr.elapsed_ms.reserve();
-  double* tflops = pr.tflops.reserve_as(pr.elapsed_ms);
-  if (elapsed || tflops) {
-    double elapsed_value = NAN, tflops_value = NAN;
-    // The first '(' after the counters opens "(ms)".
-    const auto* paren = static_cast<const char*>(std::memchr(p, '(', static_cast<size_t>(end - p)));
-    const char* field = nullptr;  // just after kElapsed
-    if (paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
-      field = paren - 27 + kElapsedLen;
-    } else if (const size_t e = t.find(kElapsed, static_cast<size_t>(p - t.data())); e != std::string_view::npos) {
-      field = t.data() + e + kElapsedLen;
-    }
-    if (field) {
-      elapsed_value = quick_number(field, end);
-      // The throughput field follows the elapsed one: " 812.3 | throughput ...".
-      const char* bar = field;
-      while (bar < end && *bar != '|') ++bar;
-      const char* th = nullptr;
-      if (literal_at(bar, end, kThroughput)) {
-        th = bar;
-      } else if (const size_t f = t.find(kThroughput, static_cast<size_t>(field - t.data()));
-                 f != std::string_view::npos) {
-        th = t.data() + f;
-      }
-      if (th) tflops_value = quick_number(th + kThroughputLen, end);
-    }
-    if (elapsed) *elapsed = elapsed_value;
-    if (tflops) *tflops = tflops_value;
-  }
+  record_iteration(s, word, p, end, line.stable);
   trailing_counts(pr, t);
   return true;
 }
@@ -309,6 +320,18 @@ void model_tflop_line(ScanState& s, const LineView& line) {
 }
 
 }  // namespace
+
+bool settled_iteration_line(ScanState& s, const char* word, const char* counters_end, const char* end) {
+  Progress& pr = s.report.progress;
+  int64_t skipped = 0, nan = 0;
+  if (!pr.first_iteration || !megatron_tail(std::string_view(word, static_cast<size_t>(end - word)), skipped, nan)) {
+    return false;
+  }
+  ++pr.iteration_lines;
+  record_iteration(s, word, counters_end, end, true);
+  add_counts(pr, skipped, nan);
+  return true;
+}
 
 namespace {
 
