@@ -17,21 +17,30 @@ sed -n '/trigger_literals()/,/^}/p' "$here/../logscan/src/match/triggers.cpp" |
   grep -o '{"[^"]*", k' | sed 's/^{"//; s/", k$//; s/\\"/"/g' > "$work/patterns.txt"
 echo "log: $((bytes >> 20)) MiB, $(wc -l < "$log") lines, $(wc -l < "$work/patterns.txt") literals"
 
-best() {  # best wall time of 3 runs, pinned to one core; output to a file (GNU grep stops early on /dev/null)
-  local t b=""
-  for _ in 1 2 3; do
-    t=$( { /usr/bin/time -f %e taskset -c 0 "$@" > "$work/out"; } 2>&1 | tail -1 )
-    if [ -z "$b" ] || awk "BEGIN{exit !($t < $b)}"; then b=$t; fi
-  done
-  echo "$b"
-}
+# Each tool runs once per round, pinned to one core, the tools interleaved so that a slow spell of a shared machine
+# falls on all of them; output goes to a file (GNU grep stops early on /dev/null). A tool's figure is its best
+# round; the ratios are also given as the median of the rounds' own ratios.
+rounds=${ROUNDS:-5}
+timed() { { /usr/bin/time -f %e taskset -c 0 "$@" > "${OUT:-$work/out}"; } 2>&1 | tail -1; }
+declare -a T_hcp T_rg T_grep T_hcpz T_zstd
+for ((r = 0; r < rounds; r++)); do
+  T_hcp+=("$(timed "$build/cli/hcp-logscan" --format json "$log")")
+  T_rg+=("$(timed rg -c -F -f "$work/patterns.txt" "$log")")
+  T_grep+=("$(timed grep -c -F -f "$work/patterns.txt" "$log")")
+  T_hcpz+=("$(timed "$build/cli/hcp-logscan" --format json "$log.zst")")
+  T_zstd+=("$(OUT=/dev/null timed zstd -q -dc "$log.zst")")
+done
+best() { printf '%s\n' "$@" | sort -g | head -1; }
 rate() { awk -v b="$bytes" -v t="$1" 'BEGIN{printf "%.2f GB/s", b / t / 1e9}'; }
-
-hcp=$(best "$build/cli/hcp-logscan" --format json "$log")
-rg=$(best rg -c -F -f "$work/patterns.txt" "$log")
-grep=$(best grep -c -F -f "$work/patterns.txt" "$log")
-hcpz=$(best "$build/cli/hcp-logscan" --format json "$log.zst")
-zstdc=$(best zstd -q -dc "$log.zst")
+median_ratio() {  # median over rounds of ($1[r] / $2[r]); the arrays are passed as two strings
+  paste -d' ' <(tr ' ' '\n' <<< "$1") <(tr ' ' '\n' <<< "$2") | awk '{print $1 / $2}' | sort -g |
+    awk '{v[NR] = $1} END {printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+hcp=$(best "${T_hcp[@]}")
+rg=$(best "${T_rg[@]}")
+grep=$(best "${T_grep[@]}")
+hcpz=$(best "${T_hcpz[@]}")
+zstdc=$(best "${T_zstd[@]}")
 hits=$(grep -c -F -f "$work/patterns.txt" "$log" || true)
 rss=$( { /usr/bin/time -v "$build/cli/hcp-logscan" "$log" > /dev/null; } 2>&1 | awk '/Maximum resident/ {print $6}')
 rssz=$( { /usr/bin/time -v "$build/cli/hcp-logscan" "$log.zst" > /dev/null; } 2>&1 | awk '/Maximum resident/ {print $6}')
@@ -42,7 +51,11 @@ printf '%-34s %8s s  %s\n' "grep -c -F (same literals)" "$grep" "$(rate "$grep")
 printf '%-34s %8s s  %s\n' "hcp-logscan (.zst)" "$hcpz" "$(rate "$hcpz")"
 printf '%-34s %8s s  %s\n' "zstd -dc > /dev/null" "$zstdc" "$(rate "$zstdc")"
 echo "lines with a trigger literal: $hits"
-echo "ratios (>= 1 is at least as fast):"
-awk -v h="$hcp" -v r="$rg" -v g="$grep" -v hz="$hcpz" -v z="$zstdc" 'BEGIN {
-  printf "  hcp / rg           %.2f\n  hcp / grep         %.2f\n  hcp.zst / zstd -dc %.2f  (target 0.80)\n", r/h, g/h, z/hz }'
+echo "ratios (>= 1 is at least as fast), best rounds / median of the $rounds rounds' ratios:"
+printf '  hcp / rg           %.2f / %s\n' "$(awk -v a="$rg" -v b="$hcp" 'BEGIN {print a / b}')" \
+  "$(median_ratio "${T_rg[*]}" "${T_hcp[*]}")"
+printf '  hcp / grep         %.2f / %s\n' "$(awk -v a="$grep" -v b="$hcp" 'BEGIN {print a / b}')" \
+  "$(median_ratio "${T_grep[*]}" "${T_hcp[*]}")"
+printf '  hcp.zst / zstd -dc %.2f / %s  (target 0.80)\n' "$(awk -v a="$zstdc" -v b="$hcpz" 'BEGIN {print a / b}')" \
+  "$(median_ratio "${T_zstd[*]}" "${T_hcpz[*]}")"
 echo "peak RSS: plain $((rss / 1024)) MiB, zst $((rssz / 1024)) MiB (target 64 MiB)"

@@ -120,6 +120,37 @@ TEST(IterationLine, SkippedAndNanCounts) {
   EXPECT_EQ(counts_of("| grad norm: 1.0 |"), Counts(0, 0));
 }
 
+// The timing fields of one iteration line whose text after the counters is `rest`.
+std::pair<std::optional<double>, std::optional<double>> timing_of(const std::string& rest) {
+  ScanState s;
+  const std::string file = "t.log";
+  const std::string text = " iteration       10/     100" + rest;
+  LineView v;
+  v.text = text;
+  v.file = &file;
+  extract_progress(s, v, kIteration);
+  return {s.report.progress.elapsed_ms.median(), s.report.progress.tflops.median()};
+}
+
+TEST(IterationLine, ElapsedAndThroughputFields) {
+  using Timing = std::pair<std::optional<double>, std::optional<double>>;
+  // Megatron's layout (read at fixed places), a wider consumed-samples field, no consumed samples, a '(' before
+  // the field, other field orders, and a line without the fields.
+  EXPECT_EQ(timing_of(" | consumed samples:         5120 | elapsed time per iteration (ms): 812.3 | throughput per GPU "
+                      "(TFLOP/s/GPU): 402.5 | lm loss: 1.0 |"),
+            Timing(812.3, 402.5));
+  EXPECT_EQ(timing_of(" | consumed samples: 1234567890123 | elapsed time per iteration (ms): 81.5 | throughput per "
+                      "GPU (TFLOP/s/GPU): 40.25 |"),
+            Timing(81.5, 40.25));
+  EXPECT_EQ(timing_of(" | elapsed time per iteration (ms): 7.0 | throughput per GPU (TFLOP/s/GPU): 3.5 |"), Timing(7.0, 3.5));
+  EXPECT_EQ(timing_of(" | note (x) | elapsed time per iteration (ms): 9.5 | learning rate: 1.0 | throughput per GPU "
+                      "(TFLOP/s/GPU): 2.5 |"),
+            Timing(9.5, 2.5));
+  EXPECT_EQ(timing_of(" | consumed samples:         5120 | elapsed time per iteration (ms): 812.3 |"),
+            Timing(812.3, std::nullopt));
+  EXPECT_EQ(timing_of(" | consumed samples:         5120 | lm loss: 1.0 |"), Timing(std::nullopt, std::nullopt));
+}
+
 // Beyond its capacity the sample keeps a uniform share of the whole stream: the median of a stream that is 45%
 // ones then 55% twos is 2, and of 55% ones then 45% twos is 1 (a sample that favoured early or late lines would
 // get one of them wrong), and the median of 0..n-1 is within 1% of n/2.

@@ -189,11 +189,17 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
   double* tflops = pr.tflops.reserve_as(pr.elapsed_ms);
   if (elapsed || tflops) {
     double elapsed_value = NAN, tflops_value = NAN;
-    // The first '(' after the counters opens "(ms)".
     const std::string_view rest(p, static_cast<size_t>(end - p));
-    const auto* paren = static_cast<const char*>(std::memchr(p, '(', rest.size()));
     const char* field = nullptr;  // just after kElapsed
-    if (paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
+    // Megatron prints " | consumed samples: %12d | elapsed time per iteration (ms): " after the counters; else
+    // the first '(' after them opens "(ms)"; else the field is searched for.
+    static constexpr char kConsumed[] = " | consumed samples: ";
+    constexpr size_t kElapsedAt = sizeof kConsumed - 1 + 12 + 3;  // " | " before the elapsed field's name
+    if (literal_at(p, end, kConsumed) && literal_at(p + kElapsedAt - 3, end, " | ") &&
+        literal_at(p + kElapsedAt, end, kElapsed)) {
+      field = p + kElapsedAt + kElapsedLen;
+    } else if (const auto* paren = static_cast<const char*>(std::memchr(p, '(', rest.size()));
+               paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
       field = paren - 27 + kElapsedLen;
     } else if (const size_t e = rest.find(kElapsed); e != std::string_view::npos) {
       field = p + e + kElapsedLen;
