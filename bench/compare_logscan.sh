@@ -20,7 +20,7 @@ echo "log: $((bytes >> 20)) MiB, $(wc -l < "$log") lines, $(wc -l < "$work/patte
 # Each tool runs once per round, pinned to one core, the tools interleaved so that a slow spell of a shared machine
 # falls on all of them; output goes to a file (GNU grep stops early on /dev/null). A tool's figure is its best
 # round; the ratios are also given as the median of the rounds' own ratios.
-rounds=${ROUNDS:-5}
+rounds=${ROUNDS:-7}
 timed() { { /usr/bin/time -f %e taskset -c 0 "$@" > "${OUT:-$work/out}"; } 2>&1 | tail -1; }
 declare -a T_hcp T_rg T_grep T_hcpz T_zstd
 for ((r = 0; r < rounds; r++)); do
