@@ -330,7 +330,8 @@ void model_tflop_line(ScanState& s, const LineView& line) {
 bool settled_iteration_line(ScanState& s, const char* word, const char* counters_end, const char* end) {
   Progress& pr = s.report.progress;
   int64_t skipped = 0, nan = 0;
-  if (!pr.first_iteration || !megatron_tail(std::string_view(word, static_cast<size_t>(end - word)), skipped, nan)) {
+  if (!pr.first_iteration || !literal_at(word - 1, end, " iteration ") ||
+      !megatron_tail(std::string_view(word, static_cast<size_t>(end - word)), skipped, nan)) {
     return false;
   }
   ++pr.iteration_lines;

@@ -80,7 +80,8 @@ void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
 void settle_progress(ScanState& s);  // finish what extract_progress deferred
 // The scanner's fast lane for an iteration line it settled, with no ANSI codes, no other trigger and no open
-// block: [word, end) is the line from its "iteration " word (in the region being scanned, without the '\r'),
+// block: [word, end) is the line from its "iteration " word, which follows a blank (in the region being scanned,
+// without the '\r'),
 // counters_end where its counters end. Does what extract_progress would and returns true when the line has
 // Megatron's exact tail and is not the scan's first iteration line; otherwise changes nothing and returns false
 // (the line then takes the general path).
