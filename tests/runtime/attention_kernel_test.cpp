@@ -24,10 +24,25 @@ struct KernelCase {
 
 std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
   const auto& c = info.param;
-  return "b" + std::to_string(c.batch) + "_q" + std::to_string(c.sq) + "_k" + std::to_string(c.sk) + "_h" +
-         std::to_string(c.heads) + "x" + std::to_string(c.kv_heads) + "_d" + std::to_string(c.head_dim) +
-         (c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full") + "_" + dtype_name(c.dtype) + "_t" +
-         std::to_string(c.threads);
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string temporaries.
+  std::string s = "b";
+  s += std::to_string(c.batch);
+  s += "_q";
+  s += std::to_string(c.sq);
+  s += "_k";
+  s += std::to_string(c.sk);
+  s += "_h";
+  s += std::to_string(c.heads);
+  s += "x";
+  s += std::to_string(c.kv_heads);
+  s += "_d";
+  s += std::to_string(c.head_dim);
+  s += c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full";
+  s += "_";
+  s += dtype_name(c.dtype);
+  s += "_t";
+  s += std::to_string(c.threads);
+  return s;
 }
 
 // Rounds to the dtype and stores the raw elements; the reference gets the rounded values.
