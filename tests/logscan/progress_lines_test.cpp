@@ -24,17 +24,22 @@ std::optional<std::pair<int64_t, double>> by_regex(const std::string& line) {
   return std::pair(iteration, loss);
 }
 
-// The extractor itself, as the scanner calls it for a line with the " iteration " literal (the literal
-// prefilter decides which lines get here; that is tested with the scanner).
-std::optional<std::pair<int64_t, double>> by_scanner(const std::string& line) {
+// The progress extractor on one line, as the scanner calls it for a line with the " iteration " literal (the
+// literal prefilter decides which lines get here; that is tested with the scanner).
+Progress progress_of(const std::string& line) {
   ScanState s;
-  const std::string file = "v.log";
+  const std::string file = "p.log";
   LineView v;
   v.text = line;
   v.file = &file;
   extract_progress(s, v, kIteration);
-  if (s.report.progress.validation_losses.empty()) return std::nullopt;
-  return s.report.progress.validation_losses.back();
+  return s.report.progress;
+}
+
+std::optional<std::pair<int64_t, double>> by_scanner(const std::string& line) {
+  const Progress p = progress_of(line);
+  if (p.validation_losses.empty()) return std::nullopt;
+  return p.validation_losses.back();
 }
 
 void expect_same(const std::string& line) {
@@ -91,16 +96,10 @@ TEST(ValidationLine, AgreesWithTheRegexOnRandomText) {
 
 // Skipped and nan totals of one iteration line whose end is `tail`.
 std::pair<int64_t, int64_t> counts_of(const std::string& tail) {
-  ScanState s;
-  const std::string file = "c.log";
-  const std::string text = " iteration       10/     100 | consumed samples: 5120 | elapsed time per iteration (ms): 812.3 |"
-                           " lm loss: 9.0E+00 | loss scale: 1.0 " + tail;
-  LineView v;
-  v.text = text;
-  v.file = &file;
-  extract_progress(s, v, kIteration);
-  EXPECT_EQ(s.report.progress.iteration_lines, 1u) << tail;
-  return {s.report.progress.skipped_iterations, s.report.progress.nan_iterations};
+  const Progress p = progress_of(" iteration       10/     100 | consumed samples: 5120 | elapsed time per iteration "
+                                 "(ms): 812.3 | lm loss: 9.0E+00 | loss scale: 1.0 " + tail);
+  EXPECT_EQ(p.iteration_lines, 1u) << tail;
+  return {p.skipped_iterations, p.nan_iterations};
 }
 
 TEST(IterationLine, SkippedAndNanCounts) {
@@ -122,14 +121,8 @@ TEST(IterationLine, SkippedAndNanCounts) {
 
 // The timing fields of one iteration line whose text after the counters is `rest`.
 std::pair<std::optional<double>, std::optional<double>> timing_of(const std::string& rest) {
-  ScanState s;
-  const std::string file = "t.log";
-  const std::string text = " iteration       10/     100" + rest;
-  LineView v;
-  v.text = text;
-  v.file = &file;
-  extract_progress(s, v, kIteration);
-  return {s.report.progress.elapsed_ms.median(), s.report.progress.tflops.median()};
+  const Progress p = progress_of(" iteration       10/     100" + rest);
+  return {p.elapsed_ms.median(), p.tflops.median()};
 }
 
 TEST(IterationLine, ElapsedAndThroughputFields) {

@@ -10,6 +10,7 @@
 #include "../../runtime/src/attention/cpu/half.hpp"
 #include "attention_reference.hpp"
 #include "hcp/attention_cpu.hpp"
+#include "test_names.hpp"
 
 namespace hcp {
 namespace {
@@ -24,25 +25,9 @@ struct KernelCase {
 
 std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
   const auto& c = info.param;
-  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string temporaries.
-  std::string s = "b";
-  s += std::to_string(c.batch);
-  s += "_q";
-  s += std::to_string(c.sq);
-  s += "_k";
-  s += std::to_string(c.sk);
-  s += "_h";
-  s += std::to_string(c.heads);
-  s += "x";
-  s += std::to_string(c.kv_heads);
-  s += "_d";
-  s += std::to_string(c.head_dim);
-  s += c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full";
-  s += "_";
-  s += dtype_name(c.dtype);
-  s += "_t";
-  s += std::to_string(c.threads);
-  return s;
+  return hcp::testing::name_of("b", c.batch, "_q", c.sq, "_k", c.sk, "_h", c.heads, "x", c.kv_heads, "_d",
+                               c.head_dim, c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full", "_",
+                               dtype_name(c.dtype), "_t", c.threads);
 }
 
 // Rounds to the dtype and stores the raw elements; the reference gets the rounded values.

@@ -14,6 +14,7 @@
 #include "../../runtime/src/attention/cpu/half.hpp"
 #include "attention_reference.hpp"
 #include "hcp/attention_cpu.hpp"
+#include "test_names.hpp"
 
 namespace hcp::testing {
 
@@ -26,27 +27,10 @@ struct FlashCase {
   bool bhsd;  // tensors laid out [B, H, S, D] instead of [B, S, H, D]
 };
 
-// Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::string temporaries.
 inline std::string describe(const FlashCase& c) {
-  std::string s(dtype_name(c.dtype));
-  s += "_d";
-  s += std::to_string(c.head_dim);
-  s += c.causal ? "_causal" : "_full";
-  s += "_b";
-  s += std::to_string(c.batch);
-  s += "_q";
-  s += std::to_string(c.sq);
-  s += "_k";
-  s += std::to_string(c.sk);
-  s += "_h";
-  s += std::to_string(c.heads);
-  s += "x";
-  s += std::to_string(c.kv_heads);
-  s += "_off";
-  if (c.causal_offset < 0) s += 'm';
-  s += std::to_string(c.causal_offset < 0 ? -c.causal_offset : c.causal_offset);
-  if (c.bhsd) s += "_bhsd";
-  return s;
+  return name_of(dtype_name(c.dtype), "_d", c.head_dim, c.causal ? "_causal" : "_full", "_b", c.batch, "_q", c.sq,
+                 "_k", c.sk, "_h", c.heads, "x", c.kv_heads, "_off", c.causal_offset < 0 ? "m" : "",
+                 c.causal_offset < 0 ? -c.causal_offset : c.causal_offset, c.bhsd ? "_bhsd" : "");
 }
 inline std::string flash_case_name(const ::testing::TestParamInfo<FlashCase>& info) { return describe(info.param); }
 inline void PrintTo(const FlashCase& c, std::ostream* os) { *os << describe(c); }

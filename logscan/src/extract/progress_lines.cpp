@@ -68,10 +68,12 @@ double quick_number(const char* p, const char* end) {
 
 // Adds a logged count without undefined behaviour: huge, negative or NaN values (a damaged line) are ignored and
 // the sum saturates.
+// total += v for a count v >= 0, saturating instead of overflowing.
+void saturating_add(int64_t& total, int64_t v) { total = total > INT64_MAX - v ? INT64_MAX : total + v; }
+
 void add_count(int64_t& total, double v) {
   if (!(v >= 0) || v > 1e15) return;
-  const auto n = static_cast<int64_t>(v);
-  total = total > INT64_MAX - n ? INT64_MAX : total + n;
+  saturating_add(total, static_cast<int64_t>(v));
 }
 
 std::optional<double> loss_of(std::string_view t) {
@@ -116,7 +118,7 @@ bool count_before(const char* begin, const char*& end, const char (&name)[N], in
   if (static_cast<size_t>(q - begin) < N - 1 || std::memcmp(q - (N - 1), name, N - 1) != 0) return false;
   int64_t v = 0;
   for (const char* d = digits; d < digits_end; ++d) v = v * 10 + (*d - '0');
-  total = total > INT64_MAX - v ? INT64_MAX : total + v;
+  saturating_add(total, v);
   end = q - (N - 1);
   return true;
 }
@@ -146,8 +148,8 @@ bool megatron_tail(std::string_view t, int64_t& skipped, int64_t& nan) {
 }
 
 void add_counts(Progress& pr, int64_t skipped, int64_t nan) {
-  pr.skipped_iterations = pr.skipped_iterations > INT64_MAX - skipped ? INT64_MAX : pr.skipped_iterations + skipped;
-  pr.nan_iterations = pr.nan_iterations > INT64_MAX - nan ? INT64_MAX : pr.nan_iterations + nan;
+  saturating_add(pr.skipped_iterations, skipped);
+  saturating_add(pr.nan_iterations, nan);
 }
 
 // The skipped and nan counts at the right end of an iteration line.

@@ -81,10 +81,9 @@ void extract_gpu(ScanState& s, const LineView& line);
 void settle_progress(ScanState& s);  // finish what extract_progress deferred
 // The scanner's fast lane for an iteration line it settled, with no ANSI codes, no other trigger and no open
 // block: [word, end) is the line from its "iteration " word, which follows a blank (in the region being scanned,
-// without the '\r'),
-// counters_end where its counters end. Does what extract_progress would and returns true when the line has
-// Megatron's exact tail and is not the scan's first iteration line; otherwise changes nothing and returns false
-// (the line then takes the general path).
+// without the '\r'), and counters_end is where its counters end. Does what extract_progress would and returns
+// true when the line has Megatron's exact tail and is not the scan's first iteration line; otherwise changes
+// nothing and returns false (the line then takes the general path).
 bool settled_iteration_line(ScanState& s, const char* word, const char* counters_end, const char* end);
 
 // The counters of an iteration line, read after its "iteration " word: "     10/     100"; `after` is null when
