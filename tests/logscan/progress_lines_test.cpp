@@ -5,7 +5,12 @@
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "hcp/logscan/scanner.hpp"
@@ -142,6 +147,55 @@ TEST(IterationLine, ElapsedAndThroughputFields) {
   EXPECT_EQ(timing_of(" | consumed samples:         5120 | elapsed time per iteration (ms): 812.3 |"),
             Timing(812.3, std::nullopt));
   EXPECT_EQ(timing_of(" | consumed samples:         5120 | lm loss: 1.0 |"), Timing(std::nullopt, std::nullopt));
+}
+
+// Text that ends where a page ends, with an inaccessible page after it: a read past the text's end faults in every
+// build, where the sanitizers may miss a small read that the compiler expanded inline.
+class TextBeforeGuardPage {
+ public:
+  explicit TextBeforeGuardPage(std::string_view text) {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    if (text.size() > page_) throw std::length_error("text longer than a page");
+    void* m = mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::runtime_error("mmap failed");
+    base_ = static_cast<char*>(m);
+    if (mprotect(base_ + page_, page_, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
+    char* at = base_ + page_ - text.size();
+    std::copy(text.begin(), text.end(), at);
+    text_ = std::string_view(at, text.size());
+  }
+  ~TextBeforeGuardPage() { munmap(base_, 2 * page_); }
+  TextBeforeGuardPage(const TextBeforeGuardPage&) = delete;
+  TextBeforeGuardPage& operator=(const TextBeforeGuardPage&) = delete;
+  std::string_view text() const { return text_; }
+
+ private:
+  size_t page_ = 0;
+  char* base_ = nullptr;
+  std::string_view text_;
+};
+
+// A line cut anywhere - the last line of a log being written - is read within its bytes: every prefix of Megatron's
+// layout, each just before a guard page (a fuzzer found a read past it: the fixed-place check of the elapsed field
+// looked 35 bytes after the counters before checking that the line was that long).
+TEST(IterationLine, EveryCutOfTheLineIsReadWithinIt) {
+  const std::string full =
+      " iteration       10/     100 | consumed samples:         5120 | elapsed time per iteration (ms): 812.3 | "
+      "throughput per GPU (TFLOP/s/GPU): 402.5 | number of skipped iterations:   0 | number of nan iterations:   0 |";
+  const std::string file = "p.log";
+  const size_t counters_end = full.find("/     1") + 7, elapsed_end = full.find("(ms):") + 5;
+  for (size_t n = 0; n <= full.size(); ++n) {
+    const TextBeforeGuardPage cut(std::string_view(full).substr(0, n));
+    ScanState s;
+    LineView v;
+    v.text = cut.text();
+    v.file = &file;
+    extract_progress(s, v, kIteration);
+    const Progress& p = s.report.progress;
+    // A line counts once its counters have a digit of the total; the elapsed field once it has a digit.
+    EXPECT_EQ(p.iteration_lines, n >= counters_end ? 1 : 0) << n;
+    EXPECT_EQ(p.elapsed_ms.median().has_value(), n > elapsed_end + 1) << n;
+  }
 }
 
 // Beyond its capacity the sample keeps a uniform share of the whole stream: the median of a stream that is 45%

@@ -95,7 +95,8 @@ double trailing_field(std::string_view t, size_t& end, std::string_view name) {
   return quick_number(t.data() + colon + 1, t.data() + t.size());
 }
 
-// Whether the literal `lit` starts at p: a compare of a constant size, which the compiler inlines.
+// Whether the literal `lit` starts at p, for p within [begin of the line, end]: a compare of a constant size, which
+// the compiler inlines.
 template <size_t N>
 bool literal_at(const char* p, const char* end, const char (&lit)[N]) {
   return static_cast<size_t>(end - p) >= N - 1 && std::memcmp(p, lit, N - 1) == 0;
@@ -197,8 +198,10 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
     // the first '(' after them opens "(ms)"; else the field is searched for.
     static constexpr char kConsumed[] = " | consumed samples: ";
     constexpr size_t kElapsedAt = sizeof kConsumed - 1 + 12 + 3;  // " | " before the elapsed field's name
-    if (literal_at(p, end, kConsumed) && literal_at(p + kElapsedAt - 3, end, " | ") &&
-        literal_at(p + kElapsedAt, end, kElapsed)) {
+    // The size is checked first: the counters' end may lie anywhere up to the line's end, and a pointer formed
+    // past it would already be out of bounds.
+    if (rest.size() >= kElapsedAt + kElapsedLen && literal_at(p, end, kConsumed) &&
+        literal_at(p + kElapsedAt - 3, end, " | ") && literal_at(p + kElapsedAt, end, kElapsed)) {
       field = p + kElapsedAt + kElapsedLen;
     } else if (const auto* paren = static_cast<const char*>(std::memchr(p, '(', rest.size()));
                paren && paren - p >= 27 && literal_at(paren - 27, end, kElapsed)) {
