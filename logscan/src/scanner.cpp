@@ -57,6 +57,7 @@ struct LogScanner::Impl {
   bool skipping = false;
   uint64_t line_no = 0;
   std::string scratch;
+  std::optional<std::string> read_damage;  // see input_damaged
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
     for (const TriggerLiteral& t : trigger_literals()) {
@@ -225,7 +226,10 @@ struct LogScanner::Impl {
     file.lines = line_no;
     file.raw_bytes = decoder->raw_bytes();
     file.compression = std::string(compression_name(decoder->compression()));
-    if (decoder->damage()) {
+    if (read_damage) {
+      file.damage = std::move(*read_damage);
+      read_damage.reset();
+    } else if (decoder->damage()) {
       file.damage = "byte " + std::to_string(decoder->damage()->offset) + ": " + decoder->damage()->message;
     }
     state.report.files.push_back(std::move(file));
@@ -258,6 +262,10 @@ void LogScanner::feed(const char* data, size_t size) {
 }
 
 void LogScanner::end_input() { impl_->close_input(); }
+
+void LogScanner::input_damaged(uint64_t offset, const std::string& message) {
+  if (impl_->open) impl_->read_damage = "byte " + std::to_string(offset) + ": " + message;
+}
 
 void LogScanner::input_error(const std::string& name, const std::string& message) {
   impl_->close_input();

@@ -248,7 +248,10 @@ HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, s
 HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* scanner);
 HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner);
 
-/* Scans files and directories (recursively) in one call. Unreadable inputs are listed in the report, not errors. */
+/* Scans files and directories (recursively) in one call. Unreadable inputs are listed in the report, not errors.
+ * Regular files are mapped; the first call installs a process-wide SIGBUS handler so that a file truncated while it
+ * is read is reported as damaged instead of ending the process. It passes every other SIGBUS to the handler that
+ * was installed before it; a handler installed later must do the same. */
 HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* const* paths, size_t num_paths,
                                           const hcp_logscan_options* options);
 /* "hcp-active", "hcp-not-active", "cp-silently-off", "flat-cp", "no-cp" or "unknown"; static storage. */

@@ -1,6 +1,6 @@
-// Files, directories (recursively, sorted) and "-" for standard input, read in 256 KiB chunks into the scanner.
+// Files, directories (recursively, sorted) and "-" for standard input. Regular files are mapped (mapped_scan.hpp);
+// standard input, and a file that cannot be mapped, are read in 256 KiB chunks.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "hcp/logscan/scanner.hpp"
+
+#include "mapped_scan.hpp"
 
 namespace hcp::logscan {
 namespace {
@@ -31,29 +33,6 @@ void scan_fd(LogScanner& scanner, int fd, const std::string& name, std::vector<c
     scanner.feed(buf.data(), static_cast<size_t>(n));
   }
   scanner.end_input();
-}
-
-// A regular file is scanned through 16 MiB mapped windows: no copy out of the page cache (the copy was a third
-// of the time), and unmapping each window keeps the resident size bounded whatever the file size. The pages are
-// mapped by the faults of the scan, which map many cached pages at once; MAP_POPULATE mapped them one at a time
-// and doubled the kernel time (95 -> 45 ms of system time on a 1 GiB log).
-bool scan_mapped(LogScanner& scanner, int fd, const std::string& name, uint64_t size) {
-  constexpr uint64_t kWindow = 16u << 20;
-  if (size == 0) return false;
-  for (uint64_t offset = 0; offset < size; offset += kWindow) {
-    const auto len = static_cast<size_t>(std::min(kWindow, size - offset));
-    void* p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
-    if (p == MAP_FAILED) {
-      if (offset == 0) return false;  // nothing was fed; the caller falls back to read()
-      scanner.input_error(name, std::string("mmap failed: ") + std::strerror(errno));
-      return true;
-    }
-    if (offset == 0) scanner.begin_input(name);
-    scanner.feed(static_cast<const char*>(p), len);
-    ::munmap(p, len);
-  }
-  scanner.end_input();
-  return true;
 }
 
 void scan_file(LogScanner& scanner, const std::string& path, std::vector<char>& buf) {

@@ -28,6 +28,9 @@ class LogScanner {
   void end_input();
   // An input that could not be opened or read.
   void input_error(const std::string& name, const std::string& message);
+  // The open input's raw bytes from `offset` on could not be read (the file shrank while it was read): the text
+  // before is the input's report, and this is its damage, in place of any the decoder found after it.
+  void input_damaged(uint64_t offset, const std::string& message);
 
   // Closes an open input and computes the verdict. The scanner is spent afterwards.
   ScanReport finish();
