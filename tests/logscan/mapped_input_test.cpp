@@ -1,17 +1,20 @@
 // A log that shrinks while it is read (logrotate's copytruncate, a restarted job writing the same file) must not
 // end the process with SIGBUS: the mapped reader reads zeros past the new end and reports the shrink as the file's
-// damage. Simulated deterministically by scanning with the size the file had before it shrank; a SIGBUS that is
-// not the reader's still reaches the handler that was there before, or ends the process as before.
+// damage. Simulated deterministically by scanning with the size the file had before it shrank, and for real by a
+// thread truncating the file during scans; a SIGBUS that is not the reader's still reaches the handler that was
+// there before, or ends the process as before.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "hcp/logscan/scanner.hpp"
 
@@ -127,6 +130,31 @@ TEST(MappedScan, AFileOfUnchangedSizeHasNoDamage) {
   const ScanReport r = scan_claiming(file.path(), text.size());
   EXPECT_FALSE(r.files.at(0).damage);
   EXPECT_EQ(r.progress.iteration_lines, 10);
+}
+
+// The real race: another thread truncates the file at different moments of the scan (before it, within a window,
+// between windows, after it). Whatever the moment, the process survives, the first MiB (which stays) is read,
+// and a shrink seen is reported as the file's damage.
+TEST(MappedScan, ATruncationDuringTheScanIsSurvived) {
+  const std::string line = iteration_lines(1);
+  std::string text = line;
+  while (text.size() < (48u << 20)) text += text;  // three windows
+  const TempFile file(text);
+  const uint64_t kept = 1u << 20;
+  for (int delay_us : {0, 2000, 5000, 10000, 20000, 40000}) {
+    std::ofstream(file.path(), std::ios::binary) << text;
+    ScanReport r;
+    std::thread scan([&] { r = scan_paths({file.path()}); });
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    ASSERT_EQ(::truncate(file.path().c_str(), static_cast<off_t>(kept)), 0);
+    scan.join();
+    ASSERT_EQ(r.files.size(), 1u) << delay_us;
+    EXPECT_FALSE(r.files[0].error) << delay_us;
+    EXPECT_GE(r.progress.iteration_lines, kept / line.size()) << delay_us;
+    if (r.files[0].damage) {
+      EXPECT_NE(r.files[0].damage->find("the file shrank to"), std::string::npos) << *r.files[0].damage;
+    }
+  }
 }
 
 // With `previous` as the SIGBUS handler before the reader installs its own, a read past the end of a mapping that
