@@ -66,11 +66,11 @@ double quick_number(const char* p, const char* end) {
   return negative ? -v : v;
 }
 
-// Adds a logged count without undefined behaviour: huge, negative or NaN values (a damaged line) are ignored and
-// the sum saturates.
 // total += v for a count v >= 0, saturating instead of overflowing.
 void saturating_add(int64_t& total, int64_t v) { total = total > INT64_MAX - v ? INT64_MAX : total + v; }
 
+// Adds a logged count without undefined behaviour: huge, negative or NaN values (a damaged line) are ignored and
+// the sum saturates.
 void add_count(int64_t& total, double v) {
   if (!(v >= 0) || v > 1e15) return;
   saturating_add(total, static_cast<int64_t>(v));

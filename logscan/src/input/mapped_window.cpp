@@ -1,6 +1,7 @@
 #include "mapped_window.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,11 +13,14 @@ namespace hcp::logscan {
 namespace {
 
 // The windows mapped now, for the signal handler: a fixed table of lock-free atomics, since a handler may not
-// lock or allocate. A window that finds no free slot is not mapped (its caller reads the file instead).
+// lock or allocate. A window that finds no free slot is not mapped (scan_mapped then reads a file whose first
+// window it is with read(), and reports a later one as an input error).
 struct Slot {
   std::atomic<bool> claimed{false};
   std::atomic<uintptr_t> begin{0};  // 0 while the slot holds no mapping
   std::atomic<uintptr_t> end{0};
+  std::atomic<int> fd{-1};           // the file, and the offset of `begin` in it (a multiple of the page size)
+  std::atomic<uint64_t> offset{0};
   std::atomic<bool> shrank{false};
 };
 constexpr int kSlots = 64;
@@ -38,25 +42,41 @@ void forward(int sig, siginfo_t* info, void* context) {
   }
 }
 
-void on_sigbus(int sig, siginfo_t* info, void* context) {
-  const auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
-  // si_addr means an address only for a fault the kernel raised (si_code > 0), not for kill() or raise().
+// The first page of a window past the file's end, by fstat (async-signal-safe); `page` (the faulting one) when the
+// size cannot be had or says otherwise.
+uintptr_t first_page_past_end(const Slot& s, uintptr_t begin, uintptr_t page) {
+  struct stat st {};
+  if (fstat(s.fd.load(std::memory_order_relaxed), &st) != 0 || st.st_size < 0) return page;
+  const auto size = static_cast<uint64_t>(st.st_size), offset = s.offset.load(std::memory_order_relaxed);
+  if (size <= offset) return begin;
+  const uint64_t in_window = (size - offset + g_page - 1) & ~uint64_t{g_page - 1};
+  return in_window < page - begin ? begin + in_window : page;
+}
+
+// Whether a fault at addr was in a window, now backed by zero pages from the file's new end to the window's end:
+// the read resumes, and no page of the window faults again whichever way it is read (the scanner looks for a
+// chunk's last newline from its end).
+bool zero_fill_window_at(uintptr_t addr) {
   for (Slot& s : g_slots) {
-    if (info->si_code <= 0) break;
     const uintptr_t begin = s.begin.load(std::memory_order_acquire);
     if (begin == 0 || addr < begin) continue;
     const uintptr_t end = s.end.load(std::memory_order_relaxed);
     if (addr >= end) continue;
-    // Zero pages over the rest of the window: the read resumes, and no page of it can fault again.
-    const uintptr_t page = addr & ~(g_page - 1);
     const int saved = errno;
-    void* zeros = mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+    const uintptr_t from = first_page_past_end(s, begin, addr & ~(g_page - 1));
+    void* zeros = mmap(reinterpret_cast<void*>(from), end - from, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
                        -1, 0);
     errno = saved;
-    if (zeros == MAP_FAILED) break;
+    if (zeros == MAP_FAILED) return false;
     s.shrank.store(true, std::memory_order_relaxed);
-    return;
+    return true;
   }
+  return false;
+}
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  // si_addr means an address only for a fault the kernel raised (si_code > 0), not for kill() or raise().
+  if (info->si_code > 0 && zero_fill_window_at(reinterpret_cast<uintptr_t>(info->si_addr))) return;
   forward(sig, info, context);
 }
 
@@ -103,6 +123,8 @@ MappedWindow::MappedWindow(int fd, uint64_t offset, size_t len) {
   Slot& s = g_slots[slot_];
   s.shrank.store(false, std::memory_order_relaxed);
   s.end.store(reinterpret_cast<uintptr_t>(p) + len, std::memory_order_relaxed);
+  s.fd.store(fd, std::memory_order_relaxed);
+  s.offset.store(offset, std::memory_order_relaxed);
   s.begin.store(reinterpret_cast<uintptr_t>(p), std::memory_order_release);
   data_ = static_cast<const char*>(p);
   len_ = len;

@@ -2,8 +2,8 @@
 //
 // A log is often truncated while it is read (logrotate's copytruncate, a job restarted onto the same file), and a
 // read of a mapped page past the new end of the file raises SIGBUS, which kills the process. While a window is
-// mapped, a SIGBUS at an address inside it is answered by mapping zero pages over the rest of the window, so the
-// faulting read resumes on zeros; the window then says that the file shrank, and the caller stops there. A SIGBUS
+// mapped, a SIGBUS at an address inside it is answered by mapping zero pages from the file's new end to the end of
+// the window, so the faulting read resumes on zeros; the window then says that the file shrank, and the caller stops there. A SIGBUS
 // anywhere else goes to the handler that was installed before (by default: the process ends as it would have).
 #pragma once
 
