@@ -12,7 +12,7 @@ inline int64_t tiles(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
 inline bool emulated_forward(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
       p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
-        emu::launch({tiles(p.sq, kern::kTile), p.heads, p.batch}, kern::kThreads, kern::FwdSmem<D>::bytes,
+        emu::launch({tiles(p.sq, kern::kFwdRows), p.heads, p.batch}, kern::kThreads, kern::FwdSmem<D>::bytes,
                     [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
                       kern::flash_forward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
                     });

@@ -5,6 +5,7 @@
 
 #include "attention/cuda/flash_backward.cuh"
 #include "attention/cuda/instances.hpp"
+#include "attention/cuda/layout_requirements.hpp"
 #include "attention/cuda/launchers.cuh"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/attention_cuda.hpp"
@@ -57,7 +58,11 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
   HCP_TRY(require_device_pointer(p.k.data, "k"));
   HCP_TRY(require_device_pointer(p.v.data, "v"));
   HCP_TRY(require_device_pointer(p.lse.data, "lse"));
-  if (!backward) return require_device_pointer(p.out.data, "out");
+  if (!backward) {
+    if (std::string problem = kern::forward_layout_problem(p); !problem.empty())
+      return {Errc::invalid_argument, problem};
+    return require_device_pointer(p.out.data, "out");
+  }
   HCP_TRY(require_device_pointer(p.dout.data, "dout"));
   HCP_TRY(require_device_pointer(p.delta.data, "delta"));
   HCP_TRY(require_device_pointer(p.dq.data, "dq"));

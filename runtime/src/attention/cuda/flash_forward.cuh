@@ -1,157 +1,254 @@
-// Flash attention forward for one block: 64 query rows of one (batch, head), all visible keys in 64-row tiles.
-// Tensor cores (WMMA 16x16x16, bf16/fp16 in, fp32 accumulate) compute S = Q K^T and O += P V; the online softmax
-// runs in fp32 on shared memory, one lane per row, with scores in log2 units so exp2 does the work. The output
-// accumulator lives in shared memory because WMMA fragments do not say which lane holds which row, and the
-// per-row rescale needs rows.
+// Flash attention forward for one block, FlashAttention-2 style: 128 query rows of one (batch, head), all visible
+// keys in 64-key steps. 4 warps own 32 rows each (two 16-row mma tiles), so every K and V fragment a warp loads
+// from shared memory feeds two tensor-core products. S = Q K^T and O += P V run on mma.sync m16n8k16 (bf16/fp16 in,
+// fp32 accumulate) with operands from ldmatrix; O, S and the softmax state stay in registers for the whole block:
+// the C fragment of S has the layout of the A fragment of P, so P never goes through shared memory, and a row's
+// four lanes (one quad) meet by shuffles only for its running max. K and V arrive by cp.async: V of a step loads
+// while S is computed, and K of the next step while the softmax and P V run. Scores are kept in log2 units so one
+// FMA and exp2 give each probability.
 #pragma once
 
 #include "hcp/attention_params.hpp"
 #include "kernel_env.cuh"
+#include "warp_ops.cuh"
 
 namespace hcp::kern {
 
+constexpr int kFwdRows = 128;     // query rows per block
+constexpr int kFwdKeys = 64;      // keys per step
+constexpr int kFwdWarpTiles = 2;  // 16-row mma tiles per warp
+static_assert(kFwdRows == 4 * 16 * kFwdWarpTiles && kThreads == 128, "4 warps own all rows of a block");
+
 template <int D>
 struct FwdSmem {
-  static constexpr int ldt = D + 8;      // q, k, v tiles (16-bit elements); the pad staggers banks
-  static constexpr int lds = kTile + 4;  // fp32 scores
-  static constexpr int ldp = kTile + 8;  // probabilities (16-bit)
-  static constexpr int ldo = D + 4;      // fp32 output accumulator
+  // 16-byte row pad: the 8 rows one ldmatrix matrix reads start in 8 different bank groups.
+  static constexpr int ld = D + 8;
   static constexpr size_t q = 0;
-  static constexpr size_t k = align_smem(q + size_t{kTile} * ldt * 2);
-  static constexpr size_t v = align_smem(k + size_t{kTile} * ldt * 2);
-  static constexpr size_t s = align_smem(v + size_t{kTile} * ldt * 2);
-  static constexpr size_t p = align_smem(s + size_t{kTile} * lds * 4);
-  static constexpr size_t o = align_smem(p + size_t{kTile} * ldp * 2);
-  static constexpr size_t row_max = align_smem(o + size_t{kTile} * ldo * 4);
-  static constexpr size_t row_sum = align_smem(row_max + kTile * 4);
-  static constexpr size_t bytes = align_smem(row_sum + kTile * 4);
+  static constexpr size_t k = q + size_t{kFwdRows} * ld * 2;
+  static constexpr size_t v = k + size_t{kFwdKeys} * ld * 2;
+  static constexpr size_t bytes = v + size_t{kFwdKeys} * ld * 2;
 };
+
+// Rows [row0, row0 + Rows) of a slice with row stride `stride` (elements) into shared memory [Rows][D + 8], 16
+// bytes per cp.async; rows at or past `limit` are zero-filled and not read. A thread copies the same 16-byte column
+// of every kThreads / (D / 8)-th row, so its addresses step by a constant.
+template <class T, int D, int Rows>
+HCP_KFN void load_rows_async(const BlockCtx& ctx, T* dst, const T* src, int64_t stride, int64_t row0,
+                             int64_t limit) {
+  constexpr int kChunks = D / 8;
+  constexpr int kRowsPerPass = kThreads / kChunks;
+  static_assert(kThreads % kChunks == 0 && Rows % kRowsPerPass == 0, "every thread copies whole passes");
+  const int r0 = ctx.tid() / kChunks, c = ctx.tid() % kChunks * 8;
+  const int rows = static_cast<int>(limit - row0 <= 0 ? 0 : (limit - row0 < Rows ? limit - row0 : Rows));
+  const T* from = src + (row0 + r0) * stride + c;
+  const int64_t pass_stride = kRowsPerPass * stride;
+  HCP_UNROLL
+  for (int it = 0; it < Rows / kRowsPerPass; ++it) {
+    const int r = r0 + it * kRowsPerPass;
+    cp_async_16(dst + r * (D + 8) + c, r < rows ? from + it * pass_stride : src, r < rows);
+  }
+}
+
+// A distance between a lane's key and a bound, clamped into int where comparisons with offsets below 256 keep
+// their result.
+HCP_KFN int clamp_room(int64_t room) { return static_cast<int>(room < -256 ? -256 : (room > 256 ? 256 : room)); }
 
 // Grid: x = query tile, y = head, z = batch. Writes out (f32) and lse (natural log) for rows < sq.
 template <class E, int D, bool Causal>
 HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int bx, int by, int bz, char* smem) {
   using T = typename E::type;
   using L = FwdSmem<D>;
-  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major>;
-  using FragBt = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major>;
-  using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major>;
-  using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  constexpr int kOutTiles = D / 8;         // 8-column tiles of O
+  constexpr int kKeyTiles = kFwdKeys / 8;  // 8-key tiles of S
   T* qs = reinterpret_cast<T*>(smem + L::q);
   T* ks = reinterpret_cast<T*>(smem + L::k);
   T* vs = reinterpret_cast<T*>(smem + L::v);
-  float* ss = reinterpret_cast<float*>(smem + L::s);
-  T* ps = reinterpret_cast<T*>(smem + L::p);
-  float* os = reinterpret_cast<float*>(smem + L::o);
-  float* row_max = reinterpret_cast<float*>(smem + L::row_max);
-  float* row_sum = reinterpret_cast<float*>(smem + L::row_sum);
 
   const int tid = ctx.tid(), warp = tid / 32, lane = tid % 32;
-  const int64_t b = bz, h = by, q0 = int64_t{bx} * kTile;
+  const int g = lane / 4, t = lane % 4;  // fragment coordinates (warp_ops.cuh)
+  // The rows this lane addresses in its ldmatrix calls (warp_ops.cuh), for the first tile of each operand: Q as A
+  // (matrices: rows 0-7 / 8-15 x columns 0-7 / 8-15), K as two B tiles (keys 0-7 / 8-15 x dims 0-7 / 8-15), V as
+  // two transposed B tiles (keys 0-7 / 8-15 x dims 0-7 / 8-15). The other tiles are constant byte offsets away.
+  const SmemAddr q_lane = smem_addr_of(qs) + 2 * ((warp * 32 + lane % 16) * L::ld + 8 * (lane / 16));
+  const SmemAddr k_lane = smem_addr_of(ks) + 2 * ((8 * (lane / 16) + lane % 8) * L::ld + 8 * (lane / 8 % 2));
+  const SmemAddr v_lane = smem_addr_of(vs) + 2 * ((8 * (lane / 8 % 2) + lane % 8) * L::ld + 8 * (lane / 16));
+  const int64_t b = bz, h = by, q0 = int64_t{bx} * kFwdRows;
   const int64_t hk = h / (p.heads / p.kv_heads);
   const T* qg = static_cast<const T*>(p.q.data) + b * p.q.stride_b + h * p.q.stride_h;
   const T* kg = static_cast<const T*>(p.k.data) + b * p.k.stride_b + hk * p.k.stride_h;
   const T* vg = static_cast<const T*>(p.v.data) + b * p.v.stride_b + hk * p.v.stride_h;
+  // (Recomputed after the loop rather than held in registers through it.)
+  auto out_rows = [&] { return static_cast<float*>(p.out.data) + b * p.out.stride_b + h * p.out.stride_h; };
+  auto lse_rows = [&] { return p.lse.data + b * p.lse.stride_b + h * p.lse.stride_h; };
   const float scale_log2 = p.scale * kLog2e;
 
-  load_tile<E, D>(ctx, qs, L::ldt, qg, p.q.stride_s, q0, p.sq);
-  float* outg = static_cast<float*>(p.out.data) + b * p.out.stride_b + h * p.out.stride_h;
-  float* lseg = p.lse.data + b * p.lse.stride_b + h * p.lse.stride_h;
-  // Fresh rows start empty; with p.accumulate they resume from the earlier result (max lse, sum 1, output out).
-  for (int i = tid; i < kTile * L::ldo; i += kThreads) {
-    const int r = i / L::ldo, d = i % L::ldo;
-    const int64_t qi = q0 + r;
-    const bool resume = p.accumulate && qi < p.sq && d < D && lseg[qi] != -INFINITY;
-    os[i] = resume ? outg[qi * p.out.stride_s + d] : 0.0f;
-  }
-  if (tid < kTile) {
-    const int64_t qi = q0 + tid;
-    const bool resume = p.accumulate && qi < p.sq && lseg[qi] != -INFINITY;
-    row_max[tid] = resume ? lseg[qi] * kLog2e : -INFINITY;
-    row_sum[tid] = resume ? 1.0f : 0.0f;
-  }
   // Keys past the last row's diagonal are invisible to the whole block.
   int64_t k_end = p.sk;
   if (Causal) {
-    const int64_t last_row = (q0 + kTile < p.sq ? q0 + kTile : p.sq) - 1;
-    const int64_t last_key = last_row + p.causal_offset;
+    const int64_t last_key = (q0 + kFwdRows < p.sq ? q0 + kFwdRows : p.sq) - 1 + p.causal_offset;
     k_end = last_key < 0 ? 0 : (last_key + 1 < p.sk ? last_key + 1 : p.sk);
   }
-  ctx.sync();
+  const int steps = static_cast<int>((k_end + kFwdKeys - 1) / kFwdKeys);  // sk < 2^31 keys (check_cuda_params)
 
-  for (int64_t k0 = 0; k0 < k_end; k0 += kTile) {
-    load_tile<E, D>(ctx, ks, L::ldt, kg, p.k.stride_s, k0, p.sk);
-    load_tile<E, D>(ctx, vs, L::ldt, vg, p.v.stride_s, k0, p.sk);
-    ctx.sync();
+  load_rows_async<T, D, kFwdRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq);
+  if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk);
+  cp_async_commit();
 
-    for (int j = 0; j < kTile / 16; ++j) {  // this warp's 16 rows of S = Q K^T
-      FragC acc;
-      wmma::fill_fragment(acc, 0.0f);
-      for (int kk = 0; kk < D / 16; ++kk) {
-        FragA a;
-        FragBt bt;
-        wmma::load_matrix_sync(a, qs + warp * 16 * L::ldt + kk * 16, L::ldt);
-        wmma::load_matrix_sync(bt, ks + j * 16 * L::ldt + kk * 16, L::ldt);
-        wmma::mma_sync(acc, a, bt, acc);
+  // This lane's rows: warp * 32 + 16 mi + g + 8 hf. row_max is the running max in log2 units; row_sum is this
+  // lane's part of the row's sum (the quad's four parts add up at the end). Rows of an accumulate call resume from
+  // out and lse: max lse (in log2 units), sum 1 (held by lane t = 0), O = out.
+  float acc[kFwdWarpTiles][kOutTiles][4];
+  float row_max[kFwdWarpTiles][2], row_sum[kFwdWarpTiles][2];
+  const float* outg = out_rows();
+  const float* lseg = lse_rows();
+  HCP_UNROLL
+  for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+    HCP_UNROLL
+    for (int hf = 0; hf < 2; ++hf) {
+      const int64_t qi = q0 + warp * 32 + 16 * mi + g + 8 * hf;
+      const bool resume = p.accumulate && qi < p.sq && lseg[qi] != -INFINITY;
+      row_max[mi][hf] = resume ? lseg[qi] * kLog2e : -INFINITY;
+      row_sum[mi][hf] = resume && t == 0 ? 1.0f : 0.0f;
+      HCP_UNROLL
+      for (int nd = 0; nd < kOutTiles; ++nd) {
+        const float* src = outg + qi * p.out.stride_s + nd * 8 + 2 * t;
+        acc[mi][nd][2 * hf] = resume ? src[0] : 0.0f;
+        acc[mi][nd][2 * hf + 1] = resume ? src[1] : 0.0f;
       }
-      wmma::store_matrix_sync(ss + warp * 16 * L::lds + j * 16, acc, L::lds, wmma::mem_row_major);
     }
-    ctx.sync_warp();
+  }
 
-    if (lane < 16) {  // online softmax, one lane per row
-      const int r = warp * 16 + lane;
-      const int64_t qi = q0 + r;
-      const float* srow = ss + r * L::lds;
-      T* prow = ps + r * L::ldp;
-      float tile_max = -INFINITY;
-      for (int c = 0; c < kTile; ++c) {
-        const int64_t kj = k0 + c;
-        if (kj < p.sk && (!Causal || kj <= qi + p.causal_offset)) tile_max = fmaxf(tile_max, srow[c] * scale_log2);
-      }
-      const float old_max = row_max[r];
-      const float new_max = fmaxf(old_max, tile_max);
-      float alpha = 1.0f, sum = 0.0f;
-      if (new_max == -INFINITY) {  // nothing visible yet: the row stays empty
-        for (int c = 0; c < kTile; ++c) prow[c] = E::from_float(0.0f);
-      } else {
-        alpha = fast_exp2(old_max - new_max);  // 0 when old_max is -inf
-        for (int c = 0; c < kTile; ++c) {
-          const int64_t kj = k0 + c;
-          const bool visible = kj < p.sk && (!Causal || kj <= qi + p.causal_offset);
-          const float pv = visible ? fast_exp2(srow[c] * scale_log2 - new_max) : 0.0f;
-          prow[c] = E::from_float(pv);
-          sum += pv;
+  for (int step = 0; step < steps; ++step) {
+    const int64_t k0 = int64_t{step} * kFwdKeys;
+    cp_async_wait<0>();
+    ctx.sync();  // K of this step (and Q) landed; every warp is done with the previous V
+    load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk);
+    cp_async_commit();
+
+    float s[kFwdWarpTiles][kKeyTiles][4];
+    HCP_UNROLL
+    for (int mi = 0; mi < kFwdWarpTiles; ++mi)
+      HCP_UNROLL
+      for (int nt = 0; nt < kKeyTiles; ++nt)
+        HCP_UNROLL
+        for (int i = 0; i < 4; ++i) s[mi][nt][i] = 0.0f;
+    HCP_UNROLL
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t a[kFwdWarpTiles][4];
+      HCP_UNROLL
+      for (int mi = 0; mi < kFwdWarpTiles; ++mi) ldmatrix_x4(a[mi], q_lane + 2 * (16 * mi * L::ld + 16 * kk));
+      HCP_UNROLL
+      for (int np = 0; np < kKeyTiles / 2; ++np) {  // keys 16 np .. 16 np + 15: two B tiles per ldmatrix
+        uint32_t bk[4];
+        ldmatrix_x4(bk, k_lane + 2 * (16 * np * L::ld + 16 * kk));
+        HCP_UNROLL
+        for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+          mma_16816<E>(s[mi][2 * np], a[mi], bk[0], bk[1]);
+          mma_16816<E>(s[mi][2 * np + 1], a[mi], bk[2], bk[3]);
         }
       }
-      row_max[r] = new_max;
-      row_sum[r] = row_sum[r] * alpha + sum;
-      if (alpha != 1.0f)
-        for (int d = 0; d < D; ++d) os[r * L::ldo + d] *= alpha;
     }
-    ctx.sync_warp();
 
-    for (int j = 0; j < D / 16; ++j) {  // this warp's 16 rows of O += P V
-      FragC acc;
-      wmma::load_matrix_sync(acc, os + warp * 16 * L::ldo + j * 16, L::ldo, wmma::mem_row_major);
-      for (int kk = 0; kk < kTile / 16; ++kk) {
-        FragA a;
-        FragB bv;
-        wmma::load_matrix_sync(a, ps + warp * 16 * L::ldp + kk * 16, L::ldp);
-        wmma::load_matrix_sync(bv, vs + kk * 16 * L::ldt + j * 16, L::ldt);
-        wmma::mma_sync(acc, a, bv, acc);
+    // Masks only where the step crosses the end of the keys or the diagonal of the block's first row. Element i
+    // of S tile (mi, nt) is key k0 + 2 t + c of row q0 + 32 warp + g + r, with c = 8 nt + i % 2 and
+    // r = 16 mi + 8 (i >= 2): visible iff c < key_room and c - r <= diag_room, two numbers per lane and step
+    // (clamped: c and r are below 128), so the compile-time c and r leave no 64-bit arithmetic in the loop.
+    if (k0 + kFwdKeys > p.sk || (Causal && k0 + kFwdKeys - 1 > q0 + p.causal_offset)) {
+      const int key_room = clamp_room(p.sk - k0 - 2 * t);
+      const int diag_room = clamp_room(q0 + warp * 32 + g + p.causal_offset - k0 - 2 * t);
+      HCP_UNROLL
+      for (int mi = 0; mi < kFwdWarpTiles; ++mi)
+        HCP_UNROLL
+        for (int nt = 0; nt < kKeyTiles; ++nt)
+          HCP_UNROLL
+          for (int i = 0; i < 4; ++i) {
+            const int c = 8 * nt + i % 2, r = 16 * mi + (i >= 2 ? 8 : 0);
+            if (c >= key_room || (Causal && c - r > diag_room)) s[mi][nt][i] = -INFINITY;
+          }
+    }
+
+    cp_async_wait<0>();
+    ctx.sync();  // V of this step landed; every warp is done with this K
+    if (step + 1 < steps) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, k0 + kFwdKeys, p.sk);
+    cp_async_commit();
+
+    // Online softmax: S becomes P in place, O and the sums are rescaled to the new max.
+    HCP_UNROLL
+    for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+      HCP_UNROLL
+      for (int hf = 0; hf < 2; ++hf) {
+        float mx = -INFINITY;
+        HCP_UNROLL
+        for (int nt = 0; nt < kKeyTiles; ++nt) mx = fmaxf(mx, fmaxf(s[mi][nt][2 * hf], s[mi][nt][2 * hf + 1]));
+        mx = fmaxf(mx, shfl_xor(mx, 1));
+        mx = fmaxf(mx, shfl_xor(mx, 2));
+        const float new_max = fmaxf(row_max[mi][hf], mx * scale_log2);  // scale > 0 keeps the argmax
+        const float base = new_max == -INFINITY ? 0.0f : new_max;       // a row with nothing visible yet
+        const float alpha = fast_exp2(row_max[mi][hf] - base);          // 0 when the old max is -inf
+        row_max[mi][hf] = new_max;
+        float sum = 0.0f;
+        HCP_UNROLL
+        for (int nt = 0; nt < kKeyTiles; ++nt)
+          HCP_UNROLL
+          for (int i = 2 * hf; i < 2 * hf + 2; ++i) {
+            s[mi][nt][i] = fast_exp2(fmaf(s[mi][nt][i], scale_log2, -base));
+            sum += s[mi][nt][i];
+          }
+        row_sum[mi][hf] = row_sum[mi][hf] * alpha + sum;
+        HCP_UNROLL
+        for (int nd = 0; nd < kOutTiles; ++nd) {
+          acc[mi][nd][2 * hf] *= alpha;
+          acc[mi][nd][2 * hf + 1] *= alpha;
+        }
       }
-      wmma::store_matrix_sync(os + warp * 16 * L::ldo + j * 16, acc, L::ldo, wmma::mem_row_major);
     }
-    ctx.sync();  // every warp is done with this K, V tile and its stores are visible
-  }
 
-  for (int i = tid; i < kTile * D; i += kThreads) {
-    const int r = i / D, d = i % D;
-    const int64_t qi = q0 + r;
-    if (qi < p.sq) outg[qi * p.out.stride_s + d] = row_sum[r] > 0.0f ? os[r * L::ldo + d] / row_sum[r] : 0.0f;
+    // O += P V: the C fragments of S tiles 2 kk and 2 kk + 1 are the A fragment of keys 16 kk .. 16 kk + 15.
+    HCP_UNROLL
+    for (int kk = 0; kk < kFwdKeys / 16; ++kk) {
+      uint32_t pa[kFwdWarpTiles][4];
+      HCP_UNROLL
+      for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+        pa[mi][0] = E::pack2(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+        pa[mi][1] = E::pack2(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+        pa[mi][2] = E::pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+        pa[mi][3] = E::pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+      }
+      HCP_UNROLL
+      for (int np = 0; np < kOutTiles / 2; ++np) {  // columns 16 np .. 16 np + 15 of V: two B tiles per ldmatrix
+        uint32_t bv[4];
+        ldmatrix_x4_trans(bv, v_lane + 2 * (16 * kk * L::ld + 16 * np));
+        HCP_UNROLL
+        for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+          mma_16816<E>(acc[mi][2 * np], pa[mi], bv[0], bv[1]);
+          mma_16816<E>(acc[mi][2 * np + 1], pa[mi], bv[2], bv[3]);
+        }
+      }
+    }
   }
-  if (tid < kTile && q0 + tid < p.sq) {
-    const float lse = row_max[tid] == -INFINITY ? -INFINITY : (row_max[tid] + fast_log2(row_sum[tid])) * kLn2;
-    lseg[q0 + tid] = lse;
+  cp_async_wait<0>();  // the Q and K loads of a block without keys
+
+  float* outg_w = out_rows();
+  float* lseg_w = lse_rows();
+  HCP_UNROLL
+  for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+    HCP_UNROLL
+    for (int hf = 0; hf < 2; ++hf) {
+      float sum = row_sum[mi][hf];
+      sum += shfl_xor(sum, 1);
+      sum += shfl_xor(sum, 2);
+      const int64_t qi = q0 + warp * 32 + 16 * mi + g + 8 * hf;
+      if (qi >= p.sq) continue;
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      HCP_UNROLL
+      for (int nd = 0; nd < kOutTiles; ++nd) {
+        float* dst = outg_w + qi * p.out.stride_s + nd * 8 + 2 * t;
+        dst[0] = acc[mi][nd][2 * hf] * inv;
+        dst[1] = acc[mi][nd][2 * hf + 1] * inv;
+      }
+      if (t == 0)
+        lseg_w[qi] = row_max[mi][hf] == -INFINITY ? -INFINITY : (row_max[mi][hf] + fast_log2(sum)) * kLn2;
+    }
   }
 }
 

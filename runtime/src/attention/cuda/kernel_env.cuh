@@ -20,15 +20,26 @@
 namespace hcp::kern {
 namespace wmma = nvcuda::wmma;
 
+// pack2: two values rounded to the type, packed low to high into the 32-bit register the mma instructions take.
 struct ElemBf16 {
   using type = __nv_bfloat16;
+  static constexpr bool is_bf16 = true;
   static __device__ __forceinline__ type from_float(float x) { return __float2bfloat16_rn(x); }
   static __device__ __forceinline__ float to_float(type x) { return __bfloat162float(x); }
+  static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
 };
 struct ElemF16 {
   using type = __half;
+  static constexpr bool is_bf16 = false;
   static __device__ __forceinline__ type from_float(float x) { return __float2half_rn(x); }
   static __device__ __forceinline__ float to_float(type x) { return __half2float(x); }
+  static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
 };
 
 struct BlockCtx {

@@ -14,19 +14,24 @@
 #include <thread>
 #include <vector>
 
+#include "warp_emulation.hpp"
 #include "wmma_emulation.hpp"
 
 namespace hcp::emu {
 
 struct ElemBf16 {
   using type = bf16;
+  static constexpr bool is_bf16 = true;
   static type from_float(float x) { return {cpu::float_to_bf16(x)}; }
   static float to_float(type x) { return cpu::bf16_to_float(x.bits); }
+  static uint32_t pack2(float lo, float hi) { return cpu::float_to_bf16(lo) | uint32_t{cpu::float_to_bf16(hi)} << 16; }
 };
 struct ElemF16 {
   using type = f16;
+  static constexpr bool is_bf16 = false;
   static type from_float(float x) { return {cpu::float_to_f16(x)}; }
   static float to_float(type x) { return cpu::f16_to_float(x.bits); }
+  static uint32_t pack2(float lo, float hi) { return cpu::float_to_f16(lo) | uint32_t{cpu::float_to_f16(hi)} << 16; }
 };
 
 class BlockCtx {
@@ -53,15 +58,19 @@ struct Grid {
 template <class Fn>
 void launch(Grid grid, int threads, size_t smem_bytes, Fn fn) {
   std::barrier<> barrier(threads);
+  std::vector<WarpState> warps(static_cast<size_t>((threads + 31) / 32));
   std::vector<unsigned char> storage(smem_bytes + 128);
   auto* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(storage.data()) + 127) & ~uintptr_t{127});
   auto body = [&](int tid) {
     wmma::current_lane = tid % 32;
+    thread_state.lane = tid % 32;
+    thread_state.warp = &warps[static_cast<size_t>(tid / 32)];
     const BlockCtx ctx(tid, &barrier);
     for (int64_t bz = 0; bz < grid.z; ++bz)
       for (int64_t by = 0; by < grid.y; ++by)
         for (int64_t bx = 0; bx < grid.x; ++bx) {
           if (tid == 0) std::memset(smem, 0xff, smem_bytes);
+          begin_block();
           barrier.arrive_and_wait();
           fn(ctx, static_cast<int>(bx), static_cast<int>(by), static_cast<int>(bz), smem);
           barrier.arrive_and_wait();
