@@ -1,5 +1,5 @@
 // The warp-level instructions of ../warp_ops.cuh on the host, for the block emulator. Each lane is a host thread;
-// a collective instruction is two steps of the warp's barrier: every lane publishes its operands in the warp's
+// a collective instruction is one step of the warp's barrier: every lane publishes its operands in the warp's
 // exchange slots, then every lane computes its own result from the slots, with the lane layouts of the PTX ISA.
 // So a kernel that assumes a wrong layout, reads a register its lane does not hold, or calls a collective from a
 // divergent branch (a deadlock here) fails on the host as it would on a GPU.
@@ -23,15 +23,17 @@ namespace hcp::emu {
 struct WarpLane {
   uint32_t a[4];
   uint32_t b[2];
-  float c[4];
   const void* row;
   float value;
 };
 
-// What the 32 lanes of one warp share: the exchange slots of the collectives and the barrier that steps them.
+// What the 32 lanes of one warp share: the exchange slots of the collectives and the barrier that steps them. Two
+// sets of slots alternate, so one barrier per collective is enough: a lane that runs ahead into the next
+// collective writes the other set, and it cannot pass that collective's barrier - and come back to this set -
+// before every lane has finished reading this one.
 struct WarpState {
   std::barrier<> barrier{32};
-  WarpLane lanes[32];
+  WarpLane lanes[2][32];
 };
 
 struct AsyncCopy {
@@ -44,6 +46,7 @@ struct AsyncCopy {
 struct ThreadState {
   int lane = 0;
   WarpState* warp = nullptr;
+  unsigned round = 0;  // collectives this thread has run in the block
   std::vector<AsyncCopy> issued;
   std::deque<std::vector<AsyncCopy>> committed;
 };
@@ -58,6 +61,16 @@ inline void require_aligned16(const void* p, const char* what) {
   if (reinterpret_cast<uintptr_t>(p) % 16 != 0) fault(what);
 }
 
+// Publishes through this round's exchange slots: fills this lane's slot, waits for the warp, returns all 32.
+template <class Fill>
+WarpLane* publish(Fill fill) {
+  ThreadState& ts = thread_state;
+  WarpLane* lanes = ts.warp->lanes[ts.round++ % 2];
+  fill(lanes[ts.lane]);
+  ts.warp->barrier.arrive_and_wait();
+  return lanes;
+}
+
 // Element `half` (0 low, 1 high) of a packed register, as float.
 template <class E>
 float unpack(uint32_t reg, int half) {
@@ -66,29 +79,21 @@ float unpack(uint32_t reg, int half) {
 
 template <class E>
 void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  ThreadState& ts = thread_state;
-  WarpLane* lanes = ts.warp->lanes;
-  WarpLane& me = lanes[ts.lane];
-  std::memcpy(me.a, a, sizeof me.a);
-  me.b[0] = b0, me.b[1] = b1;
-  std::memcpy(me.c, d, sizeof me.c);
-  ts.warp->barrier.arrive_and_wait();
+  const WarpLane* lanes = publish([&](WarpLane& me) {
+    std::memcpy(me.a, a, sizeof me.a);
+    me.b[0] = b0, me.b[1] = b1;
+  });
   // A(row, k) lives in lane 4 (row % 8) + (k % 8) / 2, register (row >= 8) + 2 (k >= 8), half k % 2;
   // B(k, n) in lane 4 n + (k % 8) / 2, register k >= 8, half k % 2.
   auto a_at = [&](int row, int k) {
     return unpack<E>(lanes[4 * (row % 8) + (k % 8) / 2].a[(row >= 8) + 2 * (k >= 8)], k % 2);
   };
   auto b_at = [&](int k, int n) { return unpack<E>(lanes[4 * n + (k % 8) / 2].b[k >= 8], k % 2); };
-  const int g = ts.lane / 4, t = ts.lane % 4;
-  float out[4];
-  for (int i = 0; i < 4; ++i) {
+  const int g = thread_state.lane / 4, t = thread_state.lane % 4;
+  for (int i = 0; i < 4; ++i) {  // C is this lane's own: d accumulates in place
     const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i % 2);
-    float acc = me.c[i];
-    for (int k = 0; k < 16; ++k) acc += a_at(row, k) * b_at(k, col);
-    out[i] = acc;
+    for (int k = 0; k < 16; ++k) d[i] += a_at(row, k) * b_at(k, col);
   }
-  ts.warp->barrier.arrive_and_wait();
-  std::memcpy(d, out, sizeof out);
 }
 
 inline uint16_t b16_at(const void* row, int index) {
@@ -102,12 +107,9 @@ using SmemAddr = const char*;
 inline SmemAddr smem_addr_of(const void* p) { return static_cast<const char*>(p); }
 
 inline void ldmatrix_x4_impl(uint32_t (&r)[4], const void* row, bool trans) {
-  ThreadState& ts = thread_state;
   require_aligned16(row, "ldmatrix: row address not 16-byte aligned");
-  WarpLane* lanes = ts.warp->lanes;
-  lanes[ts.lane].row = row;
-  ts.warp->barrier.arrive_and_wait();
-  const int g = ts.lane / 4, t = ts.lane % 4;
+  const WarpLane* lanes = publish([&](WarpLane& me) { me.row = row; });
+  const int g = thread_state.lane / 4, t = thread_state.lane % 4;
   for (int i = 0; i < 4; ++i) {
     uint16_t lo, hi;
     if (trans) {  // column g of matrix i, rows 2t and 2t + 1
@@ -119,19 +121,13 @@ inline void ldmatrix_x4_impl(uint32_t (&r)[4], const void* row, bool trans) {
     }
     r[i] = lo | uint32_t{hi} << 16;
   }
-  ts.warp->barrier.arrive_and_wait();
 }
 
 inline void ldmatrix_x4(uint32_t (&r)[4], const void* row) { ldmatrix_x4_impl(r, row, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) { ldmatrix_x4_impl(r, row, true); }
 
 inline float shfl_xor(float v, int mask) {
-  ThreadState& ts = thread_state;
-  ts.warp->lanes[ts.lane].value = v;
-  ts.warp->barrier.arrive_and_wait();
-  const float r = ts.warp->lanes[ts.lane ^ mask].value;
-  ts.warp->barrier.arrive_and_wait();
-  return r;
+  return publish([&](WarpLane& me) { me.value = v; })[thread_state.lane ^ mask].value;
 }
 
 inline void cp_async_16(void* dst, const void* src, bool valid) {
@@ -162,6 +158,7 @@ void cp_async_wait() {
 
 // A new block: copies a thread left in flight belonged to the previous block's shared memory.
 inline void begin_block() {
+  thread_state.round = 0;
   thread_state.issued.clear();
   thread_state.committed.clear();
 }
