@@ -36,7 +36,7 @@ inline bool emulated_delta(const AttnParams& p) {
 inline bool emulated_backward_only(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
       p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
-        emu::launch({tiles(p.sk, kern::kTile), p.kv_heads, p.batch}, kern::kThreads, kern::BwdSmem<D>::bytes,
+        emu::launch({tiles(p.sk, kern::kBwdKeys), p.kv_heads, p.batch}, kern::kThreads, kern::BwdSmem<D>::bytes,
                     [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
                       kern::flash_backward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
                     });

@@ -10,6 +10,7 @@
 
 #include "hcp/attention_params.hpp"
 #include "kernel_env.cuh"
+#include "tile_loads.cuh"
 #include "warp_ops.cuh"
 
 namespace hcp::kern {
@@ -28,30 +29,6 @@ struct FwdSmem {
   static constexpr size_t v = k + size_t{kFwdKeys} * ld * 2;
   static constexpr size_t bytes = v + size_t{kFwdKeys} * ld * 2;
 };
-
-// Rows [row0, row0 + Rows) of a slice with row stride `stride` (elements) into shared memory [Rows][D + 8], 16
-// bytes per cp.async; rows at or past `limit` are zero-filled and not read. A thread copies the same 16-byte column
-// of every kThreads / (D / 8)-th row, so its addresses step by a constant.
-template <class T, int D, int Rows>
-HCP_KFN void load_rows_async(const BlockCtx& ctx, T* dst, const T* src, int64_t stride, int64_t row0,
-                             int64_t limit) {
-  constexpr int kChunks = D / 8;
-  constexpr int kRowsPerPass = kThreads / kChunks;
-  static_assert(kThreads % kChunks == 0 && Rows % kRowsPerPass == 0, "every thread copies whole passes");
-  const int r0 = ctx.tid() / kChunks, c = ctx.tid() % kChunks * 8;
-  const int rows = static_cast<int>(limit - row0 <= 0 ? 0 : (limit - row0 < Rows ? limit - row0 : Rows));
-  const T* from = src + (row0 + r0) * stride + c;
-  const int64_t pass_stride = kRowsPerPass * stride;
-  HCP_UNROLL
-  for (int it = 0; it < Rows / kRowsPerPass; ++it) {
-    const int r = r0 + it * kRowsPerPass;
-    cp_async_16(dst + r * (D + 8) + c, r < rows ? from + it * pass_stride : src, r < rows);
-  }
-}
-
-// A distance between a lane's key and a bound, clamped into int where comparisons with offsets below 256 keep
-// their result.
-HCP_KFN int clamp_room(int64_t room) { return static_cast<int>(room < -256 ? -256 : (room > 256 ? 256 : room)); }
 
 // Grid: x = query tile, y = head, z = batch. Writes out (f32) and lse (natural log) for rows < sq.
 template <class E, int D, bool Causal>
@@ -142,10 +119,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
         uint32_t bk[4];
         ldmatrix_x4(bk, k_lane + 2 * (16 * np * L::ld + 16 * kk));
         HCP_UNROLL
-        for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
-          mma_16816<E>(s[mi][2 * np], a[mi], bk[0], bk[1]);
-          mma_16816<E>(s[mi][2 * np + 1], a[mi], bk[2], bk[3]);
-        }
+        for (int mi = 0; mi < kFwdWarpTiles; ++mi) mma_16816_x2<E>(s[mi][2 * np], s[mi][2 * np + 1], a[mi], bk);
       }
     }
 
@@ -208,21 +182,13 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     for (int kk = 0; kk < kFwdKeys / 16; ++kk) {
       uint32_t pa[kFwdWarpTiles][4];
       HCP_UNROLL
-      for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
-        pa[mi][0] = E::pack2(s[mi][2 * kk][0], s[mi][2 * kk][1]);
-        pa[mi][1] = E::pack2(s[mi][2 * kk][2], s[mi][2 * kk][3]);
-        pa[mi][2] = E::pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
-        pa[mi][3] = E::pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
-      }
+      for (int mi = 0; mi < kFwdWarpTiles; ++mi) pack_a<E>(pa[mi], s[mi][2 * kk], s[mi][2 * kk + 1]);
       HCP_UNROLL
       for (int np = 0; np < kOutTiles / 2; ++np) {  // columns 16 np .. 16 np + 15 of V: two B tiles per ldmatrix
         uint32_t bv[4];
         ldmatrix_x4_trans(bv, v_lane + 2 * (16 * kk * L::ld + 16 * np));
         HCP_UNROLL
-        for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
-          mma_16816<E>(acc[mi][2 * np], pa[mi], bv[0], bv[1]);
-          mma_16816<E>(acc[mi][2 * np + 1], pa[mi], bv[2], bv[3]);
-        }
+        for (int mi = 0; mi < kFwdWarpTiles; ++mi) mma_16816_x2<E>(acc[mi][2 * np], acc[mi][2 * np + 1], pa[mi], bv);
       }
     }
   }

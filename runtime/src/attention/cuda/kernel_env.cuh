@@ -1,7 +1,8 @@
 // One source, two compilers. The flash attention block functions (flash_*.cuh) are compiled by nvcc for the GPU
 // and by the host compiler for the block emulator (emulation/), which runs each block's threads as host threads so
 // that tests check every index, mask and softmax step on machines without a GPU. This header is the switch: the
-// same names (wmma, element traits, BlockCtx, atomic_add, exp2/log2) for both.
+// same names (element traits, BlockCtx, atomic_add, exp2/log2) for both; warp_ops.cuh does the same for the warp
+// instructions.
 #pragma once
 
 #include <cmath>
@@ -11,14 +12,12 @@
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <mma.h>
 
 #define HCP_KFN __device__ __forceinline__
 // Loops over fragment arrays must unroll, or the arrays leave registers.
 #define HCP_UNROLL _Pragma("unroll")
 
 namespace hcp::kern {
-namespace wmma = nvcuda::wmma;
 
 // pack2: two values rounded to the type, packed low to high into the 32-bit register the mma instructions take.
 struct ElemBf16 {
@@ -45,7 +44,6 @@ struct ElemF16 {
 struct BlockCtx {
   __device__ __forceinline__ int tid() const { return static_cast<int>(threadIdx.x); }
   __device__ __forceinline__ void sync() const { __syncthreads(); }
-  __device__ __forceinline__ void sync_warp() const { __syncwarp(); }
 };
 
 HCP_KFN void atomic_add(float* address, float value) { atomicAdd(address, value); }
@@ -60,7 +58,6 @@ HCP_KFN float fast_log2(float x) { return log2f(x); }
 #define HCP_UNROLL
 
 namespace hcp::kern {
-namespace wmma = hcp::emu::wmma;
 using hcp::emu::atomic_add;
 using hcp::emu::BlockCtx;
 using hcp::emu::ElemBf16;
@@ -72,23 +69,9 @@ inline float fast_log2(float x) { return std::log2(x); }
 
 namespace hcp::kern {
 
-// Every block function uses 4 warps; each warp owns 16 rows of a 64-row tile, and key tiles are 64 rows too.
+// Every block function runs 4 warps.
 constexpr int kThreads = 128;
-constexpr int kTile = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
-
-constexpr size_t align_smem(size_t bytes) { return (bytes + 127) & ~size_t{127}; }
-
-// Rows [row0, row0 + kTile) of a [rows, D] slice with row stride `stride` (elements) into shared memory [kTile][ld];
-// rows at or beyond `limit` become zero, so tails never read past the tensor.
-template <class E, int D>
-HCP_KFN void load_tile(const BlockCtx& ctx, typename E::type* dst, int ld, const typename E::type* src,
-                       int64_t stride, int64_t row0, int64_t limit) {
-  for (int i = ctx.tid(); i < kTile * D; i += kThreads) {
-    const int r = i / D, c = i % D;
-    dst[r * ld + c] = row0 + r < limit ? src[(row0 + r) * stride + c] : E::from_float(0.0f);
-  }
-}
 
 }  // namespace hcp::kern

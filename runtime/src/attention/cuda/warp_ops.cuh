@@ -90,3 +90,24 @@ using hcp::emu::smem_addr_of;
 using hcp::emu::SmemAddr;
 }  // namespace hcp::kern
 #endif
+
+namespace hcp::kern {
+
+// Two 16 x 8 products side by side: b holds both B tiles as one ldmatrix_x4 loads them (b[0..1], then b[2..3]).
+template <class E>
+HCP_KFN void mma_16816_x2(float (&d0)[4], float (&d1)[4], const uint32_t (&a)[4], const uint32_t (&b)[4]) {
+  mma_16816<E>(d0, a, b[0], b[1]);
+  mma_16816<E>(d1, a, b[2], b[3]);
+}
+
+// The A fragment of a 16 x 16 operand from the C fragments of its two 16 x 8 halves (columns 0-7, then 8-15),
+// rounded to E: the layouts line up, so a product's result feeds the next product without leaving registers.
+template <class E>
+HCP_KFN void pack_a(uint32_t (&a)[4], const float (&c0)[4], const float (&c1)[4]) {
+  a[0] = E::pack2(c0[0], c0[1]);
+  a[1] = E::pack2(c0[2], c0[3]);
+  a[2] = E::pack2(c1[0], c1[1]);
+  a[3] = E::pack2(c1[2], c1[3]);
+}
+
+}  // namespace hcp::kern

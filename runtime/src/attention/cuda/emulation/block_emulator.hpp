@@ -1,8 +1,7 @@
 // Runs CUDA-style thread blocks on host threads, so the flash attention block functions (../flash_*.cuh) can be
-// executed and checked on machines without a GPU. Each block's threads are real host threads; __syncthreads and
-// __syncwarp are one barrier over the whole block (stronger than __syncwarp, which is sound because the block
-// functions call sync_warp at block-uniform points). Shared memory is filled with NaN bytes before every block, so
-// a read of shared memory nobody wrote shows up in the results.
+// executed and checked on machines without a GPU. Each block's threads are real host threads; __syncthreads is a
+// barrier over the block, and each warp has its own for the warp instructions (warp_emulation.hpp). Shared memory is
+// filled with NaN bytes before every block, so a read of shared memory nobody wrote shows up in the results.
 #pragma once
 
 #include <atomic>
@@ -14,10 +13,18 @@
 #include <thread>
 #include <vector>
 
+#include "../../cpu/bf16.hpp"
+#include "../../cpu/half.hpp"
 #include "warp_emulation.hpp"
-#include "wmma_emulation.hpp"
 
 namespace hcp::emu {
+
+struct bf16 {
+  uint16_t bits;
+};
+struct f16 {
+  uint16_t bits;
+};
 
 struct ElemBf16 {
   using type = bf16;
@@ -39,7 +46,6 @@ class BlockCtx {
   BlockCtx(int tid, std::barrier<>* barrier) : tid_(tid), barrier_(barrier) {}
   int tid() const { return tid_; }
   void sync() const { barrier_->arrive_and_wait(); }
-  void sync_warp() const { barrier_->arrive_and_wait(); }
 
  private:
   int tid_;
@@ -62,7 +68,6 @@ void launch(Grid grid, int threads, size_t smem_bytes, Fn fn) {
   std::vector<unsigned char> storage(smem_bytes + 128);
   auto* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(storage.data()) + 127) & ~uintptr_t{127});
   auto body = [&](int tid) {
-    wmma::current_lane = tid % 32;
     thread_state.lane = tid % 32;
     thread_state.warp = &warps[static_cast<size_t>(tid / 32)];
     const BlockCtx ctx(tid, &barrier);
