@@ -34,6 +34,10 @@ bool TensorView::contiguous() const {
   return true;
 }
 
+bool TensorView::usable_in_place() const {
+  return contiguous() && (device != HCP_DEVICE_CUDA || reinterpret_cast<uintptr_t>(data) % 16 == 0);
+}
+
 TensorView view(const hcp_tensor* t, int ndim, const char* fn, const char* name) {
   const hcp_tensor d = read_versioned(t, hcp_tensor HCP_TENSOR_INIT, kTensorFirstVersion, fn, name);
   auto fail = [&](Errc code, const std::string& what) { throw Error(code, std::string(fn) + ": " + name + ": " + what); };
@@ -79,7 +83,7 @@ void expect_like(const TensorView& t, const TensorView& ref, int ndim, DType dty
                                    std::to_string(t.shape[i]) + ", " + ref_name + " has " + std::to_string(ref.shape[i]));
 }
 
-void* ContiguousStaging::input(const TensorView& t) { return t.contiguous() ? t.data : stage(t, true); }
+void* ContiguousStaging::input(const TensorView& t) { return t.usable_in_place() ? t.data : stage(t, true); }
 
 void* ContiguousStaging::output(const TensorView& t) {
   if (t.contiguous()) return t.data;

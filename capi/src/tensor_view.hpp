@@ -23,6 +23,9 @@ struct TensorView {
   int64_t shape[4] = {};
   int64_t strides[4] = {};
   bool contiguous() const;
+  // Contiguous, and on the GPU 16-byte aligned: the CUDA kernels read input rows 16 bytes at a time, so a device
+  // tensor that starts elsewhere is staged like a strided one.
+  bool usable_in_place() const;
   size_t elem() const { return dtype_size(dtype); }
 };
 

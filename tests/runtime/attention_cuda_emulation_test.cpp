@@ -72,28 +72,32 @@ TEST(CudaKernelEmulation, InstancesCoverBf16AndF16AtHeadDims64And128Only) {
   EXPECT_FALSE(has(DType::f16, 256));
 }
 
-// The forward kernel reads q, k, v rows with 16-byte cp.async: every test layout qualifies, and a base address or a
-// stride off by one element is refused, naming the tensor (attention_forward_cuda returns it as invalid_argument).
-TEST(CudaForwardLayout, RowsMustBeSixteenByteAligned) {
+// The kernels read q, k, v (and dout) rows with 16-byte cp.async: every test layout qualifies, and a base address
+// or a stride off by one element is refused, naming the tensor (attention_*_cuda return it as invalid_argument).
+TEST(CudaKernelLayout, InputRowsMustBeSixteenByteAligned) {
   for (const FlashCase& c : testing::flash_cases()) {
     testing::Buffers b = testing::make_buffers(c);
-    EXPECT_EQ(kern::forward_layout_problem(testing::make_params(c, b)), "") << testing::describe(c);
+    EXPECT_EQ(kern::layout_problem(testing::make_params(c, b), true), "") << testing::describe(c);
   }
   const FlashCase c = testing::flash_cases()[0];
   testing::Buffers b = testing::make_buffers(c);
   const AttnParams good = testing::make_params(c, b);
   AttnParams p = good;
   p.q.data = static_cast<char*>(p.q.data) + 2;
-  EXPECT_NE(kern::forward_layout_problem(p).find("q must start at a 16-byte aligned address"), std::string::npos);
+  EXPECT_NE(kern::layout_problem(p, false).find("q must start at a 16-byte aligned address"), std::string::npos);
   p = good;
   p.v.stride_s += 1;
-  EXPECT_NE(kern::forward_layout_problem(p).find("v must"), std::string::npos);
+  EXPECT_NE(kern::layout_problem(p, false).find("v must"), std::string::npos);
   p = good;
   p.k.stride_h = 4;
-  EXPECT_NE(kern::forward_layout_problem(p).find("k must"), std::string::npos);
+  EXPECT_NE(kern::layout_problem(p, true).find("k must"), std::string::npos);
   p = good;
-  p.dout.stride_s = 3;  // not read by the forward kernel
-  EXPECT_EQ(kern::forward_layout_problem(p), "");
+  p.dout.stride_s = 3;  // read by the backward kernel only
+  EXPECT_EQ(kern::layout_problem(p, false), "");
+  EXPECT_NE(kern::layout_problem(p, true).find("dout must"), std::string::npos);
+  p = good;
+  p.out.data = static_cast<char*>(p.out.data) + 4;  // fp32, written and read one element at a time
+  EXPECT_EQ(kern::layout_problem(p, true), "");
 }
 
 }  // namespace

@@ -126,6 +126,9 @@ TEST(AttentionCudaChecks, UnsupportedInputsAndHostPointersAreReported) {
   p = on_device;
   p.q.data = static_cast<char*>(p.q.data) + 2;  // one element in: rows no longer 16-byte aligned
   EXPECT_EQ(attention_forward_cuda(p, nullptr).code(), Errc::invalid_argument);
+  p = on_device;
+  p.dout.stride_s += 1;
+  EXPECT_EQ(attention_backward_cuda(p, nullptr).code(), Errc::invalid_argument);
   EXPECT_TRUE(attention_forward_cuda(on_device, nullptr).ok());
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }

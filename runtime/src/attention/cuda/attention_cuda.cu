@@ -58,11 +58,9 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
   HCP_TRY(require_device_pointer(p.k.data, "k"));
   HCP_TRY(require_device_pointer(p.v.data, "v"));
   HCP_TRY(require_device_pointer(p.lse.data, "lse"));
-  if (!backward) {
-    if (std::string problem = kern::forward_layout_problem(p); !problem.empty())
-      return {Errc::invalid_argument, problem};
-    return require_device_pointer(p.out.data, "out");
-  }
+  if (std::string problem = kern::layout_problem(p, backward); !problem.empty())
+    return {Errc::invalid_argument, problem};
+  if (!backward) return require_device_pointer(p.out.data, "out");
   HCP_TRY(require_device_pointer(p.dout.data, "dout"));
   HCP_TRY(require_device_pointer(p.delta.data, "delta"));
   HCP_TRY(require_device_pointer(p.dq.data, "dq"));
