@@ -47,8 +47,18 @@ struct BlockCtx {
 };
 
 HCP_KFN void atomic_add(float* address, float value) { atomicAdd(address, value); }
-HCP_KFN float fast_exp2(float x) { return exp2f(x); }
-HCP_KFN float fast_log2(float x) { return log2f(x); }
+// The hardware approximations (relative error about 2^-22), flushing denormals: exp2f and log2f without
+// --use_fast_math add instructions for denormal results, on the softmax's hottest line. ex2(-inf) = +0.
+HCP_KFN float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+HCP_KFN float fast_log2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 }  // namespace hcp::kern
 
 #else
