@@ -65,10 +65,11 @@ HCP_KFN void cp_async_16(void* dst, const void* src, bool valid) {
 
 HCP_KFN void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
-// Waits until at most N of this thread's committed groups are still in flight.
+// Waits until at most N of this thread's committed groups are still in flight. The memory clobber keeps the
+// compiler from moving shared memory reads above the wait.
 template <int N>
 HCP_KFN void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 HCP_KFN float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
