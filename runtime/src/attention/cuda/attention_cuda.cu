@@ -1,6 +1,7 @@
 // The CUDA attention entry points: argument checks, the choice of kernel instantiation, and CUDA errors as Status.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 
 #include "attention/cuda/flash_backward.cuh"
@@ -54,6 +55,8 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
   constexpr int64_t kMaxGridYZ = 65535;
   if (p.heads > kMaxGridYZ || p.batch > kMaxGridYZ)
     return {Errc::shape, "attention (CUDA): batch and heads must be at most 65535"};
+  if (p.sq > INT32_MAX || p.sk > INT32_MAX)  // the kernels count tiles and steps in int
+    return {Errc::shape, "attention (CUDA): sequence lengths must be below 2^31"};
   HCP_TRY(require_device_pointer(p.q.data, "q"));
   HCP_TRY(require_device_pointer(p.k.data, "k"));
   HCP_TRY(require_device_pointer(p.v.data, "v"));

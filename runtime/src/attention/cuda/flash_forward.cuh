@@ -65,7 +65,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     const int64_t last_key = (q0 + kFwdRows < p.sq ? q0 + kFwdRows : p.sq) - 1 + p.causal_offset;
     k_end = last_key < 0 ? 0 : (last_key + 1 < p.sk ? last_key + 1 : p.sk);
   }
-  const int steps = static_cast<int>((k_end + kFwdKeys - 1) / kFwdKeys);  // sk < 2^31 keys (check_cuda_params)
+  const int steps = static_cast<int>((k_end + kFwdKeys - 1) / kFwdKeys);  // sk < 2^31 (check_cuda_params)
 
   load_rows_async<T, D, kFwdRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq);
   if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk);
