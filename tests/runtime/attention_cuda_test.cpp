@@ -129,6 +129,11 @@ TEST(AttentionCudaChecks, UnsupportedInputsAndHostPointersAreReported) {
   p = on_device;
   p.dout.stride_s += 1;
   EXPECT_EQ(attention_backward_cuda(p, nullptr).code(), Errc::invalid_argument);
+  p = on_device;
+  p.sq = int64_t{1} << 31;  // offsets still fit int64; the kernels count rows in int
+  const Status long_seq = attention_forward_cuda(p, nullptr);
+  EXPECT_EQ(long_seq.code(), Errc::shape);
+  EXPECT_NE(long_seq.message().find("below 2^31"), std::string::npos) << long_seq.message();
   EXPECT_TRUE(attention_forward_cuda(on_device, nullptr).ok());
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }

@@ -119,10 +119,8 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
   }
 
   float dk[kOutTiles][4], dv[kOutTiles][4];
-  HCP_UNROLL
-  for (int nd = 0; nd < kOutTiles; ++nd)
-    HCP_UNROLL
-    for (int i = 0; i < 4; ++i) dk[nd][i] = dv[nd][i] = 0.0f;
+  zero_tiles(dk);
+  zero_tiles(dv);
 
   for (int64_t step = 0; step < steps; ++step) {
     const int buf = static_cast<int>(step % 2);
@@ -136,10 +134,8 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
 
     // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys and the step's 64 queries.
     float st[kRowTiles][4], dpt[kRowTiles][4];
-    HCP_UNROLL
-    for (int nt = 0; nt < kRowTiles; ++nt)
-      HCP_UNROLL
-      for (int i = 0; i < 4; ++i) st[nt][i] = dpt[nt][i] = 0.0f;
+    zero_tiles(st);
+    zero_tiles(dpt);
     HCP_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
       uint32_t ka[4], va[4];
@@ -194,10 +190,7 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
 
     // dQ for this warp's 16 queries of the step = dS K, over the block's 64 keys, added atomically (scaled).
     float dq[kOutTiles][4];
-    HCP_UNROLL
-    for (int nd = 0; nd < kOutTiles; ++nd)
-      HCP_UNROLL
-      for (int i = 0; i < 4; ++i) dq[nd][i] = 0.0f;
+    zero_tiles(dq);
     HCP_UNROLL
     for (int kk = 0; kk < kBwdKeys / 16; ++kk) {
       uint32_t a[4];

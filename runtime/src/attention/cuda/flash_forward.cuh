@@ -104,11 +104,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
 
     float s[kFwdWarpTiles][kKeyTiles][4];
     HCP_UNROLL
-    for (int mi = 0; mi < kFwdWarpTiles; ++mi)
-      HCP_UNROLL
-      for (int nt = 0; nt < kKeyTiles; ++nt)
-        HCP_UNROLL
-        for (int i = 0; i < 4; ++i) s[mi][nt][i] = 0.0f;
+    for (int mi = 0; mi < kFwdWarpTiles; ++mi) zero_tiles(s[mi]);
     HCP_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
       uint32_t a[kFwdWarpTiles][4];

@@ -94,6 +94,15 @@ using hcp::emu::SmemAddr;
 
 namespace hcp::kern {
 
+// Zeroes N C fragments (accumulators before their first product).
+template <int N>
+HCP_KFN void zero_tiles(float (&c)[N][4]) {
+  HCP_UNROLL
+  for (int n = 0; n < N; ++n)
+    HCP_UNROLL
+    for (int i = 0; i < 4; ++i) c[n][i] = 0.0f;
+}
+
 // Two 16 x 8 products side by side: b holds both B tiles as one ldmatrix_x4 loads them (b[0..1], then b[2..3]).
 template <class E>
 HCP_KFN void mma_16816_x2(float (&d0)[4], float (&d1)[4], const uint32_t (&a)[4], const uint32_t (&b)[4]) {
