@@ -71,7 +71,7 @@ for x in r["runs"]:
     print(f"| {x['seq']} | {x['forward_ms']:.3f} | {x['forward_tflops']:.1f} | {x['backward_ms']:.3f} | {x['backward_tflops']:.1f} |")
 PY
 
-# The CP simulation on one GPU: 4 in-process ranks, a2a+p2p [2, 2], exchanges staged through host memory.
+# The CP simulation on one GPU: 4 in-process ranks, a2a+p2p [2, 2], exchanging device to device.
 { echo; echo "## CP simulation on one GPU (W 4, a2a+p2p [2, 2], B 1, H 32, D 128, causal, bf16)"; echo
   echo "| S | check | forward s | forward TFLOP/s | backward s | backward TFLOP/s |"; echo "|---|---|---|---|---|---|"; } >>"$report"
 for seq in 8192 16384; do

@@ -243,7 +243,7 @@ int run_attn(const AttnOptions& o) {
       text += line;
     }
     if (o.bench && cuda) {
-      // One GPU shared by the ranks, exchanges staged through host memory: the slowest rank's pass, wall time.
+      // One GPU shared by the ranks, exchanging device to device: the slowest rank's pass, wall time.
       std::snprintf(line, sizeof line, "bench: forward %.3f s wall (slowest rank), %.1f TFLOP/s on one GPU\n",
                     times.forward_wall_s, times.forward_wall_s > 0 ? flop / 1e12 / times.forward_wall_s : 0.0);
       text += line;

@@ -180,7 +180,7 @@ TEST(NcclCommunicator, OneRankOperationsMoveDeviceMemory) {
   EXPECT_EQ(comm->barrier().code(), Errc::comm);
 }
 
-// The CP schemes on one GPU: 4 in-process ranks with CUDA engines (exchanges staged through host memory) against
+// The CP schemes on one GPU: 4 in-process ranks with CUDA engines (exchanging device to device) against
 // the same simulation on the CPU engine.
 TEST(CudaCpSimulation, EverySchemeMatchesTheCpuEngine) {
   HCP_REQUIRE_CUDA_DEVICE();

@@ -1,7 +1,9 @@
 // Every CP scheme against single-rank attention on the full sequence (the CPU kernel, itself checked against the
 // naive reference): forward out and lse, backward dq, dk, dv; causal and no mask; MHA and GQA; ring sizes 2..8
 // (3 and 6 for p2p and all_gather), hierarchical sizes [2,2] [2,4] [4,2] [3,2] and the degenerate [1,4] [4,1];
-// and every scheme with the CUDA engine's kernels on the block emulator, its exchanges staged as on a GPU.
+// and every scheme with the CUDA engine's kernels on the block emulator and its model of device memory: the causal
+// cases with all ranks on one device (device-to-device peer copies), the others on one device each (exchanges
+// staged through host memory).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -29,7 +31,7 @@ struct CpCase {
   bool causal;
   bool gqa;
   DType dtype = DType::f32;
-  bool emulated_gpu = false;  // the CUDA engine's kernels on the block emulator, exchanges staged
+  bool emulated_gpu = false;  // the CUDA engine's kernels on the block emulator (devices: see the top)
 };
 
 int a2a_size(const CpCase& c) {
@@ -118,8 +120,13 @@ Errors run_case(const CpCase& c, int64_t chunk) {
   o.comm = c.comm, o.cp = c.cp, o.hcp_sizes = c.sizes;
   o.seq = pr.seq, o.heads = pr.heads, o.kv_heads = pr.kv_heads, o.head_dim = pr.head_dim;
   o.dtype = c.dtype, o.causal = c.causal, o.timeout_ms = 60000;
-  std::atomic<int64_t> staged{0};
-  if (c.emulated_gpu) o.make_engine = [&] { return std::make_unique<testing::EmulatedGpuEngine>(&staged); };
+  std::atomic<int64_t> peer_reads{0};
+  std::atomic<int> next_device{0};
+  const bool one_device = c.causal;
+  if (c.emulated_gpu)
+    o.make_engine = [&] {
+      return std::make_unique<testing::EmulatedGpuEngine>(one_device ? 0 : next_device++, &peer_reads);
+    };
   const size_t e = dtype_size(c.dtype);
   std::vector<unsigned char> out(pr.q_elems() * e), dq(pr.q_elems() * e), dk(pr.kv_elems() * e),
       dv(pr.kv_elems() * e);
@@ -133,7 +140,11 @@ Errors run_case(const CpCase& c, int64_t chunk) {
   const Status s = attention_simulate(o, t);
   EXPECT_TRUE(s.ok()) << s.message();
   if (c.emulated_gpu) {
-    EXPECT_GT(staged.load(), 0) << "device-memory exchanges must be staged";
+    if (one_device) {
+      EXPECT_GT(peer_reads.load(), 0) << "ranks on one device copy device to device";
+    } else {
+      EXPECT_EQ(peer_reads.load(), 0) << "ranks on different devices stage";
+    }
   }
   auto as_float = [&](const std::vector<unsigned char>& raw) {
     std::vector<float> f(raw.size() / e);

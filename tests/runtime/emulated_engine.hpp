@@ -1,11 +1,17 @@
-// A CpEngine that runs the CUDA engine's kernels (flash and conversion block functions) on the host block
-// emulator, and claims device memory so that CpContext stages its exchanges (StagedCommunicator) as it does for
-// CUDA. With it the CP schemes run end to end with the GPU kernels' arithmetic on machines without a GPU.
+// A CpEngine that runs the CUDA engine's kernels (flash, conversion and sum block functions) on the host block
+// emulator and models device memory: its buffers belong to a device ordinal, and a copy or sum whose device-side
+// operand is not a live buffer of that device (freed, never allocated, another device's) fails the operation. So
+// the CP schemes run end to end with the GPU kernels' arithmetic on machines without a GPU, and the exchanges are
+// held to what a GPU allows: ranks on one device read each other's buffers (PeerCopyCommunicator), ranks on
+// different devices go through host memory (StagedCommunicator).
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "../../runtime/src/attention/cuda/cp_kernels.cuh"
@@ -15,12 +21,38 @@
 
 namespace hcp::testing {
 
+// Every live emulated device buffer of the process: start address -> (bytes, device, owning engine).
+struct EmulatedDeviceMemory {
+  struct Block {
+    size_t bytes;
+    int device;
+    const void* owner;
+  };
+  std::mutex mu;
+  std::map<uintptr_t, Block> blocks;
+
+  static EmulatedDeviceMemory& instance() {
+    static EmulatedDeviceMemory memory;
+    return memory;
+  }
+  // The block holding [ptr, ptr + bytes), or nullptr.
+  const Block* find(const void* ptr, size_t bytes) {
+    const auto at = reinterpret_cast<uintptr_t>(ptr);
+    auto it = blocks.upper_bound(at);
+    if (it == blocks.begin()) return nullptr;
+    --it;
+    return at + bytes <= it->first + it->second.bytes ? &it->second : nullptr;
+  }
+};
+
 class EmulatedGpuEngine final : public CpEngine {
  public:
-  // `staged_copies` (optional) counts downloads and uploads: proof that exchanges went through the staging path.
-  explicit EmulatedGpuEngine(std::atomic<int64_t>* staged_copies = nullptr) : staged_copies_(staged_copies) {}
+  // `peer_reads` (optional) counts the copies and sums that read another engine's buffer.
+  explicit EmulatedGpuEngine(int device = 0, std::atomic<int64_t>* peer_reads = nullptr)
+      : device_(device), peer_reads_(peer_reads) {}
   const char* name() const override { return "emulated-cuda"; }
   bool device_memory() const override { return true; }
+  int device_ordinal() const override { return device_; }
   Status supports(DType dtype, int64_t head_dim) const override {
     if (dtype == DType::f32 || !kern::head_dim_supported(head_dim))
       return {Errc::unsupported, "the CUDA kernels take bf16/fp16 and head dim 64 or 128"};
@@ -30,15 +62,25 @@ class EmulatedGpuEngine final : public CpEngine {
     void* ptr = std::aligned_alloc(128, (bytes + 127) / 128 * 128 + 128);
     if (!ptr) return {Errc::out_of_memory, "emulated engine: " + std::to_string(bytes) + " bytes"};
     std::memset(ptr, 0xff, bytes);  // NaN bytes: a read of memory nobody wrote shows up in the results
-    *out = EngineBuffer(ptr, [](void*, void* p) { std::free(p); }, nullptr);
+    {
+      auto& memory = EmulatedDeviceMemory::instance();
+      std::lock_guard lock(memory.mu);
+      memory.blocks[reinterpret_cast<uintptr_t>(ptr)] = {std::max<size_t>(bytes, 1), device_, this};
+    }
+    *out = EngineBuffer(ptr, release, nullptr);
     return {};
   }
   Status zero(void* ptr, size_t bytes) override {
+    HCP_TRY(device_side(ptr, bytes, "zero"));
     std::memset(ptr, 0, bytes);
     return {};
   }
   Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
                    const void* src, size_t src_b, size_t src_r) override {
+    if (batch < 1 || rows < 1 || row_bytes == 0) return {};
+    const size_t last = static_cast<size_t>(batch - 1), last_row = static_cast<size_t>(rows - 1);
+    HCP_TRY(device_side(dst, last * dst_b + last_row * dst_r + row_bytes, "copy_rows destination"));
+    HCP_TRY(device_side(src, last * src_b + last_row * src_r + row_bytes, "copy_rows source", true));
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t r = 0; r < rows; ++r)
         std::memcpy(static_cast<char*>(dst) + b * dst_b + r * dst_r,
@@ -46,11 +88,24 @@ class EmulatedGpuEngine final : public CpEngine {
     return {};
   }
   Status download(void* host, const void* src, size_t bytes) override {
-    if (staged_copies_) ++*staged_copies_;
+    HCP_TRY(device_side(src, bytes, "download"));
     std::memcpy(host, src, bytes);
     return {};
   }
-  Status upload(void* dst, const void* host, size_t bytes) override { return download(dst, host, bytes); }
+  Status upload(void* dst, const void* host, size_t bytes) override {
+    HCP_TRY(device_side(dst, bytes, "upload"));
+    std::memcpy(dst, host, bytes);
+    return {};
+  }
+  Status add_f32(float* dst, const float* src, int64_t n) override {
+    if (n < 1) return {};
+    HCP_TRY(device_side(dst, static_cast<size_t>(n) * 4, "add_f32 destination"));
+    HCP_TRY(device_side(src, static_cast<size_t>(n) * 4, "add_f32 source", true));
+    grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) {
+      kern::add_f32_block(ctx, dst, src, n, bx, stride);
+    });
+    return {};
+  }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
     return elementwise(dtype, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
       kern::convert_from_f32_block<E>(ctx, src, static_cast<typename E::type*>(dst), n, bx, stride);
@@ -72,18 +127,46 @@ class EmulatedGpuEngine final : public CpEngine {
   Status delta(const AttnParams& p) override { return dispatched(emulated_delta(p)); }
 
  private:
-  std::atomic<int64_t>* staged_copies_;
+  int device_;
+  std::atomic<int64_t>* peer_reads_;
+
+  static void release(void*, void* ptr) {
+    auto& memory = EmulatedDeviceMemory::instance();
+    {
+      std::lock_guard lock(memory.mu);
+      memory.blocks.erase(reinterpret_cast<uintptr_t>(ptr));
+    }
+    std::free(ptr);
+  }
+  // [ptr, ptr + bytes) must lie in a live buffer of this engine's device, as a GPU copy or kernel requires. A
+  // source in another engine's buffer counts as a peer read.
+  Status device_side(const void* ptr, size_t bytes, const char* op, bool source = false) {
+    auto& memory = EmulatedDeviceMemory::instance();
+    std::lock_guard lock(memory.mu);
+    const EmulatedDeviceMemory::Block* block = memory.find(ptr, bytes);
+    if (block == nullptr || block->device != device_)
+      return {Errc::internal, std::string("emulated device ") + std::to_string(device_) + ": " + op + " of " +
+                                  std::to_string(bytes) + " bytes outside this device's live buffers"};
+    if (source && block->owner != this && peer_reads_) ++*peer_reads_;
+    return {};
+  }
 
   static Status dispatched(bool found) {
     return found ? Status{} : Status{Errc::unsupported, "emulated engine: no kernel instance"};
   }
   // Two blocks with a grid stride, so the grid-stride loop really loops (fn bounds itself by its element count).
   template <class Fn>
-  Status elementwise(DType dtype, Fn fn) {
+  static void grid_stride(Fn fn) {
     constexpr int64_t kBlocks = 2;
+    emu::launch({kBlocks, 1, 1}, kern::kThreads, 0, [&](const kern::BlockCtx& ctx, int bx, int, int, char*) {
+      fn(ctx, bx, kBlocks * kern::kThreads);
+    });
+  }
+  template <class Fn>
+  Status elementwise(DType dtype, Fn fn) {
     auto run = [&]<class E>() {
-      emu::launch({kBlocks, 1, 1}, kern::kThreads, 0, [&](const kern::BlockCtx& ctx, int bx, int, int, char*) {
-        fn.template operator()<E>(ctx, bx, kBlocks * kern::kThreads);
+      grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) {
+        fn.template operator()<E>(ctx, bx, stride);
       });
     };
     if (dtype == DType::bf16)

@@ -342,8 +342,8 @@ HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_paralle
                                          hcp_comm* world_comm, hcp_cp_comm cp_comm);
 /* Where a context computes (since 0.3): HCP_DEVICE_CPU, or HCP_DEVICE_CUDA - the current CUDA device, every kernel
  * and copy ordered on cuda_stream (a cudaStream_t; NULL: the legacy default stream), tensors in device memory. Over
- * host communicators (an in-process world) the exchanges of a CUDA context are staged through host memory; over
- * NCCL communicators they stay on the GPU. */
+ * an in-process world, CUDA contexts on one device exchange device to device (cudaMemcpyAsync from the peer's
+ * buffer) and contexts on different devices through host memory; over NCCL communicators data stays on the GPU. */
 typedef struct hcp_cp_context_options {
   size_t struct_size;
   int32_t device; /* hcp_device */

@@ -26,6 +26,9 @@ class Communicator {
   virtual int size() const = 0;
   // Whether the buffers may be device memory (NCCL); host communicators take host memory only.
   virtual bool device_memory() const { return false; }
+  // Whether every member is a thread of this process, so that a pointer means the same memory on every rank (the
+  // in-process backend); device-memory engines then exchange by reading each other's buffers (peer copies).
+  virtual bool in_process() const { return false; }
 
   // One ring step: sends `send_bytes` from `send` to rank `dst` and receives `recv_bytes` into `recv` from rank
   // `src`. post_ starts it and returns at once; the buffers must stay untouched until wait_send_recv() returns, so

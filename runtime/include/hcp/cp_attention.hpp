@@ -50,8 +50,9 @@ class CpContext {
  public:
   // Collective over `world`: builds the CP groups of `config` (build_cp_groups, logging at `log_level`) and the
   // context for `comm`, computing on `device`. a2a+p2p needs exactly two hierarchical levels [a2a, p2p]; the other
-  // schemes use the flat CP group. With device memory over host communicators (the in-process world), every
-  // exchange is staged through host memory. Errors: invalid_config, unsupported (no CUDA), and the communicator's.
+  // schemes use the flat CP group. With device memory over the in-process world, ranks whose engines share a device
+  // copy from each other's buffers device to device, and otherwise stage through host memory (decided together by
+  // one all-gather over `world`). Errors: invalid_config, unsupported (no CUDA), and the communicator's.
   static Status create(Communicator& world, const ParallelConfig& config, CpComm comm,
                        std::unique_ptr<CpContext>* out, LogLevel log_level = LogLevel::info,
                        const CpDevice& device = {});
@@ -76,16 +77,18 @@ class CpContext {
                   const float* lse, const void* dout, void* dq, void* dk, void* dv);
 
  private:
-  CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups);
+  CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy);
+  static Status peer_copy_possible(Communicator& world, const CpEngine& engine, bool* out);
   Status check_shape(const CpShape& shape, bool backward);
-  Communicator* stage(Communicator* group);
+  Communicator* exchange_for(Communicator* group, bool peer_copy);
 
   CpComm comm_;
-  std::unique_ptr<CpEngine> engine_;  // declared first: destroyed after every communicator that stages through it
+  std::unique_ptr<CpEngine> engine_;  // declared first: destroyed after every communicator that copies through it
   CpGroups groups_;
-  // The communicators the data moves over: the groups themselves, or staged wrappers when the engine's memory is
-  // device memory and the groups take host memory. The control exchange (check_shape) uses groups_.cp directly.
-  std::vector<std::unique_ptr<Communicator>> staged_;
+  // The communicators the data moves over: the groups themselves, or, when the engine's memory is device memory and
+  // the groups take host memory, wrappers that move it device to device (ranks on one device) or through host
+  // buffers (otherwise). The control exchange (check_shape) uses groups_.cp directly.
+  std::vector<std::unique_ptr<Communicator>> exchanges_;
   Communicator* data_cp_ = nullptr;
   Communicator* data_levels_[2] = {nullptr, nullptr};
 };
@@ -108,8 +111,8 @@ struct SimulateOptions {
   bool causal = true;
   float scale = 0;
   int timeout_ms = 60000;
-  // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the in-process world
-  // then stages every exchange through host memory). make_engine, when set, overrides it (tests, other kernels).
+  // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the ranks then exchange
+  // by device-to-device copies). make_engine, when set, overrides it (tests, other kernels).
   CpDevice device;
   std::function<std::unique_ptr<CpEngine>()> make_engine;
 };

@@ -52,6 +52,9 @@ class CpEngine {
   virtual const char* name() const = 0;
   // True when tensors live in device memory, so the communicators must move device memory.
   virtual bool device_memory() const = 0;
+  // The CUDA device whose memory the engine allocates; -1 for host memory. Engines of one process on the same
+  // device may read each other's buffers (copy_rows, add_f32 sources), which is how in-process ranks exchange.
+  virtual int device_ordinal() const { return -1; }
   // Errc::unsupported when the kernels cannot run this dtype / head dim.
   virtual Status supports(DType dtype, int64_t head_dim) const = 0;
 
@@ -63,6 +66,8 @@ class CpEngine {
   // Synchronous copies between the engine's memory and host memory (the staging of host communicators).
   virtual Status download(void* host, const void* src, size_t bytes) = 0;
   virtual Status upload(void* dst, const void* host, size_t bytes) = 0;
+  // dst[i] += src[i] for i < n (the reduce-scatter of in-process ranks; src may be another engine's buffer).
+  virtual Status add_f32(float* dst, const float* src, int64_t n) = 0;
   virtual Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) = 0;
   virtual Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) = 0;
 

@@ -4,11 +4,6 @@
 
 namespace hcp {
 
-Status StagedCommunicator::copied(Status s) {
-  if (!s.ok()) inner_->abort(s.code(), "staging copy failed: " + s.message());
-  return s;
-}
-
 Status StagedCommunicator::post_send_recv(const void* send, size_t send_bytes, int dst, void* recv,
                                           size_t recv_bytes, int src) {
   send_host_.resize(send_bytes);
@@ -49,18 +44,6 @@ Status StagedCommunicator::reduce_scatter_sum(const float* send, float* recv, si
   HCP_TRY(inner_->reduce_scatter_sum(reinterpret_cast<const float*>(send_host_.data()),
                                      reinterpret_cast<float*>(recv_host_.data()), count));
   return copied(engine_->upload(recv, recv_host_.data(), bytes));
-}
-
-Status StagedCommunicator::split(int color, int key, std::unique_ptr<Communicator>* out) {
-  std::unique_ptr<Communicator> inner;
-  HCP_TRY(inner_->split(color, key, &inner));
-  if (!inner) {
-    out->reset();
-    return {};
-  }
-  Communicator* raw = inner.get();
-  *out = std::make_unique<StagedCommunicator>(raw, engine_, std::move(inner));
-  return {};
 }
 
 }  // namespace hcp

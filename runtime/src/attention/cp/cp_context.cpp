@@ -7,6 +7,7 @@
 #include "hcp/cp_attention.hpp"
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
+#include "../../comm/peer_copy_communicator.hpp"
 #include "../../comm/staged_communicator.hpp"
 
 namespace hcp {
@@ -68,20 +69,40 @@ Status CpContext::create(Communicator& world, const ParallelConfig& config, CpCo
       return Status(Errc::internal, "CP rank " + std::to_string(groups.cp->rank()) + " is not a2a rank + " +
                                         std::to_string(a) + " * p2p rank");
   }
-  out->reset(new CpContext(comm, std::move(engine), std::move(groups)));
+  bool peer_copy = false;
+  HCP_TRY(peer_copy_possible(world, *engine, &peer_copy));
+  out->reset(new CpContext(comm, std::move(engine), std::move(groups), peer_copy));
   return {};
 }
 
-CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups)
-    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)) {
-  data_cp_ = stage(groups_.cp.get());
-  for (size_t i = 0; i < groups_.levels.size() && i < 2; ++i) data_levels_[i] = stage(groups_.levels[i].get());
+// Over a host-memory world every rank states its engine's device; when all are on one device (and the world is
+// in-process) the data moves device to device, otherwise through host memory. Collective, so every rank decides
+// alike, whatever engine it has.
+Status CpContext::peer_copy_possible(Communicator& world, const CpEngine& engine, bool* out) {
+  *out = false;
+  if (world.device_memory()) return {};
+  const int32_t mine = engine.device_memory() ? engine.device_ordinal() : -1;
+  std::vector<int32_t> all(static_cast<size_t>(world.size()));
+  HCP_TRY(world.all_gather(&mine, all.data(), sizeof(mine)));
+  const bool one_device = std::all_of(all.begin(), all.end(), [&](int32_t d) { return d == all[0]; });
+  *out = world.in_process() && all[0] >= 0 && one_device;
+  return {};
 }
 
-Communicator* CpContext::stage(Communicator* group) {
+CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy)
+    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)) {
+  data_cp_ = exchange_for(groups_.cp.get(), peer_copy);
+  for (size_t i = 0; i < groups_.levels.size() && i < 2; ++i)
+    data_levels_[i] = exchange_for(groups_.levels[i].get(), peer_copy);
+}
+
+Communicator* CpContext::exchange_for(Communicator* group, bool peer_copy) {
   if (!engine_->device_memory() || group->device_memory()) return group;
-  staged_.push_back(std::make_unique<StagedCommunicator>(group, engine_.get()));
-  return staged_.back().get();
+  if (peer_copy)
+    exchanges_.push_back(std::make_unique<PeerCopyCommunicator>(group, engine_.get(), nullptr));
+  else
+    exchanges_.push_back(std::make_unique<StagedCommunicator>(group, engine_.get(), nullptr));
+  return exchanges_.back().get();
 }
 
 namespace {

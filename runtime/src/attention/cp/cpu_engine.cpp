@@ -63,6 +63,10 @@ class CpuEngine final : public CpEngine {
     return {};
   }
   Status upload(void* dst, const void* host, size_t bytes) override { return download(dst, host, bytes); }
+  Status add_f32(float* dst, const float* src, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+    return {};
+  }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
     hcp::convert_from_f32(src, dst, dtype, n);
     return {};

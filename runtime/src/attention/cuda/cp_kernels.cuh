@@ -1,5 +1,6 @@
 // The CP schemes' element-wise kernels as block functions (one source for nvcc and the block emulator, like
-// flash_*.cuh): fp32 <-> 16-bit conversion. (The output correction of the ring is fused into the flash forward.)
+// flash_*.cuh): fp32 <-> 16-bit conversion and the fp32 sum of the in-process reduce-scatter. (The output
+// correction of the ring is fused into the flash forward.)
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,11 @@ template <class E>
 HCP_KFN void convert_to_f32_block(const BlockCtx& ctx, const typename E::type* src, float* dst, int64_t n, int bx,
                                   int64_t stride) {
   for (int64_t i = int64_t{bx} * kThreads + ctx.tid(); i < n; i += stride) dst[i] = E::to_float(src[i]);
+}
+
+// dst[i] += src[i], grid-stride as above.
+HCP_KFN void add_f32_block(const BlockCtx& ctx, float* dst, const float* src, int64_t n, int bx, int64_t stride) {
+  for (int64_t i = int64_t{bx} * kThreads + ctx.tid(); i < n; i += stride) dst[i] += src[i];
 }
 
 }  // namespace hcp::kern

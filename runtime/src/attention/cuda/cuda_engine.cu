@@ -30,6 +30,10 @@ __global__ void __launch_bounds__(kern::kThreads) to_f32_kernel(const typename E
   kern::convert_to_f32_block<E>(kern::BlockCtx{}, src, dst, n, blockIdx.x, int64_t{gridDim.x} * kern::kThreads);
 }
 
+__global__ void __launch_bounds__(kern::kThreads) add_f32_kernel(float* dst, const float* src, int64_t n) {
+  kern::add_f32_block(kern::BlockCtx{}, dst, src, n, blockIdx.x, int64_t{gridDim.x} * kern::kThreads);
+}
+
 // Enough blocks to fill the GPU, few enough that each thread loops a little.
 unsigned elementwise_blocks(int64_t n) {
   return static_cast<unsigned>(std::clamp<int64_t>((n + kern::kThreads - 1) / kern::kThreads, 1, 65536));
@@ -39,10 +43,11 @@ void free_async(void* stream, void* ptr) { cudaFreeAsync(ptr, static_cast<cudaSt
 
 class CudaEngine final : public CpEngine {
  public:
-  explicit CudaEngine(cudaStream_t stream) : stream_(stream) {}
+  CudaEngine(cudaStream_t stream, int device) : stream_(stream), device_(device) {}
 
   const char* name() const override { return "cuda"; }
   bool device_memory() const override { return true; }
+  int device_ordinal() const override { return device_; }
   Status supports(DType dtype, int64_t head_dim) const override {
     if (dtype == DType::f32) return {Errc::unsupported, "the CUDA kernels take bf16 or fp16 inputs, not fp32"};
     if (!kern::head_dim_supported(head_dim))
@@ -82,6 +87,10 @@ class CudaEngine final : public CpEngine {
     HCP_TRY(cuda_check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyDefault, stream_), "upload"));
     return cuda_check(cudaStreamSynchronize(stream_), "upload");
   }
+  Status add_f32(float* dst, const float* src, int64_t n) override {
+    add_f32_kernel<<<elementwise_blocks(n), kern::kThreads, 0, stream_>>>(dst, src, n);
+    return cuda_check(cudaGetLastError(), "add_f32");
+  }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
     if (dtype == DType::f32) return copy_rows(1, 1, static_cast<size_t>(n) * 4, dst, 0, 0, src, 0, 0);
     if (dtype == DType::bf16)
@@ -109,6 +118,7 @@ class CudaEngine final : public CpEngine {
 
  private:
   cudaStream_t stream_;
+  int device_;
 };
 
 }  // namespace
@@ -116,7 +126,9 @@ class CudaEngine final : public CpEngine {
 Status make_cuda_engine(void* stream, std::unique_ptr<CpEngine>* out) {
   if (out == nullptr) return {Errc::invalid_argument, "make_cuda_engine: out is NULL"};
   HCP_TRY(cuda_device_status());
-  *out = std::make_unique<CudaEngine>(static_cast<cudaStream_t>(stream));
+  int device = 0;
+  HCP_TRY(cuda_check(cudaGetDevice(&device), "cudaGetDevice"));
+  *out = std::make_unique<CudaEngine>(static_cast<cudaStream_t>(stream), device);
   return {};
 }
 
