@@ -1,7 +1,8 @@
 // The CUDA flash kernels' speed on the current GPU: forward (out + lse) and backward (delta + dq, dk, dv) TFLOP/s
 // for B 1, H 32, D 128, causal, bf16 at each --seq (default 8192 and 16384), timed with CUDA events over --repeat
 // runs after one warm-up. FLOP as FlashAttention counts them: forward 4 B H S^2 D (halved when causal), backward
-// 2.5 times that. Prints one line per pass and, with --json, a JSON object for scripts/gpu-check.sh.
+// 2.5 times that. In the same run, cuBLAS's bf16 GEMM rate on the same GPU (cublas_gemm.hpp) and the ratio of the
+// forward to it. Prints one line per pass and, with --json, a JSON object for scripts/gpu-check.sh.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "../runtime/src/attention/cpu/bf16.hpp"
+#include "cublas_gemm.hpp"
 #include "hcp/attention_cuda.hpp"
 
 namespace {
@@ -89,6 +91,7 @@ bool run(int64_t seq, int repeat, bool causal, Result* r) {
 int main(int argc, char** argv) {
   std::vector<int64_t> seqs;
   int repeat = 5;
+  int gemm_n = 8192;
   bool json = false, causal = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -98,10 +101,12 @@ int main(int argc, char** argv) {
       repeat = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--gemm" && i + 1 < argc) {
+      gemm_n = std::atoi(argv[++i]);
     } else if (a == "--no-mask") {
       causal = false;
     } else {
-      std::fprintf(stderr, "usage: attention_cuda_bench [--seq S]... [--repeat N] [--no-mask] [--json]\n");
+      std::fprintf(stderr, "usage: attention_cuda_bench [--seq S]... [--repeat N] [--no-mask] [--gemm N] [--json]\n");
       return 2;
     }
   }
@@ -113,23 +118,30 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
+  const double gemm_tflops = gemm_n > 0 ? cublas_bf16_gemm_tflops(gemm_n, repeat) : -1;
+  if (gemm_n > 0 && gemm_tflops < 0) return 1;
+  if (!json && gemm_tflops > 0)
+    std::printf("%s cuBLAS bf16 GEMM %d^3: %.1f TFLOP/s (the reference below)\n", prop.name, gemm_n, gemm_tflops);
+  auto vs_gemm = [&](double tflops) { return gemm_tflops > 0 ? tflops / gemm_tflops : 0.0; };
   std::vector<Result> results;
   for (int64_t seq : seqs) {
     Result r{};
     if (seq < 1 || !run(seq, repeat, causal, &r)) return 1;
     results.push_back(r);
     if (!json)
-      std::printf("%s B 1 S %lld H 32 D 128 %s bf16: forward %.3f ms %.1f TFLOP/s, backward %.3f ms %.1f TFLOP/s\n",
+      std::printf("%s B 1 S %lld H 32 D 128 %s bf16: forward %.3f ms %.1f TFLOP/s (%.2f x GEMM), backward %.3f ms "
+                  "%.1f TFLOP/s\n",
                   prop.name, static_cast<long long>(seq), causal ? "causal" : "no mask", r.fwd_ms, r.fwd_tflops,
-                  r.bwd_ms, r.bwd_tflops);
+                  vs_gemm(r.fwd_tflops), r.bwd_ms, r.bwd_tflops);
   }
   if (json) {
-    std::printf("{\"device\": \"%s\", \"causal\": %s, \"runs\": [", prop.name, causal ? "true" : "false");
+    std::printf("{\"device\": \"%s\", \"causal\": %s, \"gemm_n\": %d, \"gemm_tflops\": %.2f, \"runs\": [",
+                prop.name, causal ? "true" : "false", gemm_n, gemm_tflops > 0 ? gemm_tflops : 0.0);
     for (size_t i = 0; i < results.size(); ++i)
-      std::printf("%s{\"seq\": %lld, \"forward_ms\": %.4f, \"forward_tflops\": %.2f, \"backward_ms\": %.4f, "
-                  "\"backward_tflops\": %.2f}",
+      std::printf("%s{\"seq\": %lld, \"forward_ms\": %.4f, \"forward_tflops\": %.2f, \"forward_vs_gemm\": %.3f, "
+                  "\"backward_ms\": %.4f, \"backward_tflops\": %.2f}",
                   i ? ", " : "", static_cast<long long>(results[i].seq), results[i].fwd_ms, results[i].fwd_tflops,
-                  results[i].bwd_ms, results[i].bwd_tflops);
+                  vs_gemm(results[i].fwd_tflops), results[i].bwd_ms, results[i].bwd_tflops);
     std::printf("]}\n");
   }
   return 0;

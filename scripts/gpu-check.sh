@@ -2,8 +2,9 @@
 # Verifies the CUDA path on a machine with a GPU, in build-gpu/ (about 3 minutes on 16 cores and an H200):
 # builds with CUDA (architectures from HCP_CUDA_ARCHS, default 90), runs the GPU tests, checks every kernel
 # instantiation against the CPU kernels through `hcp attn --device cuda --check`, benchmarks the kernels
-# (B 1, S 8192 and 16384, H 32, D 128, causal, bf16) and the CP simulation on one GPU (W 4, a2a+p2p [2, 2]), and
-# writes a Markdown report to HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
+# (B 1, S 8192 and 16384, H 32, D 128, causal, bf16; cuBLAS's bf16 GEMM rate as the in-run reference) and the CP
+# simulation on one GPU (W 4, a2a+p2p [2, 2]), and writes a Markdown report (tables by scripts/gpu_report.py) to
+# HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
 # Exit 0 when everything passed, 1 when a test or check failed, 2 when there is no usable GPU (after the build).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 hcp_install_missing_packages
@@ -44,48 +45,31 @@ device_reason=$("$hcp" attn --device cuda --cp 1 --seq 128 --heads 2 --head-dim 
   || { { echo; echo "No usable GPU: $device_reason"; } >>"$report"; cat "$report"; exit 2; }
 
 # Every instantiation against the CPU kernels (cp 1: the single-rank kernels; S 2048, H 8, Hkv 4: GQA).
+render() { python3 "$HCP_ROOT/scripts/gpu_report.py" "$@" >>"$report"; }
 { echo; echo "## Kernels against the CPU kernels (max relative error, \`hcp attn --device cuda --cp 1 --check\`)"; echo
-  echo "| dtype | head dim | mask | out | lse | dq | dk | dv | ok |"; echo "|---|---|---|---|---|---|---|---|---|"; } >>"$report"
+} >>"$report"
+render check-header
 for dtype in bf16 fp16; do for dim in 64 128; do for mask in causal full; do
   flag=$([ $mask = causal ] && echo --causal || true)
   "$hcp" attn --device cuda --cp 1 --seq 2048 --heads 8 --kv-heads 4 --head-dim $dim --dtype $dtype $flag \
-    --backward --check --format json >"$work/check.json" || failed=1
-  python3 - "$work/check.json" $dtype $dim $mask >>"$report" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-e = r["check"]["errors"]
-cells = " | ".join(f"{e[k]['max_rel']:.2e}" for k in ("out", "lse", "dq", "dk", "dv"))
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {sys.argv[4]} | {cells} | {'yes' if r['check']['ok'] else 'NO'} |")
-PY
+    --backward --check --format json >"$work/check.json" 2>"$work/check.err" || failed=1
+  render check "$work/check.json" $dtype $dim $mask "$work/check.err"
 done; done; done
 
-# Kernel speed.
+# Kernel speed, and cuBLAS's bf16 GEMM rate on the same GPU as the reference.
 bench=$(find "$gpu_build/bench" -name attention_cuda_bench -type f | head -1)
-"$bench" --seq 8192 --seq 16384 --json >"$work/bench.json" || failed=1
-python3 - "$work/bench.json" >>"$report" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"\n## Kernel speed on {r['device']} (B 1, H 32, D 128, causal, bf16)\n")
-print("| S | forward ms | forward TFLOP/s | backward ms | backward TFLOP/s |\n|---|---|---|---|---|")
-for x in r["runs"]:
-    print(f"| {x['seq']} | {x['forward_ms']:.3f} | {x['forward_tflops']:.1f} | {x['backward_ms']:.3f} | {x['backward_tflops']:.1f} |")
-PY
+"$bench" --seq 8192 --seq 16384 --json >"$work/bench.json" 2>"$work/bench.err" || failed=1
+echo >>"$report"
+render bench "$work/bench.json" "$work/bench.err"
 
 # The CP simulation on one GPU: 4 in-process ranks, a2a+p2p [2, 2], exchanging device to device.
-{ echo; echo "## CP simulation on one GPU (W 4, a2a+p2p [2, 2], B 1, H 32, D 128, causal, bf16)"; echo
-  echo "| S | check | forward s | forward TFLOP/s | backward s | backward TFLOP/s |"; echo "|---|---|---|---|---|---|"; } >>"$report"
+{ echo; echo "## CP simulation on one GPU (W 4, a2a+p2p [2, 2], B 1, H 32, D 128, causal, bf16)"; echo; } >>"$report"
+render cp-header
 for seq in 8192 16384; do
   check=$([ $seq = 8192 ] && echo --check || true)
   "$hcp" attn --device cuda --cp 4 --comm a2a+p2p --hcp-sizes 2,2 --seq $seq --heads 32 --head-dim 128 --causal \
-    --dtype bf16 --backward --bench $check --format json >"$work/cp.json" || failed=1
-  python3 - "$work/cp.json" >>"$report" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-b = r["bench"]
-c = r.get("check")
-ok = "-" if c is None else ("ok" if c["ok"] else "FAILED") + " (max rel " + f"{max(v['max_rel'] for v in c['errors'].values()):.1e})"
-print(f"| {r['seq']} | {ok} | {b['forward_wall_s']:.3f} | {b['forward_tflops']:.1f} | {b['backward_wall_s']:.3f} | {b['backward_tflops']:.1f} |")
-PY
+    --dtype bf16 --backward --bench $check --format json >"$work/cp.json" 2>"$work/cp.err" || failed=1
+  render cp "$work/cp.json" "$work/cp.err"
 done
 
 { echo; echo "Result: $([ $failed = 0 ] && echo 'all passed' || echo 'FAILURES above')"; } >>"$report"
