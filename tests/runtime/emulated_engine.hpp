@@ -1,55 +1,34 @@
 // A CpEngine that runs the CUDA engine's kernels (flash, conversion and sum block functions) on the host block
-// emulator and models device memory: its buffers belong to a device ordinal, and a copy or sum whose device-side
-// operand is not a live buffer of that device (freed, never allocated, another device's) fails the operation. So
-// the CP schemes run end to end with the GPU kernels' arithmetic on machines without a GPU, and the exchanges are
-// held to what a GPU allows: ranks on one device read each other's buffers (PeerCopyCommunicator), ranks on
-// different devices go through host memory (StagedCommunicator).
+// emulator and models a GPU's memory and stream: its buffers belong to a device ordinal, and a copy or sum whose
+// device-side operand is not a live buffer of that device (freed, never allocated, another device's) fails; its
+// operations, frees included, run in order on an emulated stream, asynchronously to the caller, with download,
+// upload and synchronize waiting for them as cudaMemcpy and cudaStreamSynchronize do. So the CP schemes run end to
+// end with the GPU kernels' arithmetic on machines without a GPU, and the exchanges are held to what a GPU allows:
+// ranks on one device read each other's buffers only once written and while alive (PeerCopyCommunicator), ranks
+// on different devices go through host memory (StagedCommunicator).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "../../runtime/src/attention/cuda/cp_kernels.cuh"
 #include "emulated_attention.hpp"
+#include "emulated_device_memory.hpp"
+#include "emulated_stream.hpp"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/cp_engine.hpp"
 
 namespace hcp::testing {
-
-// Every live emulated device buffer of the process: start address -> (bytes, device, owning engine).
-struct EmulatedDeviceMemory {
-  struct Block {
-    size_t bytes;
-    int device;
-    const void* owner;
-  };
-  std::mutex mu;
-  std::map<uintptr_t, Block> blocks;
-
-  static EmulatedDeviceMemory& instance() {
-    static EmulatedDeviceMemory memory;
-    return memory;
-  }
-  // The block holding [ptr, ptr + bytes), or nullptr.
-  const Block* find(const void* ptr, size_t bytes) {
-    const auto at = reinterpret_cast<uintptr_t>(ptr);
-    auto it = blocks.upper_bound(at);
-    if (it == blocks.begin()) return nullptr;
-    --it;
-    return at + bytes <= it->first + it->second.bytes ? &it->second : nullptr;
-  }
-};
 
 class EmulatedGpuEngine final : public CpEngine {
  public:
   // `peer_reads` (optional) counts the copies and sums that read another engine's buffer.
   explicit EmulatedGpuEngine(int device = 0, std::atomic<int64_t>* peer_reads = nullptr)
       : device_(device), peer_reads_(peer_reads) {}
+  ~EmulatedGpuEngine() override { (void)stream_.synchronize(); }
   const char* name() const override { return "emulated-cuda"; }
   bool device_memory() const override { return true; }
   int device_ordinal() const override { return device_; }
@@ -58,6 +37,7 @@ class EmulatedGpuEngine final : public CpEngine {
       return {Errc::unsupported, "the CUDA kernels take bf16/fp16 and head dim 64 or 128"};
     return {};
   }
+  // Usable at once by this stream's later operations (as cudaMallocAsync's memory is); freed in stream order.
   Status alloc(size_t bytes, EngineBuffer* out) override {
     void* ptr = std::aligned_alloc(128, (bytes + 127) / 128 * 128 + 128);
     if (!ptr) return {Errc::out_of_memory, "emulated engine: " + std::to_string(bytes) + " bytes"};
@@ -67,76 +47,98 @@ class EmulatedGpuEngine final : public CpEngine {
       std::lock_guard lock(memory.mu);
       memory.blocks[reinterpret_cast<uintptr_t>(ptr)] = {std::max<size_t>(bytes, 1), device_, this};
     }
-    *out = EngineBuffer(ptr, release, nullptr);
+    *out = EngineBuffer(ptr, release, this);
     return {};
   }
   Status zero(void* ptr, size_t bytes) override {
-    HCP_TRY(device_side(ptr, bytes, "zero"));
-    std::memset(ptr, 0, bytes);
-    return {};
+    return enqueue([=, this]() -> Status {
+      HCP_TRY(device_side(ptr, bytes, "zero"));
+      std::memset(ptr, 0, bytes);
+      return {};
+    });
   }
   Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
                    const void* src, size_t src_b, size_t src_r) override {
     if (batch < 1 || rows < 1 || row_bytes == 0) return {};
-    const size_t last = static_cast<size_t>(batch - 1), last_row = static_cast<size_t>(rows - 1);
-    HCP_TRY(device_side(dst, last * dst_b + last_row * dst_r + row_bytes, "copy_rows destination"));
-    HCP_TRY(device_side(src, last * src_b + last_row * src_r + row_bytes, "copy_rows source", true));
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t r = 0; r < rows; ++r)
-        std::memcpy(static_cast<char*>(dst) + b * dst_b + r * dst_r,
-                    static_cast<const char*>(src) + b * src_b + r * src_r, row_bytes);
-    return {};
+    return enqueue([=, this]() -> Status {
+      const size_t last = static_cast<size_t>(batch - 1), last_row = static_cast<size_t>(rows - 1);
+      HCP_TRY(device_side(dst, last * dst_b + last_row * dst_r + row_bytes, "copy_rows destination"));
+      HCP_TRY(device_side(src, last * src_b + last_row * src_r + row_bytes, "copy_rows source", true));
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t r = 0; r < rows; ++r)
+          std::memcpy(static_cast<char*>(dst) + b * dst_b + r * dst_r,
+                      static_cast<const char*>(src) + b * src_b + r * src_r, row_bytes);
+      return {};
+    });
   }
+  // Synchronous, as the CUDA engine's are: after everything enqueued before.
   Status download(void* host, const void* src, size_t bytes) override {
+    HCP_TRY(stream_.synchronize());
     HCP_TRY(device_side(src, bytes, "download"));
     std::memcpy(host, src, bytes);
     return {};
   }
   Status upload(void* dst, const void* host, size_t bytes) override {
+    HCP_TRY(stream_.synchronize());
     HCP_TRY(device_side(dst, bytes, "upload"));
     std::memcpy(dst, host, bytes);
     return {};
   }
   Status add_f32(float* dst, const float* src, int64_t n) override {
     if (n < 1) return {};
-    HCP_TRY(device_side(dst, static_cast<size_t>(n) * 4, "add_f32 destination"));
-    HCP_TRY(device_side(src, static_cast<size_t>(n) * 4, "add_f32 source", true));
-    grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) {
-      kern::add_f32_block(ctx, dst, src, n, bx, stride);
+    return enqueue([=, this]() -> Status {
+      HCP_TRY(device_side(dst, static_cast<size_t>(n) * 4, "add_f32 destination"));
+      HCP_TRY(device_side(src, static_cast<size_t>(n) * 4, "add_f32 source", true));
+      grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) {
+        kern::add_f32_block(ctx, dst, src, n, bx, stride);
+      });
+      return {};
     });
-    return {};
   }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
-    return elementwise(dtype, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
+    return elementwise(dtype, [=]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
       kern::convert_from_f32_block<E>(ctx, src, static_cast<typename E::type*>(dst), n, bx, stride);
     });
   }
   Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) override {
-    return elementwise(dtype, [&]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
+    return elementwise(dtype, [=]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
       kern::convert_to_f32_block<E>(ctx, static_cast<const typename E::type*>(src), dst, n, bx, stride);
     });
   }
+  // Checked when enqueued, as the CUDA entry points check before they launch.
   Status forward(const AttnParams& p) override {
     HCP_TRY(check_attention_params(p, false));
-    return dispatched(emulated_forward(p));
+    return enqueue([=] { return dispatched(emulated_forward(p)); });
   }
   Status backward(const AttnParams& p) override {
     HCP_TRY(check_attention_params(p, true));
-    return dispatched(emulated_backward_only(p));
+    return enqueue([=] { return dispatched(emulated_backward_only(p)); });
   }
-  Status delta(const AttnParams& p) override { return dispatched(emulated_delta(p)); }
+  Status delta(const AttnParams& p) override {
+    return enqueue([=] { return dispatched(emulated_delta(p)); });
+  }
+  Status synchronize() override { return stream_.synchronize(); }
 
  private:
   int device_;
   std::atomic<int64_t>* peer_reads_;
+  EmulatedStream stream_;  // last: its worker stops (running the queued frees) before the rest goes
 
-  static void release(void*, void* ptr) {
-    auto& memory = EmulatedDeviceMemory::instance();
-    {
-      std::lock_guard lock(memory.mu);
-      memory.blocks.erase(reinterpret_cast<uintptr_t>(ptr));
-    }
-    std::free(ptr);
+  Status enqueue(std::function<Status()> op) {
+    stream_.enqueue(std::move(op));
+    return {};
+  }
+  // cudaFreeAsync: the memory stays valid for the operations enqueued before the free.
+  static void release(void* engine, void* ptr) {
+    static_cast<EmulatedGpuEngine*>(engine)->stream_.enqueue([ptr]() -> Status {
+      auto& memory = EmulatedDeviceMemory::instance();
+      {
+        std::lock_guard lock(memory.mu);
+        memory.blocks.erase(reinterpret_cast<uintptr_t>(ptr));
+      }
+      std::free(ptr);
+      return {};
+    });
   }
   // [ptr, ptr + bytes) must lie in a live buffer of this engine's device, as a GPU copy or kernel requires. A
   // source in another engine's buffer counts as a peer read.
@@ -164,18 +166,19 @@ class EmulatedGpuEngine final : public CpEngine {
   }
   template <class Fn>
   Status elementwise(DType dtype, Fn fn) {
-    auto run = [&]<class E>() {
-      grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) {
-        fn.template operator()<E>(ctx, bx, stride);
-      });
-    };
-    if (dtype == DType::bf16)
-      run.template operator()<kern::ElemBf16>();
-    else if (dtype == DType::f16)
-      run.template operator()<kern::ElemF16>();
-    else
-      return {Errc::unsupported, "emulated engine: fp32 tensors"};
-    return {};
+    if (dtype != DType::bf16 && dtype != DType::f16) return {Errc::unsupported, "emulated engine: fp32 tensors"};
+    return enqueue([=]() -> Status {
+      auto run = [&]<class E>() {
+        grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) {
+          fn.template operator()<E>(ctx, bx, stride);
+        });
+      };
+      if (dtype == DType::bf16)
+        run.template operator()<kern::ElemBf16>();
+      else
+        run.template operator()<kern::ElemF16>();
+      return {};
+    });
   }
 };
 

@@ -1,7 +1,9 @@
 // The communicators that move device memory over the in-process world - PeerCopyCommunicator (ranks on one device
 // read each other's buffers) and StagedCommunicator (through host memory) - on emulated device engines, whose
-// copies fail on memory that is not a live buffer of their device: every operation's data, splits, and shape
-// mismatches and misuse reported as errors on every rank instead of a hang or a wrong copy.
+// copies fail on memory that is not a live buffer of their device and whose operations run asynchronously on
+// emulated streams: every operation's data (sent while the sender's writes are still queued, buffers reused and
+// freed right after), splits, and shape mismatches and misuse reported as errors on every rank instead of a hang
+// or a wrong copy.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -31,10 +33,15 @@ struct Rank {
   std::unique_ptr<testing::EmulatedGpuEngine> engine;
   std::unique_ptr<Communicator> comm;
 
+  // The values land by a copy still queued on the rank's stream when this returns, as a kernel's output would.
   template <class T>
   Status device(const std::vector<T>& host, EngineBuffer* out) {
-    HCP_TRY(engine->alloc(host.size() * sizeof(T), out));
-    return engine->upload(out->as(), host.data(), host.size() * sizeof(T));
+    const size_t bytes = host.size() * sizeof(T);
+    EngineBuffer staging;
+    HCP_TRY(engine->alloc(bytes, &staging));
+    HCP_TRY(engine->upload(staging.as(), host.data(), bytes));
+    HCP_TRY(engine->alloc(bytes, out));
+    return engine->copy_rows(1, 1, bytes, out->as(), 0, 0, staging.as(), 0, 0);
   }
   template <class T>
   Status host(const EngineBuffer& buf, size_t n, std::vector<T>* out) {
@@ -82,8 +89,8 @@ TEST_P(EngineExchange, CollectivesMoveTheRightData) {
     std::vector<int> got;
     // Ring steps with the buffers reused, as the CP ring does: a sender may reuse its buffer once wait returns.
     for (int step = 0; step < 3; ++step) {
-      HCP_TRY(rk.device(std::vector<int>{100 * step + r, -r}, &send));
       HCP_TRY(rk.device(std::vector<int>{0, 0}, &recv));
+      HCP_TRY(rk.device(std::vector<int>{100 * step + r, -r}, &send));  // last: its copy is still queued
       HCP_TRY(c.post_send_recv(send.as(), 2 * sizeof(int), (r + 1) % w, recv.as(), 2 * sizeof(int), (r + w - 1) % w));
       HCP_TRY(c.wait_send_recv());
       HCP_TRY(rk.host(recv, 2, &got));
@@ -92,8 +99,8 @@ TEST_P(EngineExchange, CollectivesMoveTheRightData) {
     }
     std::vector<int> chunks(static_cast<size_t>(w));
     for (int j = 0; j < w; ++j) chunks[j] = 10 * r + j;
-    HCP_TRY(rk.device(chunks, &send));
     HCP_TRY(rk.device(std::vector<int>(static_cast<size_t>(w), -1), &recv));
+    HCP_TRY(rk.device(chunks, &send));
     HCP_TRY(c.all_to_all(send.as(), recv.as(), sizeof(int)));
     HCP_TRY(rk.host(recv, static_cast<size_t>(w), &got));
     for (int j = 0; j < w; ++j) HCP_TRY(expect(got[j] == 10 * j + r, "all_to_all"));
@@ -105,8 +112,8 @@ TEST_P(EngineExchange, CollectivesMoveTheRightData) {
     std::vector<float> blocks(2 * static_cast<size_t>(w));
     for (int j = 0; j < 2 * w; ++j) blocks[j] = (r % 2 ? 1e8f : 1.0f) + static_cast<float>(r * 1000 + j);
     EngineBuffer fsend, frecv;
-    HCP_TRY(rk.device(blocks, &fsend));
     HCP_TRY(rk.device(std::vector<float>(2, 0.0f), &frecv));
+    HCP_TRY(rk.device(blocks, &fsend));
     HCP_TRY(c.reduce_scatter_sum(fsend.as<float>(), frecv.as<float>(), 2));
     std::vector<float> sum;
     HCP_TRY(rk.host(frecv, 2, &sum));

@@ -45,6 +45,24 @@ class EngineExchange : public Communicator {
     if (!s.ok()) inner_->abort(s.code(), "device exchange failed: " + s.message());
     return s;
   }
+  // A second post while one is pending: refused before the buffers the peer is reading are touched, and reported
+  // as the inner communicator would (the world is aborted).
+  Status refuse_if_posted() {
+    if (!posted_) return {};
+    const Status status(Errc::invalid_argument, "send/recv: an exchange is already posted");
+    inner_->abort(status.code(), status.message());
+    return status;
+  }
+
+  // For the destructors: an exchange still posted points the inner communicator (and peers) at this object's
+  // buffers; waiting for it (it fails at once in a failed world) lets the peers' copies out of them end first.
+  void settle_posted() {
+    if (!posted_) return;
+    posted_ = false;
+    (void)inner_->wait_send_recv();
+  }
+
+  bool posted_ = false;  // between a successful post_send_recv and its wait_send_recv
 
   Communicator* inner_;
   CpEngine* engine_;

@@ -100,8 +100,7 @@ class Comm final : public Communicator {
   Status wait_send_recv() override {
     if (!exchange_posted_) return misuse("wait_send_recv", "no exchange is posted");
     exchange_posted_ = false;
-    HCP_TRY(receive(recv_src_, recv_, recv_bytes_, "send/recv"));
-    return wait_posts("send/recv");
+    return settled(receive(recv_src_, recv_, recv_bytes_, "send/recv"), "send/recv");
   }
 
   Status all_to_all(const void* send, void* recv, size_t chunk_bytes) override {
@@ -109,16 +108,14 @@ class Comm final : public Communicator {
     auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
     for (int j = 0; j < size(); ++j) post(j, in + j * chunk_bytes, chunk_bytes);
-    for (int j = 0; j < size(); ++j) HCP_TRY(receive(j, out + j * chunk_bytes, chunk_bytes, "all_to_all"));
-    return wait_posts("all_to_all");
+    return settled(receive_chunks(out, chunk_bytes, "all_to_all"), "all_to_all");
   }
 
   Status all_gather(const void* send, void* recv, size_t chunk_bytes) override {
     HCP_TRY(check_idle("all_gather"));
     auto* out = static_cast<unsigned char*>(recv);
     for (int j = 0; j < size(); ++j) post(j, send, chunk_bytes);
-    for (int j = 0; j < size(); ++j) HCP_TRY(receive(j, out + j * chunk_bytes, chunk_bytes, "all_gather"));
-    return wait_posts("all_gather");
+    return settled(receive_chunks(out, chunk_bytes, "all_gather"), "all_gather");
   }
 
   Status reduce_scatter_sum(const float* send, float* recv, size_t count) override {
@@ -250,6 +247,20 @@ class Comm final : public Communicator {
     message->state = Post::State::done;
     world_->cv.notify_all();
     return {};
+  }
+
+  // Chunk j of `out` from rank j, for every j; stops at the first failure.
+  Status receive_chunks(unsigned char* out, size_t chunk_bytes, const char* op) {
+    for (int j = 0; j < size(); ++j) HCP_TRY(receive(j, out + j * chunk_bytes, chunk_bytes, op));
+    return {};
+  }
+
+  // Ends an operation whose receives gave `received`: its posts are waited for even when a receive failed (the
+  // world has failed then), since a peer may be copying out of the caller's buffer, which is the caller's to free
+  // once the operation returns.
+  Status settled(Status received, const char* op) {
+    Status posts = wait_posts(op);
+    return received.ok() ? posts : received;
   }
 
   // Waits until every posted send was consumed.

@@ -4,14 +4,17 @@
 //
 // The protocol keeps the sender's buffer valid while it is read: a sender first waits for its stream (the data is
 // written), and an operation returns only after every reader has finished its copies - for send/recv an
-// acknowledgement to the rank read from, for the collectives a barrier. Byte counts travel with the addresses and
-// are checked (Errc::shape, which aborts the world, as the in-process world does).
+// acknowledgement to the rank read from, for the collectives a barrier. On the failure paths, where those never
+// come, the buffer leases (buffer_leases.hpp) hold a failing rank back until the copies already started out of its
+// buffers are done. Byte counts travel with the addresses and are checked (Errc::shape, which aborts the world, as
+// the in-process world does).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "buffer_leases.hpp"
 #include "engine_exchange.hpp"
 
 namespace hcp {
@@ -19,6 +22,10 @@ namespace hcp {
 class PeerCopyCommunicator final : public EngineExchange {
  public:
   using EngineExchange::EngineExchange;
+  ~PeerCopyCommunicator() override {
+    settle_posted();
+    out_publication_.reset();  // then the copies already leased out of the posted buffer
+  }
 
   Status post_send_recv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes,
                         int src) override;
@@ -32,28 +39,24 @@ class PeerCopyCommunicator final : public EngineExchange {
   struct Ref {
     uint64_t address;
     uint64_t bytes;
+    uint64_t token;  // the publisher's lease token
   };
+  class Reads;
 
   std::unique_ptr<Communicator> rewrap(std::unique_ptr<Communicator> inner) override {
     Communicator* raw = inner.get();
     return std::make_unique<PeerCopyCommunicator>(raw, engine_, std::move(inner));
   }
-  // Waits for this rank's stream, then gathers every rank's {send, bytes}; Errc::shape unless all send `bytes`.
-  Status publish(const void* send, size_t bytes, const char* op);
-  Status copy(void* dst, uint64_t src, size_t bytes) {
-    return bytes ? copied(engine_->copy_rows(1, 1, bytes, dst, 0, 0, reinterpret_cast<const void*>(src), 0, 0))
-                 : Status{};
-  }
-  // Waits for this rank's copies and for every other rank's (after which the peers may reuse their buffers).
-  Status finish();
+  // Waits for this rank's stream, then gathers every rank's Ref of `send`; Errc::shape unless all send `bytes`.
+  Status publish(const void* send, size_t bytes, const Publication& publication, const char* op);
   Status shape_mismatch(const char* op, int peer, uint64_t sent, uint64_t expected);
 
   std::vector<Ref> refs_;  // every rank's Ref of the current collective
   Ref out_{}, in_{};       // the posted send/recv exchange
+  std::unique_ptr<Publication> out_publication_;  // open from post to the end of wait (or destruction)
   void* pending_recv_ = nullptr;
   size_t pending_bytes_ = 0;
   int pending_dst_ = 0, pending_src_ = 0;
-  bool posted_ = false;
 };
 
 }  // namespace hcp

@@ -6,14 +6,18 @@ namespace hcp {
 
 Status StagedCommunicator::post_send_recv(const void* send, size_t send_bytes, int dst, void* recv,
                                           size_t recv_bytes, int src) {
+  HCP_TRY(refuse_if_posted());  // send_host_ may still be read
   send_host_.resize(send_bytes);
   recv_host_.resize(recv_bytes);
   HCP_TRY(copied(engine_->download(send_host_.data(), send, send_bytes)));
   pending_recv_ = recv, pending_bytes_ = recv_bytes;
-  return inner_->post_send_recv(send_host_.data(), send_bytes, dst, recv_host_.data(), recv_bytes, src);
+  HCP_TRY(inner_->post_send_recv(send_host_.data(), send_bytes, dst, recv_host_.data(), recv_bytes, src));
+  posted_ = true;
+  return {};
 }
 
 Status StagedCommunicator::wait_send_recv() {
+  posted_ = false;
   HCP_TRY(inner_->wait_send_recv());
   return copied(engine_->upload(pending_recv_, recv_host_.data(), pending_bytes_));
 }

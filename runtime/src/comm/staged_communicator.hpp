@@ -13,6 +13,7 @@ namespace hcp {
 class StagedCommunicator final : public EngineExchange {
  public:
   using EngineExchange::EngineExchange;
+  ~StagedCommunicator() override { settle_posted(); }
 
   Status post_send_recv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes,
                         int src) override;
