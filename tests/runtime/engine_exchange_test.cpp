@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../../runtime/src/comm/peer_copy_communicator.hpp"
@@ -186,6 +187,26 @@ TEST_P(EngineExchange, ASecondPostIsMisuseNotACorruptExchange) {
     return c.wait_send_recv();
   }, std::chrono::milliseconds(2000));
   EXPECT_EQ(s.code(), Errc::invalid_argument) << s.message();
+}
+
+// A publisher that closes its buffer waits for the copies that hold a lease; later copies are refused.
+TEST(BufferLeases, CloseWaitsForHoldersAndRefusesLaterReaders) {
+  BufferLeases& leases = BufferLeases::instance();
+  const uint64_t token = leases.open();
+  ASSERT_TRUE(leases.acquire(token).ok());
+  std::atomic<bool> closed{false};
+  std::thread publisher([&] {
+    leases.close(token);
+    closed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(closed.load()) << "close returned while a reader held a lease";
+  EXPECT_EQ(leases.acquire(token).code(), Errc::comm) << "a withdrawn buffer must not be leased again";
+  leases.release(token);
+  publisher.join();
+  EXPECT_TRUE(closed.load());
+  EXPECT_EQ(leases.acquire(token).code(), Errc::comm);
+  leases.close(leases.open());  // nothing held: returns at once
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, EngineExchange, ::testing::Values(Mode::peer_copy, Mode::staged), mode_name);
