@@ -19,6 +19,7 @@ struct EmulatedDeviceMemory {
   };
   std::mutex mu;
   std::map<uintptr_t, Block> blocks;
+  int64_t faults = 0;  // accesses refused so far (under mu): a test that expects none compares before and after
 
   static EmulatedDeviceMemory& instance() {
     static EmulatedDeviceMemory memory;

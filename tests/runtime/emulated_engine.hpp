@@ -146,9 +146,11 @@ class EmulatedGpuEngine final : public CpEngine {
     auto& memory = EmulatedDeviceMemory::instance();
     std::lock_guard lock(memory.mu);
     const EmulatedDeviceMemory::Block* block = memory.find(ptr, bytes);
-    if (block == nullptr || block->device != device_)
+    if (block == nullptr || block->device != device_) {
+      ++memory.faults;
       return {Errc::internal, std::string("emulated device ") + std::to_string(device_) + ": " + op + " of " +
                                   std::to_string(bytes) + " bytes outside this device's live buffers"};
+    }
     if (source && block->owner != this && peer_reads_) ++*peer_reads_;
     return {};
   }

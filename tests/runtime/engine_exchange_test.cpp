@@ -18,6 +18,7 @@
 #include "../../runtime/src/comm/peer_copy_communicator.hpp"
 #include "../../runtime/src/comm/staged_communicator.hpp"
 #include "emulated_engine.hpp"
+#include "hcp/cp_attention.hpp"
 #include "hcp/inprocess_world.hpp"
 
 namespace hcp {
@@ -187,6 +188,80 @@ TEST_P(EngineExchange, ASecondPostIsMisuseNotACorruptExchange) {
     return c.wait_send_recv();
   }, std::chrono::milliseconds(2000));
   EXPECT_EQ(s.code(), Errc::invalid_argument) << s.message();
+}
+
+// An engine that fails its `fail_at`-th forward call (1-based) and otherwise does what `inner` does.
+class FailingEngine final : public CpEngine {
+ public:
+  FailingEngine(std::unique_ptr<CpEngine> inner, int fail_at) : inner_(std::move(inner)), fail_at_(fail_at) {}
+  const char* name() const override { return inner_->name(); }
+  bool device_memory() const override { return inner_->device_memory(); }
+  int device_ordinal() const override { return inner_->device_ordinal(); }
+  Status supports(DType d, int64_t h) const override { return inner_->supports(d, h); }
+  Status alloc(size_t bytes, EngineBuffer* out) override { return inner_->alloc(bytes, out); }
+  Status zero(void* p, size_t bytes) override { return inner_->zero(p, bytes); }
+  Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
+                   const void* src, size_t src_b, size_t src_r) override {
+    return inner_->copy_rows(batch, rows, row_bytes, dst, dst_b, dst_r, src, src_b, src_r);
+  }
+  Status download(void* host, const void* src, size_t bytes) override { return inner_->download(host, src, bytes); }
+  Status upload(void* dst, const void* host, size_t bytes) override { return inner_->upload(dst, host, bytes); }
+  Status add_f32(float* dst, const float* src, int64_t n) override { return inner_->add_f32(dst, src, n); }
+  Status convert_from_f32(const float* src, void* dst, DType d, int64_t n) override {
+    return inner_->convert_from_f32(src, dst, d, n);
+  }
+  Status convert_to_f32(const void* src, DType d, float* dst, int64_t n) override {
+    return inner_->convert_to_f32(src, d, dst, n);
+  }
+  Status forward(const AttnParams& p) override {
+    if (++calls_ == fail_at_) return {Errc::out_of_memory, "injected kernel failure"};
+    return inner_->forward(p);
+  }
+  Status backward(const AttnParams& p) override { return inner_->backward(p); }
+  Status delta(const AttnParams& p) override { return inner_->delta(p); }
+  Status synchronize() override { return inner_->synchronize(); }
+
+ private:
+  std::unique_ptr<CpEngine> inner_;
+  int fail_at_, calls_ = 0;
+};
+
+// A rank whose kernel fails in the middle of the ring (after posting the next exchange) fails every rank with its
+// error as the root cause, and no rank touches a buffer a peer freed: the ring waits for its posted exchange before
+// its buffers go, on the CPU engine and on emulated devices (peer copies and staging).
+TEST_P(EngineExchange, AKernelFailureMidRingFreesNothingInUse) {
+  ParallelConfig config;
+  config.world_size = 4, config.cp = 4;
+  auto& memory = testing::EmulatedDeviceMemory::instance();
+  auto faults = [&] {
+    std::lock_guard lock(memory.mu);
+    return memory.faults;
+  };
+  const int64_t faults_before = faults();
+  for (int rep = 0; rep < 6; ++rep) {  // a freed buffer is read in some of the runs when the ring does not wait
+    InProcessWorld world(4, std::chrono::seconds(20));
+    const Status s = world.run([&](Communicator& comm) -> Status {
+      const bool peer = GetParam() == Mode::peer_copy;
+      auto device = std::make_unique<testing::EmulatedGpuEngine>(peer ? 0 : comm.rank());
+      std::unique_ptr<CpContext> ctx;
+      HCP_TRY(CpContext::create(comm, config, CpComm::p2p,
+                                std::make_unique<FailingEngine>(std::move(device), comm.rank() == 2 ? 2 : 0), &ctx,
+                                LogLevel::debug));
+      CpShape shape;
+      shape.seq_local = 32, shape.heads = shape.kv_heads = 1, shape.head_dim = 64, shape.dtype = DType::bf16;
+      CpEngine& eng = ctx->engine();
+      const std::vector<uint16_t> ones(32 * 64, 0x3f80);  // bf16 1.0
+      EngineBuffer q, out, lse;
+      HCP_TRY(eng.alloc(ones.size() * 2, &q));
+      HCP_TRY(eng.upload(q.as(), ones.data(), ones.size() * 2));
+      HCP_TRY(eng.alloc(ones.size() * 2, &out));
+      HCP_TRY(eng.alloc(32 * 4, &lse));
+      return ctx->forward(shape, q.as(), q.as(), q.as(), out.as(), lse.as<float>());
+    });
+    EXPECT_EQ(s.code(), Errc::out_of_memory) << s.message();
+    EXPECT_NE(s.message().find("injected kernel failure"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(faults(), faults_before) << "a rank copied out of (or into) a buffer that was no longer alive";
 }
 
 // A publisher that closes its buffer waits for the copies that hold a lease; later copies are refused.

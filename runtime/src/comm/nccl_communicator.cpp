@@ -63,8 +63,11 @@ class NcclCommunicator final : public Communicator {
   Status wait_send_recv() override {
     if (!posted_) return misuse("wait_send_recv: nothing posted");
     posted_ = false;
-    HCP_TRY(complete(done_, "send_recv"));
-    return cuda(cudaStreamWaitEvent(stream_, done_, 0), "cudaStreamWaitEvent");
+    const Status done = complete(done_, "send_recv");
+    // Also after a failure: the caller frees the buffers in order on stream_, which must not pass the transfer
+    // (an aborted communicator ends it).
+    const Status ordered = cuda(cudaStreamWaitEvent(stream_, done_, 0), "cudaStreamWaitEvent");
+    return done.ok() ? ordered : done;
   }
 
   Status all_to_all(const void* send, void* recv, size_t chunk_bytes) override {

@@ -2,9 +2,8 @@
 // (half 0 = chunk r, half 1 = chunk 2W-1-r). Forward: at step i the KV of rank (r - i) mod W is used while the
 // KV of step i+1 travels from r-1 to r+1; the causal schedule makes every step cost about the same; each step's
 // kernel merges its keys into the fp32 out/lse (AttnParams::accumulate). Backward: the diagonal first, then the KV
-// of rank
-// (r + i) mod W arriving from r+1 while a step computes; the dK/dV accumulator of each KV block travels with it
-// along the same reverse ring and ends, complete, at its owner.
+// of rank (r + i) mod W arriving from r+1 while a step computes; the dK/dV accumulator of each KV block travels
+// with it along the same reverse ring and ends, complete, at its owner.
 #include <utility>
 
 #include "local_problem.hpp"
@@ -20,6 +19,34 @@ Section ring_section(const LocalProblem& lp, int src, int r) {
   if (src < r) return {0, n, 0, half, false, 0};  // a lower rank's first chunk precedes both query chunks
   return {half, half, 0, n, false, 0};            // a higher rank: only our second chunk comes after it
 }
+
+// The ring's one posted exchange. When a step fails between post and wait (its kernel failed; the world is
+// aborted then), the exchange is still waited for before the step's buffers are freed: a peer may be copying out of
+// them, and the wait ends at once in an aborted world apart from copies already running.
+class PendingExchange {
+ public:
+  explicit PendingExchange(Communicator* comm) : comm_(comm) {}
+  ~PendingExchange() {
+    if (pending_) (void)comm_->wait_send_recv();
+  }
+  PendingExchange(const PendingExchange&) = delete;
+  PendingExchange& operator=(const PendingExchange&) = delete;
+
+  // Sends `bytes` from `send` to `dst` and receives as many into `recv` from `src` (the ring moves equal blocks).
+  Status post(const void* send, size_t bytes, int dst, void* recv, int src) {
+    HCP_TRY(comm_->post_send_recv(send, bytes, dst, recv, bytes, src));
+    pending_ = true;
+    return {};
+  }
+  Status wait() {
+    pending_ = false;
+    return comm_->wait_send_recv();
+  }
+
+ private:
+  Communicator* comm_;
+  bool pending_ = false;
+};
 
 }  // namespace
 
@@ -37,16 +64,16 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
   HCP_TRY(pack_kv(eng, lp, k, v, cur.as()));
   buf.out = out, buf.lse = lse;
+  PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
-    if (i + 1 < w) HCP_TRY(comm->post_send_recv(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(),
-                                                2 * lp.kv_bytes(), (r - 1 + w) % w));
+    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
     buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
     AttnParams p = section_params(lp, ring_section(lp, (r - i + w) % w, r), lp.n, lp.n, buf);
     // The first step covers every row and writes out/lse; later steps merge into them inside the kernel.
     p.accumulate = i > 0;
     HCP_TRY(compute_or_abort(comm, eng.forward(p)));
     if (i + 1 < w) {
-      HCP_TRY(comm->wait_send_recv());
+      HCP_TRY(exchange.wait());
       std::swap(cur, next);
     }
   }
@@ -71,15 +98,15 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
   HCP_TRY(eng.alloc(dkv_bytes, &dkv_next));
   HCP_TRY(pack_kv(eng, lp, k, v, cur.as()));
   HCP_TRY(eng.zero(dkv.as(), dkv_bytes));
+  PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
-    if (i + 1 < w) HCP_TRY(comm->post_send_recv(cur.as(), 2 * lp.kv_bytes(), (r - 1 + w) % w, next.as(),
-                                                2 * lp.kv_bytes(), (r + 1) % w));
+    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r - 1 + w) % w, next.as(), (r + 1) % w));
     const int src = (r + i) % w;
     buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
     buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + kv_floats;
     HCP_TRY(compute_or_abort(comm, eng.backward(section_params(lp, ring_section(lp, src, r), lp.n, lp.n, buf))));
     if (i + 1 < w) {
-      HCP_TRY(comm->wait_send_recv());
+      HCP_TRY(exchange.wait());
       std::swap(cur, next);
     }
     // This block's dK/dV goes on to rank r-1, which holds the block next (or owns it, after the last step).
