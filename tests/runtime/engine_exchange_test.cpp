@@ -228,7 +228,7 @@ class FailingEngine final : public CpEngine {
 
 // A rank whose kernel fails in the middle of the ring (after posting the next exchange) fails every rank with its
 // error as the root cause, and no rank touches a buffer a peer freed: the ring waits for its posted exchange before
-// its buffers go, on the CPU engine and on emulated devices (peer copies and staging).
+// its buffers go, on emulated devices (peer copies and staging; the emulated engine counts the accesses it refused).
 TEST_P(EngineExchange, AKernelFailureMidRingFreesNothingInUse) {
   ParallelConfig config;
   config.world_size = 4, config.cp = 4;
