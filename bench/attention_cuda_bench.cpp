@@ -1,7 +1,7 @@
 // The CUDA flash kernels' speed on the current GPU: forward (out + lse) and backward (delta + dq, dk, dv) TFLOP/s
-// for B 1, H 32, D 128, causal, bf16 at each --seq (default 8192 and 16384), timed with CUDA events over --repeat
-// runs after one warm-up. FLOP as FlashAttention counts them: forward 4 B H S^2 D (halved when causal), backward
-// 2.5 times that. In the same run, cuBLAS's bf16 GEMM rate on the same GPU (cublas_gemm.hpp) and the ratio of the
+// for B 1, H 32, D 128 (or --head-dim), causal, bf16 at each --seq (default 8192 and 16384), timed with CUDA events
+// over --repeat runs after one warm-up. FLOP as FlashAttention counts them: forward 4 B H S^2 D (halved when
+// causal), backward 2.5 times that. In the same run, cuBLAS's bf16 GEMM rate on the same GPU (cublas_gemm.hpp) and the ratio of the
 // forward to it. Prints one line per pass and, with --json, a JSON object for scripts/gpu-check.sh.
 #include <cuda_runtime.h>
 
@@ -29,8 +29,8 @@ struct Result {
   double fwd_ms, bwd_ms, fwd_tflops, bwd_tflops;
 };
 
-bool run(int64_t seq, int repeat, bool causal, Result* r) {
-  const int64_t heads = 32, dim = 128;
+bool run(int64_t seq, int64_t dim, int repeat, bool causal, Result* r) {
+  const int64_t heads = 32;
   const size_t n = static_cast<size_t>(seq * heads * dim), rows = static_cast<size_t>(heads * seq);
   std::vector<uint16_t> host(n);
   std::mt19937 gen(7);
@@ -80,7 +80,8 @@ bool run(int64_t seq, int repeat, bool causal, Result* r) {
   });
   for (void* ptr : {q, k, v, dout, out, lse, delta, dq, dk, dv}) cudaFree(ptr);
   if (r->fwd_ms < 0 || r->bwd_ms < 0) return false;
-  const double flop = 4.0 * heads * static_cast<double>(seq) * static_cast<double>(seq) * dim * (causal ? 0.5 : 1.0);
+  const double s = static_cast<double>(seq);
+  const double flop = 4.0 * static_cast<double>(heads * dim) * s * s * (causal ? 0.5 : 1.0);
   r->fwd_tflops = flop / (r->fwd_ms * 1e-3) / 1e12;
   r->bwd_tflops = 2.5 * flop / (r->bwd_ms * 1e-3) / 1e12;
   return true;
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> seqs;
   int repeat = 5;
   int gemm_n = 8192;
+  int64_t dim = 128;
   bool json = false, causal = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -105,8 +107,13 @@ int main(int argc, char** argv) {
       gemm_n = std::atoi(argv[++i]);
     } else if (a == "--no-mask") {
       causal = false;
+    } else if (a == "--head-dim" && i + 1 < argc && hcp::cuda_head_dim_supported(std::atoll(argv[i + 1]))) {
+      dim = std::atoll(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: attention_cuda_bench [--seq S]... [--repeat N] [--no-mask] [--gemm N] [--json]\n");
+      std::fprintf(stderr,
+                   "usage: attention_cuda_bench [--seq S]... [--repeat N] [--no-mask] [--head-dim D] [--gemm N] "
+                   "[--json]\n(D: %s; --gemm 0 skips the cuBLAS reference)\n",
+                   hcp::kCudaHeadDims);
       return 2;
     }
   }
@@ -126,17 +133,19 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   for (int64_t seq : seqs) {
     Result r{};
-    if (seq < 1 || !run(seq, repeat, causal, &r)) return 1;
+    if (seq < 1 || !run(seq, dim, repeat, causal, &r)) return 1;
     results.push_back(r);
     if (!json)
-      std::printf("%s B 1 S %lld H 32 D 128 %s bf16: forward %.3f ms %.1f TFLOP/s (%.2f x GEMM), backward %.3f ms "
+      std::printf("%s B 1 S %lld H 32 D %lld %s bf16: forward %.3f ms %.1f TFLOP/s (%.2f x GEMM), backward %.3f ms "
                   "%.1f TFLOP/s\n",
-                  prop.name, static_cast<long long>(seq), causal ? "causal" : "no mask", r.fwd_ms, r.fwd_tflops,
-                  vs_gemm(r.fwd_tflops), r.bwd_ms, r.bwd_tflops);
+                  prop.name, static_cast<long long>(seq), static_cast<long long>(dim), causal ? "causal" : "no mask",
+                  r.fwd_ms, r.fwd_tflops, vs_gemm(r.fwd_tflops), r.bwd_ms, r.bwd_tflops);
   }
   if (json) {
-    std::printf("{\"device\": \"%s\", \"causal\": %s, \"gemm_n\": %d, \"gemm_tflops\": %.2f, \"runs\": [",
-                prop.name, causal ? "true" : "false", gemm_n, gemm_tflops > 0 ? gemm_tflops : 0.0);
+    std::printf("{\"device\": \"%s\", \"head_dim\": %lld, \"causal\": %s, \"gemm_n\": %d, \"gemm_tflops\": %.2f, "
+                "\"runs\": [",
+                prop.name, static_cast<long long>(dim), causal ? "true" : "false", gemm_n,
+                gemm_tflops > 0 ? gemm_tflops : 0.0);
     for (size_t i = 0; i < results.size(); ++i)
       std::printf("%s{\"seq\": %lld, \"forward_ms\": %.4f, \"forward_tflops\": %.2f, \"forward_vs_gemm\": %.3f, "
                   "\"backward_ms\": %.4f, \"backward_tflops\": %.2f}",

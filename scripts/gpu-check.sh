@@ -2,9 +2,9 @@
 # Verifies the CUDA path on a machine with a GPU, in build-gpu/ (about 3 minutes on 16 cores and an H200):
 # builds with CUDA (architectures from HCP_CUDA_ARCHS, default 90), runs the GPU tests, checks every kernel
 # instantiation against the CPU kernels through `hcp attn --device cuda --check`, benchmarks the kernels
-# (B 1, S 8192 and 16384, H 32, D 128, causal, bf16; cuBLAS's bf16 GEMM rate as the in-run reference) and the CP
-# simulation on one GPU (W 4, a2a+p2p [2, 2]), and writes a Markdown report (tables by scripts/gpu_report.py) to
-# HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
+# (B 1, S 8192 and 16384, H 32, D 128, causal, bf16, and D 256 at S 16384; cuBLAS's bf16 GEMM rate as the in-run
+# reference) and the CP simulation on one GPU (W 4, a2a+p2p [2, 2]), and writes a Markdown report (tables by
+# scripts/gpu_report.py) to HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
 # Exit 0 when everything passed, 1 when a test or check failed, 2 when there is no usable GPU (after the build).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 hcp_install_missing_packages
@@ -49,7 +49,7 @@ render() { python3 "$HCP_ROOT/scripts/gpu_report.py" "$@" >>"$report"; }
 { echo; echo "## Kernels against the CPU kernels (max relative error, \`hcp attn --device cuda --cp 1 --check\`)"; echo
 } >>"$report"
 render check-header
-for dtype in bf16 fp16; do for dim in 64 128; do for mask in causal full; do
+for dtype in bf16 fp16; do for dim in 64 128 256; do for mask in causal full; do
   flag=$([ $mask = causal ] && echo --causal || true)
   "$hcp" attn --device cuda --cp 1 --seq 2048 --heads 8 --kv-heads 4 --head-dim $dim --dtype $dtype $flag \
     --backward --check --format json >"$work/check.json" 2>"$work/check.err" || failed=1
@@ -61,6 +61,10 @@ bench=$(find "$gpu_build/bench" -name attention_cuda_bench -type f | head -1)
 "$bench" --seq 8192 --seq 16384 --json >"$work/bench.json" 2>"$work/bench.err" || failed=1
 echo >>"$report"
 render bench "$work/bench.json" "$work/bench.err"
+# Head dim 256 (its own backward kernel), at the longer length only; the GEMM reference is the one above.
+"$bench" --seq 16384 --head-dim 256 --gemm 0 --json >"$work/bench256.json" 2>"$work/bench256.err" || failed=1
+echo >>"$report"
+render bench "$work/bench256.json" "$work/bench256.err"
 
 # The CP simulation on one GPU: 4 in-process ranks, a2a+p2p [2, 2], exchanging device to device.
 { echo; echo "## CP simulation on one GPU (W 4, a2a+p2p [2, 2], B 1, H 32, D 128, causal, bf16)"; echo; } >>"$report"

@@ -23,7 +23,7 @@ def check_row(result, dtype, dim, mask):
 def bench_table(bench):
     """The kernels' speed, with cuBLAS's bf16 GEMM rate of the same run as the reference."""
     mask = "causal" if bench.get("causal", True) else "no mask"
-    lines = [f"## Kernel speed on {bench['device']} (B 1, H 32, D 128, {mask}, bf16)", ""]
+    lines = [f"## Kernel speed on {bench['device']} (B 1, H 32, D {bench['head_dim']}, {mask}, bf16)", ""]
     gemm = bench.get("gemm_tflops", 0)
     if gemm > 0:
         lines += [f"Reference: cuBLAS bf16 GEMM {bench['gemm_n']}^3 with fp32 accumulation, {gemm:.1f} TFLOP/s.", ""]

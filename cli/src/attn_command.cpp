@@ -94,8 +94,9 @@ int run_attn(const AttnOptions& o) {
   if (cuda) {
     // Checked here so the message names the options; the engine would refuse the same on every rank.
     if (s.dtype == DType::f32) throw Error(Errc::invalid_config, "--device cuda needs --dtype bf16 or fp16");
-    if (o.head_dim != 64 && o.head_dim != 128)
-      throw Error(Errc::invalid_config, "--device cuda needs --head-dim 64 or 128, got " + std::to_string(o.head_dim));
+    if (!cuda_head_dim_supported(o.head_dim))
+      throw Error(Errc::invalid_config, std::string("--device cuda needs --head-dim ") + kCudaHeadDims + ", got " +
+                                            std::to_string(o.head_dim));
     const Status device = cuda_device_status();
     if (!device.ok()) throw Error(Errc::unsupported, "--device cuda: " + device.message());
     s.device.kind = CpDevice::Kind::cuda;
@@ -292,7 +293,8 @@ std::function<int()> add_attn_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
   cmd->add_option("--device", opts->device,
-                  "Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dim 64/128)")
+                  "Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dim 64, 128 "
+                  "or 256)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_flag("--backward", opts->backward, "Also run the backward pass");

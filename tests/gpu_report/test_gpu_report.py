@@ -64,6 +64,7 @@ class Tables(unittest.TestCase):
         self.assertEqual(printed, sample_keys, "bench_sample.json must have the keys attention_cuda_bench prints")
         table = gpu_report.bench_table(sample).splitlines()
         self.assertIn("NVIDIA H200", table[0])
+        self.assertIn("D 128", table[0])
         self.assertTrue(any("700.0 TFLOP/s" in line for line in table))
         rows = [cells(line) for line in table if re.match(r"\| \d", line)]
         self.assertEqual([r[0] for r in rows], ["8192", "16384"])

@@ -1,7 +1,7 @@
 // Runs the CUDA flash attention block functions on the host block emulator, with the grids the CUDA launchers use.
 #pragma once
 
-#include "../../runtime/src/attention/cuda/flash_backward.cuh"
+#include "../../runtime/src/attention/cuda/backward_kernel.cuh"
 #include "../../runtime/src/attention/cuda/flash_forward.cuh"
 #include "../../runtime/src/attention/cuda/instances.hpp"
 
@@ -12,7 +12,7 @@ inline int64_t tiles(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
 inline bool emulated_forward(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
       p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
-        emu::launch({tiles(p.sq, kern::kFwdRows), p.heads, p.batch}, kern::kThreads, kern::FwdSmem<D>::bytes,
+        emu::launch({tiles(p.sq, kern::kFwdRows<D>), p.heads, p.batch}, kern::kThreads, kern::FwdSmem<D>::bytes,
                     [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
                       kern::flash_forward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
                     });
@@ -36,9 +36,9 @@ inline bool emulated_delta(const AttnParams& p) {
 inline bool emulated_backward_only(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
       p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool Causal>() {
-        emu::launch({tiles(p.sk, kern::kBwdKeys), p.kv_heads, p.batch}, kern::kThreads, kern::BwdSmem<D>::bytes,
-                    [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
-                      kern::flash_backward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
+        emu::launch({tiles(p.sk, kern::kBwdBlockKeys<D>), p.kv_heads, p.batch}, kern::kThreads,
+                    kern::kBwdSmemBytes<D>, [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
+                      kern::backward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
                     });
       });
 }

@@ -34,7 +34,7 @@ class EmulatedGpuEngine final : public CpEngine {
   int device_ordinal() const override { return device_; }
   Status supports(DType dtype, int64_t head_dim) const override {
     if (dtype == DType::f32 || !kern::head_dim_supported(head_dim))
-      return {Errc::unsupported, "the CUDA kernels take bf16/fp16 and head dim 64 or 128"};
+      return {Errc::unsupported, "the CUDA kernels take bf16/fp16 and head dim 64, 128 or 256"};
     return {};
   }
   // Usable at once by this stream's later operations (as cudaMallocAsync's memory is); freed in stream order.

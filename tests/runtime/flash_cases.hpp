@@ -136,14 +136,17 @@ inline void expect_close_to_cpu(const FlashCase& c, const Buffers& gpu, const Bu
 // Every instantiation (dtype x head dim x causal) once, with tails in both directions, GQA, batch > 1, bottom-right
 // and negative causal offsets (rows that see no key) and the [B, H, S, D] layout; then causal cases against the
 // forward kernel's 128-row blocks and 64-key steps: an offset that is no multiple of 16 (the diagonal crosses a
-// step that the block's first row sees whole), and a last step with one visible key.
+// step that the block's first row sees whole), and a last step with one visible key. Head dim 256 (64-row forward
+// blocks, the 32-key backward kernel) with tails, GQA, both layouts and an offset that is no multiple of 16.
 inline std::vector<FlashCase> flash_cases() {
   const DType bf16 = DType::bf16, f16 = DType::f16;
   return {FlashCase{bf16, 64, false, 1, 128, 128, 2, 2, 0, false}, FlashCase{bf16, 64, true, 2, 100, 100, 4, 2, 0, false},
           FlashCase{bf16, 128, false, 1, 130, 65, 4, 1, 0, false}, FlashCase{bf16, 128, true, 1, 96, 160, 2, 2, 64, true},
           FlashCase{f16, 64, false, 2, 65, 127, 2, 1, 0, true},    FlashCase{f16, 64, true, 1, 150, 70, 2, 2, -20, false},
           FlashCase{f16, 128, false, 1, 64, 64, 2, 2, 0, false},   FlashCase{f16, 128, true, 1, 192, 192, 4, 2, 0, false},
-          FlashCase{bf16, 64, true, 1, 300, 300, 1, 1, 40, false}, FlashCase{f16, 128, true, 1, 129, 129, 2, 1, 0, false}};
+          FlashCase{bf16, 64, true, 1, 300, 300, 1, 1, 40, false}, FlashCase{f16, 128, true, 1, 129, 129, 2, 1, 0, false},
+          FlashCase{bf16, 256, false, 1, 70, 90, 2, 1, 0, false},  FlashCase{bf16, 256, true, 2, 100, 100, 2, 2, 0, true},
+          FlashCase{f16, 256, false, 1, 64, 33, 4, 2, 0, true},    FlashCase{f16, 256, true, 1, 130, 97, 2, 1, -17, false}};
 }
 
 }  // namespace hcp::testing

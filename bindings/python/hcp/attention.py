@@ -89,7 +89,7 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
                        dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu"):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
     dq, dk, dv. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
-    device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128); the tensors stay host buffers."""
+    device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers."""
     code, fmt, elem = _dtype(dtype)
     b, s, h, d = _shape_of(q, shape)
     hkv = h if kv_heads is None else int(kv_heads)

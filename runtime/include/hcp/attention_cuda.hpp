@@ -1,6 +1,6 @@
-// Single-rank attention on a CUDA GPU: the flash kernels of attention/cuda (WMMA tensor cores, bf16 or fp16 inputs,
-// head dim 64 or 128, fp32 out / lse / gradients), with the same AttnParams as the CPU kernels; every pointer is
-// device memory. Calls are asynchronous on `stream` (a cudaStream_t; nullptr is the legacy default stream): launch
+// Single-rank attention on a CUDA GPU: the flash kernels of attention/cuda (mma.sync tensor cores, bf16 or fp16
+// inputs, head dim 64, 128 or 256, fp32 out / lse / gradients), with the same AttnParams as the CPU kernels; every
+// pointer is device memory. Calls are asynchronous on `stream` (a cudaStream_t; nullptr is the legacy default stream): launch
 // errors are returned, errors during execution surface at the caller's next synchronisation.
 #pragma once
 
@@ -21,7 +21,13 @@ Status cuda_stream_create(void** stream);
 void cuda_stream_destroy(void* stream);
 Status cuda_stream_synchronize(void* stream);
 
-// Errc::unsupported for fp32 inputs and head dims other than 64 and 128 (and in builds without CUDA);
+// The head dims the CUDA kernels serve (each has its own kernel instantiations), and the same as text for messages.
+constexpr bool cuda_head_dim_supported(int64_t head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+inline constexpr const char* kCudaHeadDims = "64, 128 or 256";
+
+// Errc::unsupported for fp32 inputs and other head dims (cuda_head_dim_supported; and in builds without CUDA);
 // Errc::invalid_argument for host pointers.
 Status attention_forward_cuda(const AttnParams& p, void* stream);
 // Adds to dq, dk, dv (f32) from q, k, v, dout, the final lse and delta (attention_delta_cuda).

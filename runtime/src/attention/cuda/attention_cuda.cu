@@ -51,7 +51,7 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
     return {Errc::unsupported, "attention (CUDA): inputs must be bf16 or fp16 (fp32 runs on the CPU kernels)"};
   if (!kern::head_dim_supported(p.head_dim))
     return {Errc::unsupported, "attention (CUDA): head dim " + std::to_string(p.head_dim) +
-                                   " has no kernel (64 and 128 do)"};
+                                   " has no kernel (" + kCudaHeadDims + " do)"};
   constexpr int64_t kMaxGridYZ = 65535;
   if (p.heads > kMaxGridYZ || p.batch > kMaxGridYZ)
     return {Errc::shape, "attention (CUDA): batch and heads must be at most 65535"};

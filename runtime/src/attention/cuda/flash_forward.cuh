@@ -1,11 +1,11 @@
 // Flash attention forward for one block, FlashAttention-2 style: 128 query rows of one (batch, head), all visible
 // keys in 64-key steps. 4 warps own 32 rows each (two 16-row mma tiles), so every K and V fragment a warp loads
-// from shared memory feeds two tensor-core products. S = Q K^T and O += P V run on mma.sync m16n8k16 (bf16/fp16 in,
-// fp32 accumulate) with operands from ldmatrix; O, S and the softmax state stay in registers for the whole block:
-// the C fragment of S has the layout of the A fragment of P, so P never goes through shared memory, and a row's
-// four lanes (one quad) meet by shuffles only for its running max. K and V arrive by cp.async: V of a step loads
-// while S is computed, and K of the next step while the softmax and P V run. Scores are kept in log2 units so one
-// FMA and exp2 give each probability.
+// from shared memory feeds two tensor-core products (at head dim 256: 64 rows, one tile per warp). S = Q K^T and
+// O += P V run on mma.sync m16n8k16 (bf16/fp16 in, fp32 accumulate) with operands from ldmatrix; O, S and the
+// softmax state stay in registers for the whole block: the C fragment of S has the layout of the A fragment of P,
+// so P never goes through shared memory, and a row's four lanes (one quad) meet by shuffles only for its running
+// max. K and V arrive by cp.async: V of a step loads while S is computed, and K of the next step while the softmax
+// and P V run. Scores are kept in log2 units so one FMA and exp2 give each probability.
 #pragma once
 
 #include "hcp/attention_params.hpp"
@@ -15,17 +15,21 @@
 
 namespace hcp::kern {
 
-constexpr int kFwdRows = 128;     // query rows per block
-constexpr int kFwdKeys = 64;      // keys per step
-constexpr int kFwdWarpTiles = 2;  // 16-row mma tiles per warp
-static_assert(kFwdRows == 4 * 16 * kFwdWarpTiles && kThreads == 128, "4 warps own all rows of a block");
+constexpr int kFwdKeys = 64;  // keys per step
+// 16-row mma tiles per warp: two while O fits in registers beside them; at head dim 256 O alone takes 128
+// registers per thread, so one.
+template <int D>
+constexpr int kFwdWarpTiles = D <= 128 ? 2 : 1;
+template <int D>
+constexpr int kFwdRows = 4 * 16 * kFwdWarpTiles<D>;  // query rows per block: 4 warps own them all
+static_assert(kThreads == 128, "4 warps per block");
 
 template <int D>
 struct FwdSmem {
   // 16-byte row pad: the 8 rows one ldmatrix matrix reads start in 8 different bank groups.
   static constexpr int ld = D + 8;
   static constexpr size_t q = 0;
-  static constexpr size_t k = q + size_t{kFwdRows} * ld * 2;
+  static constexpr size_t k = q + size_t{kFwdRows<D>} * ld * 2;
   static constexpr size_t v = k + size_t{kFwdKeys} * ld * 2;
   static constexpr size_t bytes = v + size_t{kFwdKeys} * ld * 2;
 };
@@ -37,6 +41,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   using L = FwdSmem<D>;
   constexpr int kOutTiles = D / 8;         // 8-column tiles of O
   constexpr int kKeyTiles = kFwdKeys / 8;  // 8-key tiles of S
+  constexpr int kTiles = kFwdWarpTiles<D>, kRows = kFwdRows<D>, kWarpRows = 16 * kTiles;
   T* qs = reinterpret_cast<T*>(smem + L::q);
   T* ks = reinterpret_cast<T*>(smem + L::k);
   T* vs = reinterpret_cast<T*>(smem + L::v);
@@ -46,10 +51,10 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   // The rows this lane addresses in its ldmatrix calls (warp_ops.cuh), for the first tile of each operand: Q as A
   // (matrices: rows 0-7 / 8-15 x columns 0-7 / 8-15), K as two B tiles (keys 0-7 / 8-15 x dims 0-7 / 8-15), V as
   // two transposed B tiles (keys 0-7 / 8-15 x dims 0-7 / 8-15). The other tiles are constant byte offsets away.
-  const SmemAddr q_lane = smem_addr_of(qs) + 2 * ((warp * 32 + lane % 16) * L::ld + 8 * (lane / 16));
+  const SmemAddr q_lane = smem_addr_of(qs) + 2 * ((warp * kWarpRows + lane % 16) * L::ld + 8 * (lane / 16));
   const SmemAddr k_lane = smem_addr_of(ks) + 2 * ((8 * (lane / 16) + lane % 8) * L::ld + 8 * (lane / 8 % 2));
   const SmemAddr v_lane = smem_addr_of(vs) + 2 * ((8 * (lane / 8 % 2) + lane % 8) * L::ld + 8 * (lane / 16));
-  const int64_t b = bz, h = by, q0 = int64_t{bx} * kFwdRows;
+  const int64_t b = bz, h = by, q0 = int64_t{bx} * kRows;
   const int64_t hk = h / (p.heads / p.kv_heads);
   const T* qg = static_cast<const T*>(p.q.data) + b * p.q.stride_b + h * p.q.stride_h;
   const T* kg = static_cast<const T*>(p.k.data) + b * p.k.stride_b + hk * p.k.stride_h;
@@ -62,27 +67,27 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   // Keys past the last row's diagonal are invisible to the whole block.
   int64_t k_end = p.sk;
   if (Causal) {
-    const int64_t last_key = (q0 + kFwdRows < p.sq ? q0 + kFwdRows : p.sq) - 1 + p.causal_offset;
+    const int64_t last_key = (q0 + kRows < p.sq ? q0 + kRows : p.sq) - 1 + p.causal_offset;
     k_end = last_key < 0 ? 0 : (last_key + 1 < p.sk ? last_key + 1 : p.sk);
   }
   const int steps = static_cast<int>((k_end + kFwdKeys - 1) / kFwdKeys);  // sk < 2^31 (check_cuda_params)
 
-  load_rows_async<T, D, kFwdRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq);
+  load_rows_async<T, D, kRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq);
   if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk);
   cp_async_commit();
 
-  // This lane's rows: warp * 32 + 16 mi + g + 8 hf. row_max is the running max in log2 units; row_sum is this
-  // lane's part of the row's sum (the quad's four parts add up at the end). Rows of an accumulate call resume from
-  // out and lse: max lse (in log2 units), sum 1 (held by lane t = 0), O = out.
-  float acc[kFwdWarpTiles][kOutTiles][4];
-  float row_max[kFwdWarpTiles][2], row_sum[kFwdWarpTiles][2];
+  // This lane's rows: kWarpRows warp + 16 mi + g + 8 hf. row_max is the running max in log2 units; row_sum is
+  // this lane's part of the row's sum (the quad's four parts add up at the end). Rows of an accumulate call resume
+  // from out and lse: max lse (in log2 units), sum 1 (held by lane t = 0), O = out.
+  float acc[kTiles][kOutTiles][4];
+  float row_max[kTiles][2], row_sum[kTiles][2];
   const float* outg = out_rows();
   const float* lseg = lse_rows();
   HCP_UNROLL
-  for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+  for (int mi = 0; mi < kTiles; ++mi) {
     HCP_UNROLL
     for (int hf = 0; hf < 2; ++hf) {
-      const int64_t qi = q0 + warp * 32 + 16 * mi + g + 8 * hf;
+      const int64_t qi = q0 + warp * kWarpRows + 16 * mi + g + 8 * hf;
       const bool resume = p.accumulate && qi < p.sq && lseg[qi] != -INFINITY;
       row_max[mi][hf] = resume ? lseg[qi] * kLog2e : -INFINITY;
       row_sum[mi][hf] = resume && t == 0 ? 1.0f : 0.0f;
@@ -102,32 +107,32 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk);
     cp_async_commit();
 
-    float s[kFwdWarpTiles][kKeyTiles][4];
+    float s[kTiles][kKeyTiles][4];
     HCP_UNROLL
-    for (int mi = 0; mi < kFwdWarpTiles; ++mi) zero_tiles(s[mi]);
+    for (int mi = 0; mi < kTiles; ++mi) zero_tiles(s[mi]);
     HCP_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t a[kFwdWarpTiles][4];
+      uint32_t a[kTiles][4];
       HCP_UNROLL
-      for (int mi = 0; mi < kFwdWarpTiles; ++mi) ldmatrix_x4(a[mi], q_lane + 2 * (16 * mi * L::ld + 16 * kk));
+      for (int mi = 0; mi < kTiles; ++mi) ldmatrix_x4(a[mi], q_lane + 2 * (16 * mi * L::ld + 16 * kk));
       HCP_UNROLL
       for (int np = 0; np < kKeyTiles / 2; ++np) {  // keys 16 np .. 16 np + 15: two B tiles per ldmatrix
         uint32_t bk[4];
         ldmatrix_x4(bk, k_lane + 2 * (16 * np * L::ld + 16 * kk));
         HCP_UNROLL
-        for (int mi = 0; mi < kFwdWarpTiles; ++mi) mma_16816_x2<E>(s[mi][2 * np], s[mi][2 * np + 1], a[mi], bk);
+        for (int mi = 0; mi < kTiles; ++mi) mma_16816_x2<E>(s[mi][2 * np], s[mi][2 * np + 1], a[mi], bk);
       }
     }
 
     // Masks only where the step crosses the end of the keys or the diagonal of the block's first row. Element i
-    // of S tile (mi, nt) is key k0 + 2 t + c of row q0 + 32 warp + g + r, with c = 8 nt + i % 2 and
+    // of S tile (mi, nt) is key k0 + 2 t + c of row q0 + kWarpRows warp + g + r, with c = 8 nt + i % 2 and
     // r = 16 mi + 8 (i >= 2): visible iff c < key_room and c - r <= diag_room, two numbers per lane and step
     // (clamped: c and r are below 128), so the compile-time c and r leave no 64-bit arithmetic in the loop.
     if (k0 + kFwdKeys > p.sk || (Causal && k0 + kFwdKeys - 1 > q0 + p.causal_offset)) {
       const int key_room = clamp_room(p.sk - k0 - 2 * t);
-      const int diag_room = clamp_room(q0 + warp * 32 + g + p.causal_offset - k0 - 2 * t);
+      const int diag_room = clamp_room(q0 + warp * kWarpRows + g + p.causal_offset - k0 - 2 * t);
       HCP_UNROLL
-      for (int mi = 0; mi < kFwdWarpTiles; ++mi)
+      for (int mi = 0; mi < kTiles; ++mi)
         HCP_UNROLL
         for (int nt = 0; nt < kKeyTiles; ++nt)
           HCP_UNROLL
@@ -144,7 +149,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
 
     // Online softmax: S becomes P in place, O and the sums are rescaled to the new max.
     HCP_UNROLL
-    for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+    for (int mi = 0; mi < kTiles; ++mi) {
       HCP_UNROLL
       for (int hf = 0; hf < 2; ++hf) {
         float mx = -INFINITY;
@@ -176,15 +181,15 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     // O += P V: the C fragments of S tiles 2 kk and 2 kk + 1 are the A fragment of keys 16 kk .. 16 kk + 15.
     HCP_UNROLL
     for (int kk = 0; kk < kFwdKeys / 16; ++kk) {
-      uint32_t pa[kFwdWarpTiles][4];
+      uint32_t pa[kTiles][4];
       HCP_UNROLL
-      for (int mi = 0; mi < kFwdWarpTiles; ++mi) pack_a<E>(pa[mi], s[mi][2 * kk], s[mi][2 * kk + 1]);
+      for (int mi = 0; mi < kTiles; ++mi) pack_a<E>(pa[mi], s[mi][2 * kk], s[mi][2 * kk + 1]);
       HCP_UNROLL
       for (int np = 0; np < kOutTiles / 2; ++np) {  // columns 16 np .. 16 np + 15 of V: two B tiles per ldmatrix
         uint32_t bv[4];
         ldmatrix_x4_trans(bv, v_lane + 2 * (16 * kk * L::ld + 16 * np));
         HCP_UNROLL
-        for (int mi = 0; mi < kFwdWarpTiles; ++mi) mma_16816_x2<E>(acc[mi][2 * np], acc[mi][2 * np + 1], pa[mi], bv);
+        for (int mi = 0; mi < kTiles; ++mi) mma_16816_x2<E>(acc[mi][2 * np], acc[mi][2 * np + 1], pa[mi], bv);
       }
     }
   }
@@ -193,13 +198,13 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   float* outg_w = out_rows();
   float* lseg_w = lse_rows();
   HCP_UNROLL
-  for (int mi = 0; mi < kFwdWarpTiles; ++mi) {
+  for (int mi = 0; mi < kTiles; ++mi) {
     HCP_UNROLL
     for (int hf = 0; hf < 2; ++hf) {
       float sum = row_sum[mi][hf];
       sum += shfl_xor(sum, 1);
       sum += shfl_xor(sum, 2);
-      const int64_t qi = q0 + warp * 32 + 16 * mi + g + 8 * hf;
+      const int64_t qi = q0 + warp * kWarpRows + 16 * mi + g + 8 * hf;
       if (qi >= p.sq) continue;
       const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
       HCP_UNROLL

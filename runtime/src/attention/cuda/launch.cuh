@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 
-#include "flash_backward.cuh"
+#include "backward_kernel.cuh"
 #include "flash_forward.cuh"
 #include "launchers.cuh"
 
@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(kThreads) flash_forward_kernel(const AttnParam
 template <class E, int D, bool Causal>
 __global__ void __launch_bounds__(kThreads) flash_backward_kernel(const AttnParams p) {
   extern __shared__ __align__(128) char smem[];
-  flash_backward_block<E, D, Causal>(BlockCtx{}, p, blockIdx.x, blockIdx.y, blockIdx.z, smem);
+  backward_block<E, D, Causal>(BlockCtx{}, p, blockIdx.x, blockIdx.y, blockIdx.z, smem);
 }
 
 // Shared memory beyond 48 KiB needs the per-kernel opt-in; both kernels fit the 163 KiB of sm_80 and up.
@@ -38,14 +38,14 @@ cudaError_t launch_tiles(Kernel kernel, size_t smem, int64_t rows, int64_t tile,
 
 template <class E, int D, bool Causal>
 cudaError_t launch_flash_forward(const AttnParams& p, cudaStream_t stream) {
-  return launch_tiles(flash_forward_kernel<E, D, Causal>, FwdSmem<D>::bytes, p.sq, kFwdRows, p.heads, p.batch, p,
+  return launch_tiles(flash_forward_kernel<E, D, Causal>, FwdSmem<D>::bytes, p.sq, kFwdRows<D>, p.heads, p.batch, p,
                       stream);
 }
 
 template <class E, int D, bool Causal>
 cudaError_t launch_flash_backward(const AttnParams& p, cudaStream_t stream) {
-  return launch_tiles(flash_backward_kernel<E, D, Causal>, BwdSmem<D>::bytes, p.sk, kBwdKeys, p.kv_heads, p.batch,
-                      p, stream);
+  return launch_tiles(flash_backward_kernel<E, D, Causal>, kBwdSmemBytes<D>, p.sk, kBwdBlockKeys<D>, p.kv_heads,
+                      p.batch, p, stream);
 }
 
 }  // namespace hcp::kern

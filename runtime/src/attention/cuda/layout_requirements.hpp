@@ -1,8 +1,8 @@
 // What the CUDA flash kernels need of a tensor's layout beyond check_attention_params: the rows of q, k, v (and of
 // dout, in the backward) are read 16 bytes at a time by cp.async, which traps on a misaligned address. So those
 // base addresses are 16-byte aligned and every stride a multiple of 8 elements - true of any contiguous
-// [B, S, H, D] or [B, H, S, D] tensor with head dim 64 or 128 that starts where an allocator put it, and of their
-// row and head slices.
+// [B, S, H, D] or [B, H, S, D] tensor with head dim 64, 128 or 256 that starts where an allocator put it, and of
+// their row and head slices.
 // Host-only code, so the tests check it without a GPU.
 #pragma once
 

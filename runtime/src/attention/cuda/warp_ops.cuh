@@ -120,4 +120,13 @@ HCP_KFN void pack_a(uint32_t (&a)[4], const float (&c0)[4], const float (&c1)[4]
   a[3] = E::pack2(c1[2], c1[3]);
 }
 
+// Writes an A fragment (16 x 16, 16-bit, as pairs) into a row-major array of Ld elements per row. `pairs` is this
+// lane's first pair in the tile: row g, columns 2t and 2t + 1 of it (lane = 4g + t); the lane also holds row g + 8
+// and columns 2t + 8 and 2t + 9 (see the layouts above).
+template <int Ld>
+HCP_KFN void store_a(uint32_t* pairs, const uint32_t (&a)[4]) {
+  static_assert(Ld % 2 == 0, "pairs aligned");
+  pairs[0] = a[0], pairs[4 * Ld] = a[1], pairs[4] = a[2], pairs[4 * Ld + 4] = a[3];
+}
+
 }  // namespace hcp::kern
