@@ -7,6 +7,7 @@
 #include "../../runtime/src/attention/cuda/layout_requirements.hpp"
 #include "emulated_attention.hpp"
 #include "flash_cases.hpp"
+#include "hcp/attention_cuda.hpp"
 
 namespace hcp {
 namespace {
@@ -67,6 +68,8 @@ TEST(CudaKernelEmulation, InstancesCoverBf16AndF16AtHeadDims64To256Only) {
                                                                  []<class E, int D, bool C>() {});
   };
   for (int64_t d : {64, 128, 256}) EXPECT_TRUE(has(DType::bf16, d) && has(DType::f16, d)) << d;
+  // The public list (hcp/attention_cuda.hpp, which the engines check) and the dispatcher agree.
+  for (int64_t d = 1; d <= 512; ++d) EXPECT_EQ(has(DType::f16, d), cuda_head_dim_supported(d)) << d;
   EXPECT_FALSE(has(DType::f32, 64));
   EXPECT_FALSE(has(DType::bf16, 96));
   EXPECT_FALSE(has(DType::f16, 512));

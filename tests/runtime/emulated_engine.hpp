@@ -19,6 +19,7 @@
 #include "emulated_device_memory.hpp"
 #include "emulated_stream.hpp"
 #include "hcp/attention_cpu.hpp"
+#include "hcp/attention_cuda.hpp"
 #include "hcp/cp_engine.hpp"
 
 namespace hcp::testing {
@@ -33,7 +34,7 @@ class EmulatedGpuEngine final : public CpEngine {
   bool device_memory() const override { return true; }
   int device_ordinal() const override { return device_; }
   Status supports(DType dtype, int64_t head_dim) const override {
-    if (dtype == DType::f32 || !kern::head_dim_supported(head_dim))
+    if (dtype == DType::f32 || !cuda_head_dim_supported(head_dim))
       return {Errc::unsupported, "the CUDA kernels take bf16/fp16 and head dim 64, 128 or 256"};
     return {};
   }

@@ -49,7 +49,7 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
   HCP_TRY(check_attention_params(p, backward));
   if (p.dtype == DType::f32)
     return {Errc::unsupported, "attention (CUDA): inputs must be bf16 or fp16 (fp32 runs on the CPU kernels)"};
-  if (!kern::head_dim_supported(p.head_dim))
+  if (!cuda_head_dim_supported(p.head_dim))
     return {Errc::unsupported, "attention (CUDA): head dim " + std::to_string(p.head_dim) +
                                    " has no kernel (" + kCudaHeadDims + " do)"};
   constexpr int64_t kMaxGridYZ = 65535;

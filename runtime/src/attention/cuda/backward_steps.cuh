@@ -16,9 +16,6 @@ struct BwdSteps {
   T *qs, *dos;
   float *lse_s, *delta_s;
   int64_t b, hk, group, m_begin, tiles, count;
-  // The loaded step's lse (log2 units; +inf where the row has no key or does not exist, so that P = exp2(S - lse)
-  // is 0 there) and delta, in the registers of threads < Rows until store() puts them into shared memory.
-  float lse_next = 0.0f, delta_next = 0.0f;
 
   // Starts the block: its keys [k0, k0 + Keys) of K and V into ks and vs ([Keys][D + 8]) and step 0's loads.
   HCP_KFN BwdSteps(const BlockCtx& ctx, const AttnParams& p, int64_t batch, int64_t kv_head, int64_t k0, T* ks, T* vs,
@@ -66,6 +63,10 @@ struct BwdSteps {
   HCP_KFN void finish() const { cp_async_wait<0>(); }
 
  private:
+  // The loaded step's lse (log2 units; +inf where the row has no key or does not exist, so that P = exp2(S - lse)
+  // is 0 there) and delta, in the registers of threads < Rows until store() puts them into shared memory.
+  float lse_next = 0.0f, delta_next = 0.0f;
+
   // Step `step`'s Q and dO by cp.async (committed as one group) into buffer `buf`; its lse and delta into
   // registers.
   HCP_KFN void load(const BlockCtx& ctx, const AttnParams& p, int64_t step, int buf) {

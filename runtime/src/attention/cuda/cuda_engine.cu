@@ -50,7 +50,7 @@ class CudaEngine final : public CpEngine {
   int device_ordinal() const override { return device_; }
   Status supports(DType dtype, int64_t head_dim) const override {
     if (dtype == DType::f32) return {Errc::unsupported, "the CUDA kernels take bf16 or fp16 inputs, not fp32"};
-    if (!kern::head_dim_supported(head_dim))
+    if (!cuda_head_dim_supported(head_dim))
       return {Errc::unsupported,
               std::string("the CUDA kernels take head dim ") + kCudaHeadDims + ", got " + std::to_string(head_dim)};
     return {};

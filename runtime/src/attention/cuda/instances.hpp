@@ -5,12 +5,9 @@
 
 #include <cstdint>
 
-#include "hcp/attention_cuda.hpp"
 #include "hcp/attention_params.hpp"
 
 namespace hcp::kern {
-
-constexpr bool head_dim_supported(int64_t head_dim) { return cuda_head_dim_supported(head_dim); }
 
 // Calls fn.template operator()<E, D, Causal>() for the instantiation serving (dtype, head_dim, causal), where Elem
 // is ElemBf16 or ElemF16 of the including side. Returns false when none does (f32, other head dims).
