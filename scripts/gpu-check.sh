@@ -1,23 +1,48 @@
 #!/usr/bin/env bash
-# Verifies the CUDA path on a machine with a GPU, in build-gpu/ (about 3 minutes on 16 cores and an H200):
-# builds with CUDA (architectures from HCP_CUDA_ARCHS, default 90), runs the GPU tests, checks every kernel
+# Verifies the CUDA path on a machine with a GPU (about 3 minutes on 16 cores and an H200): builds with CUDA
+# (architectures from HCP_CUDA_ARCHS, default 90) in build-gpu/, runs the GPU tests, checks every kernel
 # instantiation against the CPU kernels through `hcp attn --device cuda --check`, benchmarks the kernels
 # (B 1, S 8192 and 16384, H 32, D 128, causal, bf16, and D 256 at S 16384; cuBLAS's bf16 GEMM rate as the in-run
 # reference) and the CP simulation on one GPU (W 4, a2a+p2p [2, 2]), and writes a Markdown report (tables by
 # scripts/gpu_report.py) to HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
+# On a machine that can install nothing, HCP_GPU_BUNDLE=DIR takes the programs from a bundle that
+# scripts/gpu-bundle.sh made elsewhere, or builds them from the bundle's packages when they do not start here.
 # Exit 0 when everything passed, 1 when a test or check failed, 2 when there is no usable GPU (after the build).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-hcp_install_missing_packages
 gpu_build=${HCP_GPU_BUILD:-$HCP_ROOT/build-gpu}
 report=${HCP_GPU_REPORT:-$gpu_build/gpu-report.md}
-if [ ! -f "$gpu_build/CMakeCache.txt" ]; then
-  cmake -S "$HCP_ROOT" -B "$gpu_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHCP_WITH_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES="${HCP_CUDA_ARCHS:-90}" -DHCP_BUILD_TESTS=ON -DHCP_BUILD_BENCH=ON
-fi
 build_start=$(date +%s)
-cmake --build "$gpu_build" -j "$HCP_JOBS" --target hcp_cuda_tests hcp_cuda_emulation_tests hcp_cli attention_cuda_bench
-build_s=$(( $(date +%s) - build_start ))
-hcp=$gpu_build/cli/hcp
+library_path=${LD_LIBRARY_PATH:-}
+if [ -n "${HCP_GPU_BUNDLE:-}" ]; then
+  source "$HCP_ROOT/scripts/gpu_bundle_programs.sh"
+  bundle=$(cd "$HCP_GPU_BUNDLE" && pwd)
+  if library_path=$(hcp_bundle_library_path "$bundle") &&
+     LD_LIBRARY_PATH=$library_path "$bundle/bin/hcp" --version >/dev/null; then
+    programs=("$bundle"/bin/hcp_cuda_tests "$bundle"/bin/hcp "$bundle"/bin/attention_cuda_bench)
+    build_note="prebuilt elsewhere by scripts/gpu-bundle.sh: $(cat "$bundle/manifest")"
+  else
+    echo "hcp gpu-check: the bundle's programs do not start here; building them from its packages" >&2
+    library_path=${LD_LIBRARY_PATH:-}
+    hcp_bundle_build "$bundle" "$gpu_build"
+  fi
+else
+  hcp_install_missing_packages
+  hcp_gpu_build "$gpu_build"
+fi
+if [ -z "${programs:-}" ]; then
+  programs=()
+  for p in "${HCP_GPU_PROGRAMS[@]}"; do programs+=("$gpu_build/$p"); done
+  build_note="$(( $(date +%s) - build_start )) s with $HCP_JOBS jobs, CUDA architectures ${HCP_CUDA_ARCHS:-90}"
+fi
+cuda_tests=${programs[0]} hcp=${programs[1]} bench=${programs[2]}
+# The programs run with the bundle's libraries (the rest of the script - python3, git - with this machine's own),
+# each for at most HCP_GPU_STEP_TIMEOUT seconds, so that a hung kernel costs one step of the report, not all of it.
+run() {
+  local seconds=${HCP_GPU_STEP_TIMEOUT:-240} rc=0
+  LD_LIBRARY_PATH=$library_path timeout --kill-after=10 "$seconds" "$@" || rc=$?
+  if [ $rc = 124 ] || [ $rc = 137 ]; then echo "hcp gpu-check: $(basename "$1") timed out after $seconds s" >&2; fi
+  return $rc
+}
 mkdir -p "$(dirname "$report")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,21 +52,22 @@ failed=0
   echo "# hcp GPU check"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$HCP_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "- build: ${build_s} s with $HCP_JOBS jobs, CUDA architectures ${HCP_CUDA_ARCHS:-90}"
+  echo "- build: $build_note"
   if command -v nvidia-smi >/dev/null; then
     echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
   fi
 } >"$report"
 
-# Tests: the emulated kernels (any machine) and the GPU tests (skip without a device).
-for t in hcp_cuda_emulation_tests hcp_cuda_tests; do
-  bin=$(find "$gpu_build/tests" -name "$t" -type f | head -1)
-  if "$bin" >"$work/$t.log" 2>&1; then result=passed; else result=FAILED; failed=1; fi
-  { echo; echo "## $t: $result"; echo; echo '```'; grep -E '^\[ *(PASSED|FAILED) *\]|^\[  SKIPPED \] [0-9]+ tests?' "$work/$t.log" | head -40
-    grep -m1 'no CUDA device' "$work/$t.log" || true; echo '```'; } >>"$report"
-done
+# The GPU tests (the emulated kernels' tests are CPU-only, and run in CI).
+if run "$cuda_tests" >"$work/tests.log" 2>&1; then result=passed; else result=FAILED; failed=1; fi
+{ echo; echo "## hcp_cuda_tests: $result"; echo; echo '```'
+  grep -E '^\[ *(PASSED|FAILED) *\]|^\[  SKIPPED \] [0-9]+ tests?' "$work/tests.log" | head -40
+  grep -m1 'no CUDA device' "$work/tests.log" || true; echo '```'
+  if [ $result = FAILED ]; then  # what failed and why, for a fix within the same device session
+    echo; echo '```'; grep -E -B1 -A8 'Failure$|^\[  FAILED  \]|timed out|Segmentation|Aborted' "$work/tests.log" | head -120
+    echo '```'; fi; } >>"$report"
 
-device_reason=$("$hcp" attn --device cuda --cp 1 --seq 128 --heads 2 --head-dim 64 --dtype bf16 2>&1 >/dev/null) \
+device_reason=$(run "$hcp" attn --device cuda --cp 1 --seq 128 --heads 2 --head-dim 64 --dtype bf16 2>&1 >/dev/null) \
   || { { echo; echo "No usable GPU: $device_reason"; } >>"$report"; cat "$report"; exit 2; }
 
 # Every instantiation against the CPU kernels (cp 1: the single-rank kernels; S 2048, H 8, Hkv 4: GQA).
@@ -51,18 +77,17 @@ render() { python3 "$HCP_ROOT/scripts/gpu_report.py" "$@" >>"$report"; }
 render check-header
 for dtype in bf16 fp16; do for dim in 64 128 256; do for mask in causal full; do
   flag=$([ $mask = causal ] && echo --causal || true)
-  "$hcp" attn --device cuda --cp 1 --seq 2048 --heads 8 --kv-heads 4 --head-dim $dim --dtype $dtype $flag \
+  run "$hcp" attn --device cuda --cp 1 --seq 2048 --heads 8 --kv-heads 4 --head-dim $dim --dtype $dtype $flag \
     --backward --check --format json >"$work/check.json" 2>"$work/check.err" || failed=1
   render check "$work/check.json" $dtype $dim $mask "$work/check.err"
 done; done; done
 
 # Kernel speed, and cuBLAS's bf16 GEMM rate on the same GPU as the reference.
-bench=$(find "$gpu_build/bench" -name attention_cuda_bench -type f | head -1)
-"$bench" --seq 8192 --seq 16384 --json >"$work/bench.json" 2>"$work/bench.err" || failed=1
+run "$bench" --seq 8192 --seq 16384 --json >"$work/bench.json" 2>"$work/bench.err" || failed=1
 echo >>"$report"
 render bench "$work/bench.json" "$work/bench.err"
 # Head dim 256 (its own backward kernel), at the longer length only; the GEMM reference is the one above.
-"$bench" --seq 16384 --head-dim 256 --gemm 0 --json >"$work/bench256.json" 2>"$work/bench256.err" || failed=1
+run "$bench" --seq 16384 --head-dim 256 --gemm 0 --json >"$work/bench256.json" 2>"$work/bench256.err" || failed=1
 echo >>"$report"
 render bench "$work/bench256.json" "$work/bench256.err"
 
@@ -71,7 +96,7 @@ render bench "$work/bench256.json" "$work/bench256.err"
 render cp-header
 for seq in 8192 16384; do
   check=$([ $seq = 8192 ] && echo --check || true)
-  "$hcp" attn --device cuda --cp 4 --comm a2a+p2p --hcp-sizes 2,2 --seq $seq --heads 32 --head-dim 128 --causal \
+  run "$hcp" attn --device cuda --cp 4 --comm a2a+p2p --hcp-sizes 2,2 --seq $seq --heads 32 --head-dim 128 --causal \
     --dtype bf16 --backward --bench $check --format json >"$work/cp.json" 2>"$work/cp.err" || failed=1
   render cp "$work/cp.json" "$work/cp.err"
 done

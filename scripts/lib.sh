@@ -48,3 +48,20 @@ hcp_configure_sanitized() {
     -DHCP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link"
 }
+
+# The programs scripts/gpu-check.sh runs, and where they are in a build tree.
+HCP_GPU_TARGETS=(hcp_cuda_tests hcp_cli attention_cuda_bench)
+HCP_GPU_PROGRAMS=(tests/runtime/hcp_cuda_tests cli/hcp bench/attention_cuda_bench)
+
+# hcp_gpu_build DIR [CMAKE_ARGS...]: configures DIR once for the GPU check (Release, CUDA on, architectures
+# HCP_CUDA_ARCHS or 90, Ninja where there is one) and builds the programs it runs.
+hcp_gpu_build() {
+  local dir=$1 generator=()
+  shift
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S "$HCP_ROOT" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DHCP_WITH_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES="${HCP_CUDA_ARCHS:-90}" -DHCP_BUILD_TESTS=ON -DHCP_BUILD_BENCH=ON "$@"
+  fi
+  cmake --build "$dir" -j "$HCP_JOBS" --target "${HCP_GPU_TARGETS[@]}"
+}
