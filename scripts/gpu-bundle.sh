@@ -38,4 +38,5 @@ nvcc_version=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' "$gpu_
 architectures=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$gpu_build/CMakeCache.txt")
 echo "commit $(git -C "$HCP_ROOT" rev-parse --short HEAD)$(git -C "$HCP_ROOT" diff --quiet HEAD || echo ' with uncommitted changes'),\
  built $(date -u +%Y-%m-%dT%H:%M:%SZ) with nvcc $nvcc_version for CUDA architectures ${architectures//;/ }" >"$bundle/manifest"
+hcp_source_digest >"$bundle/sources"
 echo "hcp gpu-bundle: $(du -sh "$bundle" | cut -f1) in $bundle ($(ls "$bundle/lib" | tr '\n' ' '))"

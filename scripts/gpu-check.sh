@@ -6,7 +6,8 @@
 # reference) and the CP simulation on one GPU (W 4, a2a+p2p [2, 2]), and writes a Markdown report (tables by
 # scripts/gpu_report.py) to HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
 # On a machine that can install nothing, HCP_GPU_BUNDLE=DIR takes the programs from a bundle that
-# scripts/gpu-bundle.sh made elsewhere, or builds them from the bundle's packages when they do not start here.
+# scripts/gpu-bundle.sh made elsewhere (the report says STALE when they were built from other sources than this
+# tree), or builds them from the bundle's packages when they do not start here.
 # Exit 0 when everything passed, 1 when a test or check failed, 2 when there is no usable GPU (after the build).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_build=${HCP_GPU_BUILD:-$HCP_ROOT/build-gpu}
@@ -20,6 +21,10 @@ if [ -n "${HCP_GPU_BUNDLE:-}" ]; then
      LD_LIBRARY_PATH=$library_path "$bundle/bin/hcp" --version >/dev/null; then
     programs=("$bundle"/bin/hcp_cuda_tests "$bundle"/bin/hcp "$bundle"/bin/attention_cuda_bench)
     build_note="prebuilt elsewhere by scripts/gpu-bundle.sh: $(cat "$bundle/manifest")"
+    if [ "$(cat "$bundle/sources" 2>/dev/null)" != "$(hcp_source_digest)" ]; then
+      build_note="$build_note. **STALE: built from other sources than this tree** (rerun scripts/gpu-bundle.sh)"
+      echo "hcp gpu-check: the bundle was built from other sources than this tree" >&2
+    fi
   else
     echo "hcp gpu-check: the bundle's programs do not start here; building them from its packages" >&2
     library_path=${LD_LIBRARY_PATH:-}

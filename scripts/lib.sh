@@ -65,3 +65,11 @@ hcp_gpu_build() {
   fi
   cmake --build "$dir" -j "$HCP_JOBS" --target "${HCP_GPU_TARGETS[@]}"
 }
+
+# hcp_source_digest: a digest of the sources the GPU programs are built from. gpu-bundle.sh records it and
+# gpu-check.sh compares it, so that programs built from other sources than the tree they run in are reported so.
+hcp_source_digest() {
+  (cd "$HCP_ROOT" && find CMakeLists.txt cmake runtime capi cli lint logscan bench tests -type f \
+     -not -path '*/__pycache__/*' -not -name '*.pyc' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
+     sha256sum | cut -c1-16)
+}

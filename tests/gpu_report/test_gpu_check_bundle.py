@@ -2,7 +2,8 @@
 session takes on a device machine that can install nothing. A bundle made from this build's programs (without the
 Debian packages: tests download nothing) holds the three programs and the libraries they need that such a machine
 may lack; gpu-check takes the programs from it, runs the GPU tests (which skip here) and stops with exit 2, 'No
-usable GPU'; a bundle whose programs do not start and that holds no packages fails, saying so, and builds nothing."""
+usable GPU' (and 'STALE' when the bundle was built from other sources); a bundle whose programs do not start and
+that holds no packages fails, saying so, and builds nothing."""
 
 import os
 import pathlib
@@ -65,6 +66,17 @@ class Bundle(unittest.TestCase):
         self.assertIn("SKIPPED", text)
         self.assertIn("No usable GPU: ", text)
         self.assertFalse((self.tmp / "no-build").exists())
+        self.assertNotIn("STALE", text)
+
+    def test_a_bundle_of_other_sources_is_reported_stale(self):
+        stale = self.tmp / "stale"
+        shutil.copytree(self.bundle, stale)
+        (stale / "sources").write_text("0123456789abcdef\n")
+        report = self.tmp / "stale.md"
+        p = script("gpu-check.sh", HCP_GPU_BUNDLE=str(stale), HCP_GPU_REPORT=str(report))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("**STALE: built from other sources than this tree**", report.read_text())
+        self.assertIn("built from other sources", p.stderr)
 
     def test_programs_that_do_not_start_without_packages_fail_without_building(self):
         broken = self.tmp / "broken"
