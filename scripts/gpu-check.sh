@@ -17,6 +17,7 @@ library_path=${LD_LIBRARY_PATH:-}
 if [ -n "${HCP_GPU_BUNDLE:-}" ]; then
   source "$HCP_ROOT/scripts/gpu_bundle_programs.sh"
   bundle=$(cd "$HCP_GPU_BUNDLE" && pwd)
+  chmod +x "$bundle"/bin/*  # in case the copy that brought it here dropped the mode bits
   if library_path=$(hcp_bundle_library_path "$bundle") &&
      LD_LIBRARY_PATH=$library_path "$bundle/bin/hcp" --version >/dev/null; then
     programs=("$bundle"/bin/hcp_cuda_tests "$bundle"/bin/hcp "$bundle"/bin/attention_cuda_bench)
