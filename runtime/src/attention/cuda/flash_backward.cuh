@@ -10,6 +10,7 @@
 #pragma once
 
 #include "hcp/attention_params.hpp"
+#include "backward_dk_dv_tiles.cuh"
 #include "backward_outputs.cuh"
 #include "backward_softmax_grad.cuh"
 #include "backward_steps.cuh"
@@ -119,14 +120,8 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
       pack_a<E>(pa, st[2 * kk], st[2 * kk + 1]);
       pack_a<E>(dsa, dpt[2 * kk], dpt[2 * kk + 1]);
       store_a<L::lds>(ds_pairs + 8 * kk, dsa);  // dS^T to shared memory, for dQ
-      HCP_UNROLL
-      for (int np = 0; np < kOutTiles / 2; ++np) {
-        uint32_t dob[4], qb[4];
-        ldmatrix_x4_trans(dob, do_kn + q_off + 2 * (16 * kk * L::ld + 16 * np));
-        ldmatrix_x4_trans(qb, q_kn + q_off + 2 * (16 * kk * L::ld + 16 * np));
-        mma_16816_x2<E>(dv[2 * np], dv[2 * np + 1], pa, dob);
-        mma_16816_x2<E>(dk[2 * np], dk[2 * np + 1], dsa, qb);
-      }
+      const int row = q_off + 2 * 16 * kk * L::ld;
+      add_dv_dk_kstep<E>(dv, dk, pa, dsa, do_kn + row, q_kn + row);
     }
     ctx.sync();  // all of dS^T is written
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "hcp/attention_params.hpp"
+#include "backward_dk_dv_tiles.cuh"
 #include "backward_outputs.cuh"
 #include "backward_softmax_grad.cuh"
 #include "backward_steps.cuh"
@@ -132,14 +133,8 @@ HCP_KFN void flash_backward_wide_block(const BlockCtx& ctx, const AttnParams& p,
       uint32_t pa[4], dsa[4];
       ldmatrix_x4(pa, pt_a + 2 * 16 * kk);
       ldmatrix_x4(dsa, dst_a + 2 * 16 * kk);
-      HCP_UNROLL
-      for (int np = 0; np < kHalfTiles / 2; ++np) {
-        uint32_t dob[4], qb[4];
-        ldmatrix_x4_trans(dob, do_kn + q_off + 2 * (16 * kk * L::ld + 16 * np));
-        ldmatrix_x4_trans(qb, q_kn + q_off + 2 * (16 * kk * L::ld + 16 * np));
-        mma_16816_x2<E>(dv[2 * np], dv[2 * np + 1], pa, dob);
-        mma_16816_x2<E>(dk[2 * np], dk[2 * np + 1], dsa, qb);
-      }
+      const int row = q_off + 2 * 16 * kk * L::ld;
+      add_dv_dk_kstep<E>(dv, dk, pa, dsa, do_kn + row, q_kn + row);
     }
 
     // Phase 3: dQ for queries 16 kw .. + 15 of the step = dS K over the block's 32 keys, added atomically (scaled).
