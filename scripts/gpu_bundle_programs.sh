@@ -33,7 +33,7 @@ hcp_bundle_library_path() {
 # hcp_bundle_build BUNDLE DIR: builds the programs in DIR from this tree with the bundle's Debian packages
 # (unpacked into DIR/deps) and this machine's CUDA toolkit and NCCL.
 hcp_bundle_build() {
-  local bundle=$1 dir=$2 deb nccl_dir nccl_include=""
+  local bundle=$1 dir=$2 deb d nccl_dir nccl_include=""
   if ! compgen -G "$bundle/debs/*.deb" >/dev/null; then
     echo "hcp gpu-check: $bundle has no packages to build from (made with HCP_GPU_BUNDLE_PACKAGES=0)" >&2
     return 1
