@@ -46,30 +46,138 @@ SourceText overrides_source(const std::vector<std::string>& overrides) {
   return s;
 }
 
-UnitReport lint_unit(const SourceText* input, const LintOptions& o, const SourceText* overrides) {
+// Runs every selected rule on one configuration. A rule that needs a fact the input cannot know is not run (an
+// info says so); one that reads a fact given only as a default reports at most warnings, saying so.
+std::vector<Diagnostic> run_rules(const ConfigTree& tree, const LintOptions& o, const std::string& name) {
+  std::vector<Diagnostic> out;
+  const Facts facts = resolve_facts(tree, o.cluster);
+  const LintContext ctx{tree, facts, name};
+  Reporter reporter(out);
+  for (const Rule* rule : all_rules()) {
+    if (!selected(std::string(rule->info.code), o)) continue;
+    reporter.set_rule(&rule->info);
+    const FactOrigin* unknown = nullptr;
+    const FactOrigin* defaulted = nullptr;
+    std::string_view needs = rule->needs;
+    std::string unknown_name;
+    while (!needs.empty()) {
+      const size_t comma = needs.find(',');
+      const std::string_view need = needs.substr(0, comma);
+      needs = comma == std::string_view::npos ? std::string_view() : needs.substr(comma + 1);
+      const FactOrigin* origin = facts.origin(need);
+      if (!origin) continue;
+      if (origin->provenance == Provenance::unknown && !unknown) {
+        unknown = origin;
+        unknown_name = std::string(need);
+      }
+      if (origin->provenance == Provenance::defaulted && !defaulted) defaulted = origin;
+    }
+    if (unknown) {
+      const std::string spelled = unknown->setting ? unknown->setting->spelled : unknown_name;
+      reporter.unknown(ctx.anchor({unknown->setting ? unknown->setting->key_loc : Location{}}),
+                       "not checked: " + spelled + " is not known here (" + unknown->why + ")",
+                       "give the value in the file, or lint the configuration the job really runs");
+      continue;
+    }
+    const size_t before = out.size();
+    rule->check(ctx, reporter);
+    if (!defaulted) continue;
+    for (size_t i = before; i < out.size(); ++i) {
+      Diagnostic& d = out[i];
+      if (d.unknown_fact) continue;
+      if (d.severity == Severity::error) d.severity = Severity::warning;
+      d.message += " (assuming " + (defaulted->setting ? defaulted->setting->spelled + " = " +
+                                                             defaulted->setting->value.display()
+                                                       : std::string("a default")) +
+                   ", a default the environment can override)";
+    }
+  }
+  for (Diagnostic& d : out) {
+    const auto it = o.severity.find(d.code);
+    if (it != o.severity.end() && !d.unknown_fact) d.severity = it->second;
+  }
+  return out;
+}
+
+bool same_finding(const Diagnostic& a, const Diagnostic& b) {
+  return a.code == b.code && a.loc.file == b.loc.file && a.loc.line == b.loc.line && a.loc.col == b.loc.col;
+}
+
+// A finding is as certain as the paths it holds on: on every path of the script it keeps its severity; on some
+// paths only it is at most a warning that names the path's conditions.
+std::vector<Diagnostic> merge_paths(const std::vector<ConfigVariant>& variants,
+                                    const std::vector<std::vector<Diagnostic>>& found) {
+  std::vector<int> paths;
+  for (const ConfigVariant& v : variants) {
+    if (std::find(paths.begin(), paths.end(), v.path_index) == paths.end()) paths.push_back(v.path_index);
+  }
+  std::vector<Diagnostic> out;
+  for (size_t i = 0; i < found.size(); ++i) {
+    for (const Diagnostic& d : found[i]) {
+      if (std::any_of(out.begin(), out.end(), [&](const Diagnostic& e) { return same_finding(e, d) && e.message == d.message; })) continue;
+      size_t holds = 0;
+      for (int p : paths) {
+        for (size_t j = 0; j < variants.size(); ++j) {
+          if (variants[j].path_index != p) continue;
+          if (std::any_of(found[j].begin(), found[j].end(), [&](const Diagnostic& e) { return same_finding(e, d); })) {
+            ++holds;
+            break;
+          }
+        }
+      }
+      Diagnostic copy = d;
+      if (holds < paths.size() && !d.unknown_fact) {
+        if (copy.severity == Severity::error) copy.severity = Severity::warning;
+        std::string when;
+        for (const std::string& c : variants[i].conditions) when += (when.empty() ? "" : " and ") + c;
+        copy.message = "when " + (when.empty() ? std::string("some paths of the script run") : when) + ": " + copy.message;
+      }
+      if (std::any_of(out.begin(), out.end(), [&](const Diagnostic& e) { return same_finding(e, copy) && e.message == copy.message; })) continue;
+      out.push_back(std::move(copy));
+    }
+  }
+  return out;
+}
+
+UnitReport lint_unit(const SourceText* input, const LintOptions& o, const SourceText* overrides,
+                     std::vector<SourceText>& sourced) {
   UnitReport unit;
   unit.name = input ? input->name : overrides ? overrides->name : o.overrides_file->name;
-  ConfigTree tree;
+  LoadedInput loaded;
   try {
-    if (input) load_source(*input, tree);
-    if (o.overrides_file) load_overrides_file(*o.overrides_file, tree);
-    if (overrides) load_overrides_file(*overrides, tree);
+    if (input) {
+      loaded = load_input(*input);
+    } else {
+      loaded.variants.emplace_back();
+    }
+    if (loaded.skipped && (o.overrides_file || overrides)) {
+      loaded.variants.emplace_back();  // overrides still apply alone
+      loaded.skipped.reset();
+    }
+    for (ConfigVariant& v : loaded.variants) {
+      if (o.overrides_file) load_overrides_file(*o.overrides_file, v.tree);
+      if (overrides) load_overrides_file(*overrides, v.tree);
+    }
   } catch (const Error& e) {
     unit.error = e.what();
     return unit;
   }
-  const Facts facts = resolve_facts(tree, o.cluster);
-  const LintContext ctx{tree, facts, unit.name};
-  Reporter reporter(unit.diagnostics);
-  for (const Rule* rule : all_rules()) {
-    if (!selected(std::string(rule->info.code), o)) continue;
-    reporter.set_rule(&rule->info);
-    rule->check(ctx, reporter);
+  for (SourceText& s : loaded.sourced) sourced.push_back(std::move(s));
+  unit.skipped = loaded.skipped;
+  for (const auto& [where, what] : loaded.unread) {
+    Diagnostic d;
+    d.code = "HCP000";
+    d.severity = Severity::info;
+    d.rule = "not-read";
+    d.message = "not followed: " + what + " (the rest of the file is still read)";
+    d.loc = where;
+    d.unknown_fact = true;
+    unit.diagnostics.push_back(std::move(d));
   }
-  for (Diagnostic& d : unit.diagnostics) {
-    const auto it = o.severity.find(d.code);
-    if (it != o.severity.end() && !d.unknown_fact) d.severity = it->second;
-  }
+  std::vector<std::vector<Diagnostic>> found;
+  for (const ConfigVariant& v : loaded.variants) found.push_back(run_rules(v.tree, o, unit.name));
+  std::vector<Diagnostic> merged = merge_paths(loaded.variants, found);
+  unit.diagnostics.insert(unit.diagnostics.end(), merged.begin(), merged.end());
   return unit;
 }
 
@@ -108,14 +216,19 @@ void validate_options(const LintOptions& o) {
 LintReport lint(std::vector<SourceText> inputs, const LintOptions& o) {
   validate_options(o);
   LintReport report;
+  std::vector<SourceText> sourced;
   std::optional<SourceText> overrides;
   if (!o.overrides.empty()) overrides = overrides_source(o.overrides);
   if (inputs.empty() && (overrides || o.overrides_file)) {
-    report.units.push_back(lint_unit(nullptr, o, overrides ? &*overrides : nullptr));
+    report.units.push_back(lint_unit(nullptr, o, overrides ? &*overrides : nullptr, sourced));
   }
   for (SourceText& input : inputs) {
     if (o.format != InputFormat::automatic) input.format = o.format;
-    report.units.push_back(lint_unit(&input, o, overrides ? &*overrides : nullptr));
+    report.units.push_back(lint_unit(&input, o, overrides ? &*overrides : nullptr, sourced));
+  }
+  for (SourceText& s : sourced) {
+    const std::string name = s.name;
+    report.sources.emplace(name, std::move(s));
   }
   for (SourceText& input : inputs) report.sources[input.name] = std::move(input);
   if (overrides) report.sources[overrides->name] = *overrides;

@@ -129,7 +129,13 @@ TEST(MegatronLoader, FlagsVariablesArraysAndContinuations) {
   EXPECT_EQ(t.find("cluster.gpus_per_node")->value.integer, 8);
   EXPECT_EQ(t.find("cluster.nodes")->value.integer, 4);
   EXPECT_EQ(t.find("env.CUDA_DEVICE_MAX_CONNECTIONS")->value.text, "1");
-  EXPECT_EQ(t.find("model.seq_length"), nullptr);  // $SEQ is not defined in the script: unknown
+  // $SEQ is not defined in the script: unknown, with the reason.
+  ASSERT_NE(t.find("model.seq_length"), nullptr);
+  EXPECT_EQ(t.find("model.seq_length")->provenance, Provenance::unknown);
+  EXPECT_EQ(t.find("model.seq_length")->value.kind, Value::Kind::null);
+  EXPECT_THAT(t.find("model.seq_length")->why, HasSubstr("environment variable SEQ"));
+  // ${CP:-8}: 8 unless the environment sets CP.
+  EXPECT_EQ(t.find("model.context_parallel_size")->provenance, Provenance::defaulted);
 }
 
 TEST(MegatronLoader, MultipleCommTypesAreAPerLayerList) {
@@ -138,9 +144,14 @@ TEST(MegatronLoader, MultipleCommTypesAreAPerLayerList) {
   EXPECT_EQ(t.find("model.cp_comm_type")->value.items.size(), 2u);
 }
 
-TEST(MegatronLoader, AFlagWithoutItsValueIsAParseError) {
-  EXPECT_THAT(parse_error("y.sh", "python pretrain_gpt.py --context-parallel-size\n"),
-              HasSubstr("y.sh:1:24: --context-parallel-size expects a value"));
+// A flag name alone is common in real scripts (a `case` arm `--tensor-model-parallel-size)`, a flag at the end of
+// a line whose value follows elsewhere): nothing to lint, never an input error.
+TEST(MegatronLoader, AFlagWithoutItsValueIsNotAnInputError) {
+  EXPECT_NO_THROW(load("y.sh", "python pretrain_gpt.py --context-parallel-size\n"));
+  const ConfigTree t = load("z.sh", "case $1 in\n  --tensor-model-parallel-size) TP=$2;;\nesac\n"
+                                    "python pretrain_gpt.py --tensor-model-parallel-size $TP --micro-batch-size 1\n");
+  ASSERT_NE(t.find("model.tensor_model_parallel_size"), nullptr);
+  EXPECT_EQ(t.find("model.tensor_model_parallel_size")->provenance, Provenance::unknown);
 }
 
 TEST(MegatronLoader, BinaryGarbageDoesNotCrash) {

@@ -165,3 +165,13 @@ TEST(ShellModel, SyntaxErrorsAreSkippedAndTheRestIsRead) {
 
 }  // namespace
 }  // namespace hcp::lint
+
+namespace hcp::lint {
+namespace {
+
+TEST(ShellModel, DefaultsForTheEnvironmentAreDefaulted) {
+  EXPECT_EQ(render(run_text("CP=${CP:-8}\nA=(--cp $CP)\nrun ${A[@]} \"$CP\"\n")), "path\n  run --cp 8? 8?\n");
+}
+
+}  // namespace
+}  // namespace hcp::lint

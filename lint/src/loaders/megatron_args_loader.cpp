@@ -1,11 +1,14 @@
-// Megatron-LM launch scripts and argument files: flags (with --flag value, --flag=value and nargs='+'), torchrun's
-// cluster size, and exported environment variables.
+// Megatron-LM launch scripts and argument files, read through the shell model: every path through the script,
+// every training launch on it (a Python program given Megatron's training flags) becomes one configuration,
+// with the launcher's cluster size and the environment the launch runs in.
 #include <cctype>
 #include <string>
 
+#include "hcp/error.hpp"
+#include "hcp/lint/linter.hpp"
 #include "hcp/lint/loaders.hpp"
+#include "launchers.hpp"
 #include "megatron_flags.hpp"
-#include "shell_words.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -14,64 +17,85 @@ bool is_negative_number(const std::string& w) {
   return w.size() > 1 && w[0] == '-' && std::isdigit(static_cast<unsigned char>(w[1]));
 }
 
-bool looks_like_flag(const std::string& w) { return w.size() > 1 && w[0] == '-' && !is_negative_number(w); }
-
-Value value_of(const ShellWord& w) {
-  bool overflow = false;
-  return parse_scalar(w.text, w.loc, &overflow);
+bool looks_like_flag(const ShellWord& w) {
+  return w.known_prefix > 1 && w.text[0] == '-' && !is_negative_number(w.text);
 }
 
-}  // namespace
+// Flags that only a Megatron training program takes: a Python command with one of them is a training launch.
+bool is_training_flag(std::string_view flag) {
+  static constexpr std::string_view kMarkers[] = {"--micro-batch-size", "--global-batch-size", "--hidden-size",
+                                                   "--train-iters",      "--train-samples",     "--ffn-hidden-size"};
+  for (std::string_view m : kMarkers) {
+    if (m == flag) return true;
+  }
+  const FlagSpec* spec = find_flag(flag);
+  return spec && std::string_view(spec->key).rfind("cluster.", 0) != 0;
+}
 
-void load_megatron_args(const SourceText& source, ConfigTree& tree) {
-  const ShellScan scan = scan_shell(source);
-  const auto& words = scan.words;
-  bool group_query_attention = false;
+Setting from_words(const FlagSpec& spec, const std::string& flag, const ShellWord& at,
+                   const std::vector<ShellWord>& values) {
+  Setting s;
+  s.key = std::string(spec.key);
+  s.spelled = flag;
+  s.key_loc = at.loc;
+  for (const ShellWord& v : values) {
+    if (v.provenance > s.provenance) {
+      s.provenance = v.provenance;
+      s.why = v.why;
+    }
+  }
+  if (s.provenance == Provenance::unknown) return s;  // value stays null: unknown here
+  if (spec.arity == FlagSpec::Arity::store_true) {
+    s.value = Value::make_bool(true, at.loc);
+  } else if (values.size() == 1 && !spec.always_list) {
+    s.value = parse_scalar(values[0].text, values[0].loc);
+  } else {
+    std::vector<Value> items;
+    for (const ShellWord& v : values) {
+      // Megatron's tuple form `--window-size 127,0` is one word that argparse splits at the comma.
+      size_t b = 0;
+      while (true) {
+        const size_t comma = spec.comma_list ? v.text.find(',', b) : std::string::npos;
+        Location l = v.loc;
+        if (l.col > 0) l.col += static_cast<int>(b);
+        items.push_back(parse_scalar(v.text.substr(b, comma == std::string::npos ? std::string::npos : comma - b), l));
+        if (comma == std::string::npos) break;
+        b = comma + 1;
+      }
+    }
+    s.value = Value::make_list(std::move(items), values.empty() ? at.loc : values[0].loc);
+  }
+  return s;
+}
+
+// The training program's flags, from words[from] on.
+bool read_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
+  bool training = false, group_query_attention = false;
   std::optional<Setting> query_groups;
-  for (size_t i = 0; i < words.size(); ++i) {
+  for (size_t i = from; i < words.size(); ++i) {
     const ShellWord& w = words[i];
-    if (w.text.size() < 3 || w.text.rfind("--", 0) != 0) continue;
+    if (w.known_prefix < 3 || w.text.rfind("--", 0) != 0) continue;
     const size_t eq = w.text.find('=');
     const std::string flag = w.text.substr(0, eq);
+    if (eq != std::string::npos && eq > w.known_prefix) continue;  // the flag's own name is not known
+    training |= is_training_flag(flag);
     const FlagSpec* spec = find_flag(flag);
-    Setting s;
-    s.spelled = flag;
-    s.key_loc = w.loc;
-    if (spec == nullptr) {
-      // Kept under its own spelling so the did-you-mean rule can compare it with the known flags.
-      s.key = flag;
-      s.value = Value::make_null(w.loc);
-      tree.set(std::move(s));
-      continue;
-    }
-    s.key = std::string(spec->key);
+    if (spec == nullptr || std::string_view(spec->key).rfind("cluster.", 0) == 0) continue;
     std::vector<ShellWord> values;
     if (eq != std::string::npos) {
-      ShellWord inline_value = w;
-      inline_value.text = w.text.substr(eq + 1);
-      inline_value.loc.col += static_cast<int>(eq) + 1;
-      values.push_back(inline_value);
+      ShellWord v = w;
+      v.text = w.text.substr(eq + 1);
+      v.known_prefix = w.known_prefix - (eq + 1);
+      if (v.loc.col > 0) v.loc.col += static_cast<int>(eq) + 1;
+      values.push_back(v);
     } else if (spec->arity != FlagSpec::Arity::store_true) {
-      for (size_t j = i + 1; j < words.size() && words[j].command == w.command && !looks_like_flag(words[j].text);
-           ++j) {
+      for (size_t j = i + 1; j < words.size() && !looks_like_flag(words[j]); ++j) {
         values.push_back(words[j]);
         if (spec->arity == FlagSpec::Arity::one) break;
       }
+      if (values.empty()) continue;  // a flag without its value: argparse would refuse; nothing to lint
     }
-    bool unresolved = false;
-    for (const ShellWord& v : values) unresolved |= v.unresolved;
-    if (unresolved) continue;  // set from outside the script ($1, an undefined variable): unknown here
-    if (spec->arity == FlagSpec::Arity::store_true) {
-      s.value = Value::make_bool(true, w.loc);
-    } else if (values.empty()) {
-      throw_parse_error(w.loc, flag + " expects a value");
-    } else if (values.size() == 1 && !spec->always_list) {
-      s.value = value_of(values[0]);
-    } else {
-      std::vector<Value> items;
-      for (const ShellWord& v : values) items.push_back(value_of(v));
-      s.value = Value::make_list(std::move(items), values[0].loc);
-    }
+    Setting s = from_words(*spec, flag, w, values);
     if (s.key == "model.group_query_attention") group_query_attention = true;
     if (s.key == "model.num_query_groups") {
       query_groups = std::move(s);  // Megatron ignores it without --group-query-attention
@@ -80,14 +104,59 @@ void load_megatron_args(const SourceText& source, ConfigTree& tree) {
     tree.set(std::move(s));
   }
   if (query_groups && group_query_attention) tree.set(std::move(*query_groups));
-  for (const ShellExport& e : scan.exports) {
+  return training;
+}
+
+void read_environment(const ShellCommand& c, ConfigTree& tree) {
+  for (const ShellEnv& e : c.env) {
     Setting s;
     s.key = "env." + e.name;
     s.spelled = e.name;
-    s.key_loc = e.loc;
-    s.value = Value::make_string(e.value, e.loc);
-    tree.set(std::move(s));
+    s.key_loc = e.value.loc;
+    s.provenance = e.value.provenance;
+    s.why = e.value.why;
+    if (e.value.known() || e.value.provenance == Provenance::defaulted) s.value = Value::make_string(e.value.text, e.value.loc);
+    if (!tree.find(s.key)) tree.set(std::move(s));  // what the launcher sets (ray env_vars) wins
   }
+}
+
+std::optional<SourceText> read_neighbour(const std::string& path) {
+  try {
+    return read_source(path);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+LoadedInput load_megatron_script(const SourceText& source) {
+  LoadedInput out;
+  ShellOptions options;
+  options.read_sourced = read_neighbour;
+  ShellRun run = run_shell(source, options);
+  for (const ShellPath& path : run.paths) {
+    for (const ShellCommand& c : path.commands) {
+      const size_t start = training_arguments_start(c.words);
+      if (start >= c.words.size()) continue;
+      ConfigVariant v;
+      if (!read_flags(c.words, start, v.tree)) continue;
+      read_launcher(c, start, run, v.tree);
+      read_environment(c, v.tree);
+      v.conditions = path.conditions;
+      v.path_index = static_cast<int>(&path - run.paths.data());
+      out.variants.push_back(std::move(v));
+    }
+  }
+  for (const ShellSkip& s : run.skipped) out.unread.push_back({s.loc, s.what});
+  out.sourced = std::move(run.sourced);
+  if (out.variants.empty()) out.skipped = "a shell script that launches no Megatron training (no Python program given Megatron's training flags)";
+  return out;
+}
+
+void load_megatron_args(const SourceText& source, ConfigTree& tree) {
+  LoadedInput in = load_megatron_script(source);
+  if (!in.variants.empty()) tree = std::move(in.variants.front().tree);
 }
 
 }  // namespace hcp::lint

@@ -20,7 +20,13 @@ constexpr FlagSpec kFlags[] = {
     {"--seq-length", "model.seq_length", A::one, false},
     {"--use-tp-pp-dp-mapping", "dist.use_tp_pp_dp_mapping", A::store_true, false},
     {"--sequence-parallel", "model.sequence_parallel", A::store_true, false},
-    {"--window-size", "model.window_size", A::many, true},
+    // Megatron's type=tuple_type: one word "127,0" (or "(127, 0)"); two words also parse with nargs.
+    {"--window-size", "model.window_size", A::many, true, true},
+    {"--expert-model-parallel-size", "model.expert_model_parallel_size", A::one, false},
+    {"--expert-tensor-parallel-size", "model.expert_tensor_parallel_size", A::one, false},
+    {"--use-torch-fsdp2", "dist.use_torch_fsdp2", A::store_true, false},
+    {"--use-megatron-fsdp", "dist.use_megatron_fsdp", A::store_true, false},
+    {"--overlap-moe-expert-parallel-comm", "model.overlap_moe_expert_parallel_comm", A::store_true, false},
     // torchrun / python -m torch.distributed.run: the cluster size
     {"--nproc_per_node", "cluster.gpus_per_node", A::one, false},
     {"--nproc-per-node", "cluster.gpus_per_node", A::one, false},

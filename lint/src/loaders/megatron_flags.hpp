@@ -12,6 +12,7 @@ struct FlagSpec {
   std::string_view key;   // "model.context_parallel_size"
   Arity arity;
   bool always_list;       // nargs='+' flags whose Bridge value is a list even with one entry
+  bool comma_list = false;  // a type that splits one word at commas (--window-size 127,0)
 };
 
 std::span<const FlagSpec> megatron_flags();

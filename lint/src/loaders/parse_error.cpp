@@ -20,4 +20,16 @@ void load_source(const SourceText& source, ConfigTree& tree) {
   throw Error(Errc::internal, "unreachable input format");
 }
 
+LoadedInput load_input(const SourceText& source) {
+  InputFormat format = source.format;
+  if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
+  if (format == InputFormat::megatron) return load_megatron_script(source);
+  LoadedInput out;
+  SourceText typed = source;
+  typed.format = format;
+  out.variants.emplace_back();
+  load_source(typed, out.variants.back().tree);
+  return out;
+}
+
 }  // namespace hcp::lint

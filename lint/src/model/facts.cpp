@@ -7,6 +7,14 @@
 namespace hcp::lint {
 namespace {
 
+// Records where a fact came from; true when its value is unknown (the caller then leaves the value unset).
+bool origin_of(const Setting* s, FactOrigin& fact) {
+  fact.setting = s;
+  fact.provenance = s->provenance;
+  fact.why = s->why;
+  return s->provenance == Provenance::unknown;
+}
+
 class Resolver {
  public:
   Resolver(const ConfigTree& tree, Facts& facts) : tree_(tree), facts_(facts) {}
@@ -15,11 +23,12 @@ class Resolver {
   // divide by it.
   void integer(const char* key, Fact<int64_t>& fact) {
     const Setting* s = tree_.find(key);
-    if (!s || s->value.kind == Value::Kind::null) return;
+    if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, fact))) return;
+    if (fact.unknown()) return;
     const auto v = as_int(s->value);
     if (v && *v > 0) {
       fact.value = *v;
-      fact.setting = s;
+      origin_of(s, fact);
     } else {
       problem(s, "a positive integer");
     }
@@ -27,7 +36,8 @@ class Resolver {
 
   void boolean(const char* key, Fact<bool>& fact) {
     const Setting* s = tree_.find(key);
-    if (!s || s->value.kind == Value::Kind::null) return;
+    if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, fact))) return;
+    if (fact.unknown()) return;
     const Value& v = s->value;
     std::string lower = v.text;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -38,20 +48,22 @@ class Resolver {
     } else {
       return problem(s, "a boolean");
     }
-    fact.setting = s;
+    origin_of(s, fact);
   }
 
   void string(const char* key, Fact<std::string>& fact) {
     const Setting* s = tree_.find(key);
-    if (!s || s->value.kind == Value::Kind::null) return;
+    if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, fact))) return;
+    if (fact.unknown()) return;
     if (s->value.kind == Value::Kind::list || s->value.kind == Value::Kind::table) return problem(s, "a string");
     fact.value = s->value.text;
-    fact.setting = s;
+    origin_of(s, fact);
   }
 
   void comm_types() {
     const Setting* s = tree_.find("model.cp_comm_type");
-    if (!s || s->value.kind == Value::Kind::null) return;
+    if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, facts_.cp_comm_type))) return;
+    if (facts_.cp_comm_type.unknown()) return;
     std::vector<std::string> types;
     if (s->value.kind == Value::Kind::string) {
       types.push_back(s->value.text);
@@ -65,12 +77,13 @@ class Resolver {
       return problem(s, "a string or a list of strings");
     }
     facts_.cp_comm_type.value = std::move(types);
-    facts_.cp_comm_type.setting = s;
+    origin_of(s, facts_.cp_comm_type);
   }
 
   void hcp_sizes() {
     const Setting* s = tree_.find("model.hierarchical_context_parallel_sizes");
-    if (!s || s->value.kind == Value::Kind::null) return;
+    if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, facts_.hcp_sizes))) return;
+    if (facts_.hcp_sizes.unknown()) return;
     if (s->value.kind != Value::Kind::list) return problem(s, "a list of integers");
     std::vector<int64_t> sizes;
     for (const Value& item : s->value.items) {
@@ -80,13 +93,14 @@ class Resolver {
     }
     if (sizes.empty()) return problem(s, "a list of positive integers");
     facts_.hcp_sizes.value = std::move(sizes);
-    facts_.hcp_sizes.setting = s;
+    origin_of(s, facts_.hcp_sizes);
   }
 
   // TE window_size (left, right): -1 means unbounded; (-1, -1) and (-1, 0) are full (causal) attention.
   void sliding_window() {
     const Setting* s = tree_.find("model.window_size");
-    if (!s || s->value.kind == Value::Kind::null) return;
+    if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, facts_.sliding_window))) return;
+    if (facts_.sliding_window.unknown()) return;
     std::vector<int64_t> w;
     if (s->value.kind == Value::Kind::list) {
       for (const Value& item : s->value.items) {
@@ -101,26 +115,40 @@ class Resolver {
     }
     if (w.empty()) return;
     facts_.sliding_window.value = w[0] >= 0 || (w.size() > 1 && w[1] > 0);
-    facts_.sliding_window.setting = s;
+    origin_of(s, facts_.sliding_window);
   }
 
   void attention_bias() {
     Fact<std::string> bias;
     string("model.core_attention_bias_type", bias);
-    if (bias.known() && *bias.value != "no_bias") facts_.attention_bias = bias;
+    if (bias.unknown() || (bias.known() && *bias.value != "no_bias")) facts_.attention_bias = bias;
   }
 
   void packed_sequences() {
     Fact<std::string> format;
     string("model.qkv_format", format);
+    if (format.unknown()) {
+      static_cast<FactOrigin&>(facts_.packed_sequences) = format;
+      return;
+    }
     if (format.known() && *format.value == "thd") {
-      facts_.packed_sequences = {true, format.setting, {}};
+      static_cast<FactOrigin&>(facts_.packed_sequences) = format;
+      facts_.packed_sequences.value = true;
       return;
     }
     // Bridge writes 0 or -1 here for "not packed": any integer is fine, only a positive one means packing.
-    const Setting* packed = tree_.find("dataset.packed_sequence_specs.packed_sequence_size");
-    const auto size = packed ? as_int(packed->value) : std::nullopt;
-    if (size && *size > 0) facts_.packed_sequences = {true, packed, {}};
+    for (const char* key : {"dataset.packed_sequence_specs.packed_sequence_size",
+                            "dataset.offline_packing_specs.packed_sequence_size"}) {
+      const Setting* packed = tree_.find(key);
+      if (!packed) continue;
+      if (origin_of(packed, facts_.packed_sequences)) return;
+      const auto size = as_int(packed->value);
+      if (size && *size > 0) {
+        facts_.packed_sequences.value = true;
+        return;
+      }
+      facts_.packed_sequences = {};
+    }
   }
 
   static std::optional<int64_t> as_int(const Value& v) {
@@ -145,10 +173,52 @@ void from_command_line(Fact<T>& fact, const std::optional<T>& value, const char*
   if (!value) return;
   fact.value = value;
   fact.setting = nullptr;
+  fact.provenance = Provenance::literal;
+  fact.why.clear();
   fact.flag_loc = Location{std::string("<command line ") + flag + ">", 0, 0};
 }
 
 }  // namespace
+
+const FactOrigin* Facts::origin(std::string_view name) const {
+  struct Entry {
+    std::string_view name;
+    const FactOrigin* (*get)(const Facts&);
+  };
+#define HCP_FACT(x) {#x, [](const Facts& f) -> const FactOrigin* { return &f.x; }}
+  static constexpr Entry kFacts[] = {
+      HCP_FACT(cp),
+      HCP_FACT(tp),
+      HCP_FACT(pp),
+      HCP_FACT(cp_comm_type),
+      HCP_FACT(hcp_sizes),
+      HCP_FACT(num_layers),
+      HCP_FACT(num_attention_heads),
+      HCP_FACT(num_query_groups),
+      HCP_FACT(model_seq_length),
+      HCP_FACT(dataset_seq_length),
+      HCP_FACT(use_decentralized_pg),
+      HCP_FACT(use_tp_pp_dp_mapping),
+      HCP_FACT(ep),
+      HCP_FACT(etp),
+      HCP_FACT(fsdp),
+      HCP_FACT(overlap_moe_expert_parallel_comm),
+      HCP_FACT(sliding_window),
+      HCP_FACT(attention_bias),
+      HCP_FACT(packed_sequences),
+      HCP_FACT(world_size),
+      HCP_FACT(nodes),
+      HCP_FACT(gpus_per_node),
+      HCP_FACT(te_version),
+      HCP_FACT(gpu),
+      HCP_FACT(cuda_device_max_connections),
+  };
+#undef HCP_FACT
+  for (const Entry& e : kFacts) {
+    if (e.name == name) return e.get(*this);
+  }
+  return nullptr;
+}
 
 bool Facts::uses_comm(const std::string& type) const {
   const auto types = comm_types();
@@ -170,6 +240,11 @@ Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli) {
   r.integer("dataset.seq_length", f.dataset_seq_length);
   r.boolean("dist.use_decentralized_pg", f.use_decentralized_pg);
   r.boolean("dist.use_tp_pp_dp_mapping", f.use_tp_pp_dp_mapping);
+  r.integer("model.expert_model_parallel_size", f.ep);
+  r.integer("model.expert_tensor_parallel_size", f.etp);
+  r.boolean("dist.use_megatron_fsdp", f.fsdp);
+  if (!f.fsdp.known() || !*f.fsdp.value) r.boolean("dist.use_torch_fsdp2", f.fsdp);
+  r.boolean("model.overlap_moe_expert_parallel_comm", f.overlap_moe_expert_parallel_comm);
   r.sliding_window();
   r.attention_bias();
   r.packed_sequences();
@@ -186,13 +261,17 @@ Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli) {
   from_command_line(f.gpu, cli.gpu, "--gpu");
   if (cli.world_size) {
     from_command_line(f.world_size, cli.world_size, "--world-size");
-  } else if ((cli.nodes || cli.gpus_per_node || !f.world_size.known()) && f.nodes.known() && f.gpus_per_node.known()) {
+  } else if ((cli.nodes || cli.gpus_per_node || (!f.world_size.known() && !f.world_size.unknown())) &&
+             f.nodes.known() && f.gpus_per_node.known()) {
     int64_t product = 0;
     if (!__builtin_mul_overflow(*f.nodes.value, *f.gpus_per_node.value, &product)) {
       f.world_size.value = product;
-      f.world_size.setting = f.nodes.setting;
-      f.world_size.flag_loc = f.nodes.flag_loc;
+      static_cast<FactOrigin&>(f.world_size) = f.nodes;
+      f.world_size.provenance = std::max(f.nodes.provenance, f.gpus_per_node.provenance);
+      if (f.world_size.why.empty()) f.world_size.why = f.gpus_per_node.why;
     }
+  } else if (!f.world_size.known() && (f.nodes.unknown() || f.gpus_per_node.unknown())) {
+    static_cast<FactOrigin&>(f.world_size) = f.nodes.unknown() ? f.nodes : f.gpus_per_node;
   }
   return f;
 }

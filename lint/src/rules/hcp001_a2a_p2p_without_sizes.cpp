@@ -39,7 +39,7 @@ const Rule& rule_hcp001() {
         "Megatron-Bridge issue 2667 and PR 2665; Megatron-LM megatron/training/arguments.py validate_args "
         "(\"--hierarchical-context-parallel-sizes must be set when a2a+p2p is used in cp comm\"); "
         "megatron/core/extensions/transformer_engine.py TEDotProductAttention"}},
-      &check};
+      &check, "cp_comm_type,hcp_sizes"};
   return rule;
 }
 

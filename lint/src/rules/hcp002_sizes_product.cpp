@@ -37,7 +37,7 @@ const Rule& rule_hcp002() {
         "Choose sizes whose product is context_parallel_size, level 0 (a2a) first: [2, 4] for cp 8.",
         "Megatron-LM megatron/core/parallel_state.py create_hierarchical_groups; Megatron-Bridge "
         "src/megatron/bridge/training/config.py"}},
-      &check};
+      &check, "cp,hcp_sizes"};
   return rule;
 }
 

@@ -37,7 +37,7 @@ const Rule& rule_hcp003() {
         "[model]\ncontext_parallel_size = 4\nseq_length = 4100",
         "Use a sequence length that is a multiple of 2 * context_parallel_size.",
         "Megatron-LM megatron/training/arguments.py validate_args; Transformer Engine context_parallel.py"}},
-      &check};
+      &check, "cp,model_seq_length,dataset_seq_length"};
   return rule;
 }
 

@@ -26,7 +26,7 @@ const Rule& rule_hcp004() {
         "[model]\nseq_length = 8192\n[dataset]\nseq_length = 4096",
         "Set both to the sequence length you train with.",
         "Megatron-Bridge src/megatron/bridge/training/config.py"}},
-      &check};
+      &check, "model_seq_length,dataset_seq_length"};
   return rule;
 }
 

@@ -62,7 +62,7 @@ const Rule& rule_hcp005() {
         "\n[env]\ntransformer_engine = \"1.11.0\"",
         "Upgrade Transformer Engine, or choose a cp_comm_type the installed version supports.",
         "Megatron-LM megatron/core/extensions/transformer_engine.py (TEDotProductAttention version checks)"}},
-      &check};
+      &check, "cp,cp_comm_type,te_version"};
   return rule;
 }
 

@@ -27,7 +27,7 @@ const Rule& rule_hcp006() {
         "[dist]\nuse_decentralized_pg = true\n[model]\nhierarchical_context_parallel_sizes = [2, 2]",
         "Set dist.use_decentralized_pg = false, or drop hierarchical CP.",
         "Megatron-Bridge src/megatron/bridge/training/initialize.py"}},
-      &check};
+      &check, "hcp_sizes,use_decentralized_pg"};
   return rule;
 }
 

@@ -26,7 +26,7 @@ const Rule& rule_hcp007() {
         "[model]\ncontext_parallel_size = 8\ncp_comm_type = \"a2a+p2p\"\nhierarchical_context_parallel_sizes = [2, 2, 2]",
         "Use two levels, e.g. [2, 4].",
         "Transformer Engine transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py"}},
-      &check};
+      &check, "cp_comm_type,hcp_sizes"};
   return rule;
 }
 

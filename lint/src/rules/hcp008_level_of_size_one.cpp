@@ -31,7 +31,7 @@ const Rule& rule_hcp008() {
         "[model]\ncontext_parallel_size = 4\ncp_comm_type = \"a2a+p2p\"\nhierarchical_context_parallel_sizes = [1, 4]",
         "Configure the scheme that actually runs (p2p or a2a) without hierarchical sizes.",
         "Transformer Engine context_parallel.py (a2a+p2p with a level of size 1)"}},
-      &check};
+      &check, "hcp_sizes"};
   return rule;
 }
 

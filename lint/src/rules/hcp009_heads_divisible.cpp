@@ -57,7 +57,7 @@ const Rule& rule_hcp009() {
         "Use an a2a size that divides num_query_groups / tp (CP beyond the KV heads goes to the p2p level).",
         "Transformer Engine context_parallel.py (AttnFuncWithCPAndQKVOA2A); Megatron-Bridge "
         "docs/training/hierarchical-context-parallel.md"}},
-      &check};
+      &check, "tp,cp,cp_comm_type,hcp_sizes,num_attention_heads,num_query_groups"};
   return rule;
 }
 

@@ -45,7 +45,7 @@ const Rule& rule_hcp010() {
         "context_parallel_size = 4",
         "Change the parallel sizes or the number of nodes.",
         "Megatron-LM megatron/core/parallel_state.py initialize_model_parallel"}},
-      &check};
+      &check, "world_size,tp,pp,cp"};
   return rule;
 }
 

@@ -69,7 +69,7 @@ const Rule& rule_hcp011() {
         "cp_comm_type = \"a2a+p2p\"\nhierarchical_context_parallel_sizes = [2, 8]",
         "Choose tp * a2a_size <= GPUs per node, e.g. tp 4 with [2, 8], or tp 8 with p2p only.",
         "Megatron-LM megatron/core/parallel_state.py RankGenerator; hcp groups --rank R shows the groups"}},
-      &check};
+      &check, "tp,cp,cp_comm_type,hcp_sizes,gpus_per_node"};
   return rule;
 }
 

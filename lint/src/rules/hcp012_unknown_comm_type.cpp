@@ -58,7 +58,7 @@ const Rule& rule_hcp012() {
         "[model]\ncontext_parallel_size = 2\ncp_comm_type = \"allgather\"",
         "Use p2p, all_gather, a2a or a2a+p2p.",
         "Megatron-LM megatron/training/arguments.py (--cp-comm-type help); Transformer Engine context_parallel.py"}},
-      &check};
+      &check, "cp_comm_type"};
   return rule;
 }
 

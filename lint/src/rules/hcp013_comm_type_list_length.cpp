@@ -27,7 +27,7 @@ const Rule& rule_hcp013() {
         "[model]\nnum_layers = 4\ncp_comm_type = [\"p2p\", \"a2a\"]",
         "One entry per layer, or a single string.",
         "Megatron-LM megatron/core/transformer/transformer_config.py"}},
-      &check};
+      &check, "cp_comm_type,num_layers"};
   return rule;
 }
 

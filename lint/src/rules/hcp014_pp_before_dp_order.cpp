@@ -25,7 +25,7 @@ const Rule& rule_hcp014() {
         "[dist]\nuse_tp_pp_dp_mapping = true\n[model]\npipeline_model_parallel_size = 2\ncontext_parallel_size = 2",
         "Use the default order.",
         "Megatron-LM megatron/core/parallel_state.py initialize_model_parallel"}},
-      &check};
+      &check, "tp,cp,pp,ep,etp,use_tp_pp_dp_mapping"};
   return rule;
 }
 

@@ -28,7 +28,7 @@ const Rule& rule_hcp015() {
         "[model]\ncontext_parallel_size = 4\nhierarchical_context_parallel_sizes = [2, 2]",
         "Set cp_comm_type = \"a2a+p2p\" or remove the sizes.",
         "Megatron-LM megatron/core/parallel_state.py initialize_model_parallel"}},
-      &check};
+      &check, "cp_comm_type,hcp_sizes"};
   return rule;
 }
 

@@ -30,7 +30,7 @@ const Rule& rule_hcp016() {
         "[model]\ncontext_parallel_size = 2\nwindow_size = [4096, 0]",
         "Use cp_comm_type = \"a2a\" or \"all_gather\".",
         "Transformer Engine dot_product_attention/utils.py get_attention_backend"}},
-      &check};
+      &check, "cp,cp_comm_type,sliding_window"};
   return rule;
 }
 

@@ -29,7 +29,7 @@ const Rule& rule_hcp017() {
         "[model]\ncontext_parallel_size = 2\ncp_comm_type = \"a2a\"\ncore_attention_bias_type = \"post_scale_bias\"",
         "Use p2p, or drop the attention bias.",
         "Transformer Engine context_parallel.py"}},
-      &check};
+      &check, "cp,cp_comm_type,attention_bias"};
   return rule;
 }
 

@@ -35,7 +35,7 @@ const Rule& rule_hcp018() {
         "\nqkv_format = \"thd\"",
         "Use p2p or a2a with packed sequences, or a Transformer Engine release that includes PR 3290.",
         "Transformer Engine issue 2208, PR 3290; context_parallel.py"}},
-      &check};
+      &check, "cp,cp_comm_type,packed_sequences,te_version"};
   return rule;
 }
 

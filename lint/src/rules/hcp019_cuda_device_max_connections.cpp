@@ -33,7 +33,7 @@ const Rule& rule_hcp019() {
         "[model]\ncontext_parallel_size = 4\n[cluster]\ngpu = \"h100\"",
         "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch environment.",
         "Megatron-LM megatron/training/arguments.py; megatron/core/transformer/transformer_config.py"}},
-      &check};
+      &check, "tp,cp,cuda_device_max_connections,gpu,fsdp,overlap_moe_expert_parallel_comm"};
   return rule;
 }
 

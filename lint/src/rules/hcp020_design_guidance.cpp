@@ -65,7 +65,7 @@ const Rule& rule_hcp020() {
         "hierarchical_context_parallel_sizes = [2, 2]",
         "Follow the suggestion when it fits your memory budget.",
         "Megatron-Bridge docs/training/hierarchical-context-parallel.md and the performance guide"}},
-      &check};
+      &check, "tp,cp,cp_comm_type,hcp_sizes,num_attention_heads,num_query_groups,model_seq_length,dataset_seq_length,gpus_per_node"};
   return rule;
 }
 

@@ -33,7 +33,7 @@ const Rule& rule_hcp021() {
         "cp_comm_type = \"a2a\"",
         "Choose tp so that heads and query groups per rank are even.",
         "Transformer Engine dot_product_attention/utils.py get_attention_backend"}},
-      &check};
+      &check, "tp,cp,cp_comm_type,hcp_sizes,num_attention_heads,num_query_groups"};
   return rule;
 }
 

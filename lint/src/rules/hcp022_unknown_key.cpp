@@ -89,7 +89,7 @@ const Rule& rule_hcp022() {
         "[model]\ncontext_paralel_size = 4",
         "Spell the key as suggested.",
         "Megatron-Bridge override handling (OmegaConf); argparse allow_abbrev"}},
-      &check};
+      &check, ""};
   return rule;
 }
 

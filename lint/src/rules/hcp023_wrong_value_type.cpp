@@ -27,7 +27,7 @@ const Rule& rule_hcp023() {
         "[model]\ncontext_parallel_size = \"four\"",
         "Write the value with the expected type.",
         "Megatron-Bridge src/megatron/bridge/training/config.py"}},
-      &check};
+      &check, ""};
   return rule;
 }
 

@@ -393,6 +393,19 @@ void Interpreter::assign(BashNode a, State& s, bool exported) {
     index = idx.null() ? std::nullopt : arithmetic(idx, s);
     index_unknown = !index || *index < 0 || *index > 4096;
   }
+  // The value is expanded before the variable exists: CP=${CP:-8} reads the CP from before.
+  std::vector<Pieces> items;
+  const bool is_array = !value_node.null() && value_node.is("array");
+  Pieces value;
+  if (is_array) {
+    for (uint32_t i = 0; i < value_node.named_child_count(); ++i) {
+      const BashNode item = value_node.named_child(i);
+      if (item.is("comment")) continue;
+      for (Pieces& w : expand_argument(item, s)) items.push_back(std::move(w));
+    }
+  } else if (!value_node.null()) {
+    value = expand_value(value_node, s);
+  }
   Var& v = s.vars[name];
   v.exported |= exported;
   if (index_unknown) {
@@ -400,20 +413,13 @@ void Interpreter::assign(BashNode a, State& s, bool exported) {
     v.elements = {{unknown_piece("${" + name + "[@]}", loc(a), "array " + name + " set at an unknown index")}};
     return;
   }
-  if (!value_node.null() && value_node.is("array")) {
-    std::vector<Pieces> items;
-    for (uint32_t i = 0; i < value_node.named_child_count(); ++i) {
-      const BashNode item = value_node.named_child(i);
-      if (item.is("comment")) continue;
-      for (Pieces& w : expand_argument(item, s)) items.push_back(std::move(w));
-    }
+  if (is_array) {
     if (!append) v.elements.clear();
     if (!v.array && append && !v.elements.empty() && text_of(v.elements[0]).empty()) v.elements.clear();
     v.array = true;
     for (Pieces& w : items) v.elements.push_back(std::move(w));
     return;
   }
-  Pieces value = value_node.null() ? Pieces{} : expand_value(value_node, s);
   if (value.empty()) {
     ShellPiece empty;
     empty.loc = loc(value_node.null() ? a : value_node);

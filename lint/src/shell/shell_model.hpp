@@ -14,12 +14,10 @@
 
 #include "hcp/lint/location.hpp"
 #include "hcp/lint/source.hpp"
+#include "hcp/lint/value.hpp"
 
 namespace hcp::lint {
 
-// Ordered from most to least certain; a word takes the least certain of its pieces. `defaulted` is a value the
-// script gives only as a default for something the environment may set (${CP:-8} with CP not set in the script).
-enum class Provenance { literal, computed, defaulted, unknown };
 
 // A fragment of a value: literal text of the script, text computed from known values, or an unknown part (whose
 // text is the expansion as written, "${WORLD_SIZE}").

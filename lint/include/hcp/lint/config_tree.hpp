@@ -15,7 +15,9 @@ struct Setting {
   std::string key;      // canonical dotted key
   std::string spelled;  // as written: "model.context_parallel_size", "--context-parallel-size", "CP override"
   Location key_loc;     // where the key (or flag) is
-  Value value;          // with the value's own location
+  Value value;          // with the value's own location; null when unknown
+  Provenance provenance = Provenance::literal;
+  std::string why;      // for defaulted and unknown values: where the value would come from
 };
 
 class ConfigTree {

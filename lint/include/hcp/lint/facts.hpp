@@ -5,17 +5,26 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hcp/lint/config_tree.hpp"
 
 namespace hcp::lint {
 
-template <typename T>
-struct Fact {
-  std::optional<T> value;
+// Where a fact came from, whatever its type.
+struct FactOrigin {
   const Setting* setting = nullptr;  // where it was written; null for defaults and command-line facts
   Location flag_loc;                 // for command-line facts
+  Provenance provenance = Provenance::literal;
+  std::string why;                   // for defaulted and unknown facts
+
+  bool unknown() const { return provenance == Provenance::unknown; }
+};
+
+template <typename T>
+struct Fact : FactOrigin {
+  std::optional<T> value;
 
   bool known() const { return value.has_value(); }
   Location loc() const { return setting ? setting->key_loc : flag_loc; }
@@ -42,6 +51,8 @@ struct Facts {
   Fact<int64_t> num_layers, num_attention_heads, num_query_groups;
   Fact<int64_t> model_seq_length, dataset_seq_length;
   Fact<bool> use_decentralized_pg, use_tp_pp_dp_mapping;
+  Fact<int64_t> ep, etp;                        // expert model / expert tensor parallel sizes
+  Fact<bool> fsdp, overlap_moe_expert_parallel_comm;
   Fact<bool> sliding_window;                    // model.window_size set to a real window
   Fact<std::string> attention_bias;             // TE core_attention_bias_type other than no_bias
   Fact<bool> packed_sequences;                  // qkv_format thd or packed_sequence_specs
@@ -61,6 +72,8 @@ struct Facts {
     return cp_comm_type.value.value_or(std::vector<std::string>{"p2p"});
   }
   bool uses_comm(const std::string& type) const;
+  // The origin of a fact by its name in rule `needs` lists ("cp", "world_size", ...); null for unknown names.
+  const FactOrigin* origin(std::string_view name) const;
 };
 
 Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli);

@@ -27,6 +27,7 @@ struct UnitReport {
   std::string name;
   std::vector<Diagnostic> diagnostics;  // sorted by position
   std::optional<std::string> error;     // "path:line:col: ..." when the input could not be read or parsed
+  std::optional<std::string> skipped;   // what the input was taken for when it is none of the linted forms
 };
 
 struct LintReport {

@@ -2,7 +2,9 @@
 // that cannot be parsed throws hcp::Error{parse} whose message starts with "file:line:col:".
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hcp/lint/config_tree.hpp"
@@ -25,6 +27,24 @@ void load_megatron_args(const SourceText& source, ConfigTree& tree);
 
 // Dispatches on source.format (detecting it when automatic).
 void load_source(const SourceText& source, ConfigTree& tree);
+
+// One configuration an input gives: a launch script gives one per training launch on each path through it.
+struct ConfigVariant {
+  ConfigTree tree;
+  std::vector<std::string> conditions;  // the conditions of the script's path ("not [ -f \"$CKPT\" ]")
+  int path_index = 0;                   // which path of the script (launches on one path share it)
+};
+
+struct LoadedInput {
+  std::vector<ConfigVariant> variants;
+  std::optional<std::string> skipped;                  // why the input is not linted (none of the known forms)
+  std::vector<SourceText> sourced;                     // files a script sourced
+  std::vector<std::pair<Location, std::string>> unread;  // parts of a script the model could not follow
+};
+
+// Any input: scripts through the shell model, the other forms as one configuration.
+LoadedInput load_input(const SourceText& source);
+LoadedInput load_megatron_script(const SourceText& source);
 
 // Builds a parse error "file:line:col: message".
 [[noreturn]] void throw_parse_error(const Location& where, const std::string& message);

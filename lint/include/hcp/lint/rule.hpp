@@ -57,6 +57,9 @@ class Reporter {
 struct Rule {
   RuleInfo info;
   void (*check)(const LintContext&, Reporter&);
+  // The facts the check reads, by Facts::origin name. When one of them is unknown the rule is not run (an info
+  // says which fact and why); when one is only a default, its findings are at most warnings.
+  std::string_view needs;
 };
 
 std::span<const Rule* const> all_rules();

@@ -9,6 +9,11 @@
 
 namespace hcp::lint {
 
+// Where a value came from, from most to least certain. `defaulted`: the input gives it only as a default for
+// something the environment may set (${CP:-8} in a script). `unknown`: the input cannot know it (a positional
+// parameter, an environment variable it does not set, a command's output); rules that need it stay silent.
+enum class Provenance { literal, computed, defaulted, unknown };
+
 struct Value {
   enum class Kind { null, boolean, integer, real, string, list, table };
   Kind kind = Kind::null;
