@@ -169,6 +169,22 @@ TEST(ShellModel, SyntaxErrorsAreSkippedAndTheRestIsRead) {
 namespace hcp::lint {
 namespace {
 
+TEST(ShellModel, WordsAfterARedirectionBelongToTheCommand) {
+  EXPECT_EQ(render(run_text("run -l <in a b >out c \\\n  --x 1\n")), "path\n  run -l a b c --x 1\n");
+}
+
+TEST(ShellModel, LauncherInFrontOfBashDashC) {
+  const auto r = run_text("C=\"run --cp 2\"\nsrun -N 2 sh -c \"$C\"\n");
+  EXPECT_EQ(render(r), "path\n  run --cp 2\n");
+  ASSERT_EQ(r.paths[0].commands.size(), 1u);
+  EXPECT_EQ(r.paths[0].commands[0].outer.size(), 3u);
+}
+
+TEST(ShellModel, TheSameConditionIsNotForkedTwice) {
+  EXPECT_EQ(render(run_text("if [[ $B -eq 0 ]]; then X=1; fi\nif [[ $B -eq 0 ]]; then run a; else run b; fi\n")),
+            "path [[[ $B -eq 0 ]]]\n  run a\npath [not [[ $B -eq 0 ]]]\n  run b\n");
+}
+
 TEST(ShellModel, DefaultsForTheEnvironmentAreDefaulted) {
   EXPECT_EQ(render(run_text("CP=${CP:-8}\nA=(--cp $CP)\nrun ${A[@]} \"$CP\"\n")), "path\n  run --cp 8? 8?\n");
 }

@@ -160,7 +160,7 @@ size_t training_arguments_start(const std::vector<ShellWord>& words) {
   }
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i].text;
-    if (words[i].known() && ends_with(w, ".py")) return i + 1;
+    if (ends_with(w, ".py")) return i + 1;  // a path with unknown parts still names a Python program
     // python -m package.module (but not the torch launchers, whose script comes later)
     if (is_python(w) && i + 2 < words.size() && words[i + 1].text == "-m") {
       const std::string& module = words[i + 2].text;

@@ -23,6 +23,15 @@ std::string condition_text(std::string_view raw) {
   return out;
 }
 
+// A condition this path already decided (the same test written twice, as scripts do for $BATCH) is not forked again.
+std::optional<bool> remembered(const State& s, const std::string& c) {
+  for (const std::string& known : s.conditions) {
+    if (known == c) return true;
+    if (known == "not " + c) return false;
+  }
+  return std::nullopt;
+}
+
 std::string folder_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
@@ -92,11 +101,28 @@ States Interpreter::exec_statement(BashNode n, State s) {
     }
     return {std::move(s)};
   }
-  if (t == "command") return exec_command(n, std::move(s));
+  if (t == "command") return exec_command(n, std::move(s), {});
   if (t == "redirected_statement") {
     const BashNode body = n.field("body");
     if (body.null()) return {std::move(s)};
-    return exec_statement(body, std::move(s));
+    if (!body.is("command")) return exec_statement(body, std::move(s));
+    // `cmd <in a b > out c`: the grammar hangs a b and c on the redirections; bash gives them to the command.
+    std::vector<BashNode> extra;
+    for (uint32_t i = 0; i < n.child_count(); ++i) {
+      const BashNode r = n.child(i);
+      if (!r.is("file_redirect")) continue;
+      bool destination = true;
+      for (uint32_t k = 0; k < r.named_child_count(); ++k) {
+        const BashNode w = r.named_child(k);
+        if (w.is("file_descriptor")) continue;
+        if (destination) {
+          destination = false;
+          continue;
+        }
+        extra.push_back(w);
+      }
+    }
+    return exec_command(body, std::move(s), extra);
   }
   if (t == "pipeline" || t == "compound_statement" || t == "do_group") {
     return exec_block(n, 0, n.child_count(), States{std::move(s)});
@@ -154,7 +180,8 @@ States Interpreter::exec_list(BashNode n, State s) {
   if (parts.size() != 2 || ops.size() != 1) return exec_block(n, 0, n.child_count(), States{std::move(s)});
   const BashNode left = parts[0], right = parts[1];
   const bool is_test = left.is("test_command") || left.is("negated_command") || left.is("list");
-  const std::optional<bool> truth = is_test ? condition(left, s) : std::nullopt;
+  std::optional<bool> truth = is_test ? condition(left, s) : std::nullopt;
+  if (is_test && !truth) truth = remembered(s, condition_text(left.text()));
   States after_left = is_test ? States{std::move(s)} : exec_statement(left, std::move(s));
   States out;
   for (State& st : after_left) {
@@ -243,7 +270,9 @@ States Interpreter::exec_if(BashNode n, State s) {
           finished_.push_back(std::move(x));
           continue;
         }
-        const std::optional<bool> truth = condition(decider, x);
+        std::optional<bool> truth = condition(decider, x);
+        const std::string c = condition_text(decider.text());
+        if (!truth) truth = remembered(x, c);
         if (truth) {
           if (*truth) {
             for (State& r : exec_block(arm.node, arm.body_from, arm.body_to, States{std::move(x)})) out.push_back(std::move(r));
@@ -252,7 +281,6 @@ States Interpreter::exec_if(BashNode n, State s) {
           }
           continue;
         }
-        const std::string c = condition_text(decider.text());
         State no = x;
         no.conditions.push_back("not " + c);
         x.conditions.push_back(c);
@@ -495,7 +523,7 @@ void Interpreter::record(State& s, std::vector<Pieces> words, const std::vector<
   s.commands = std::make_shared<const CommandNode>(CommandNode{std::move(c), s.commands});
 }
 
-States Interpreter::exec_command(BashNode n, State s) {
+States Interpreter::exec_command(BashNode n, State s, const std::vector<BashNode>& extra) {
   std::vector<std::pair<std::string, Pieces>> prefix;
   std::vector<Pieces> words;
   for (uint32_t i = 0; i < n.child_count(); ++i) {
@@ -514,6 +542,9 @@ States Interpreter::exec_command(BashNode n, State s) {
       const BashNode target = c.is("command_name") && c.named_child_count() == 1 ? c.named_child(0) : c;
       for (Pieces& w : expand_argument(target, s)) words.push_back(std::move(w));
     }
+  }
+  for (const BashNode e : extra) {
+    for (Pieces& w : expand_argument(e, s)) words.push_back(std::move(w));
   }
   return exec_words(words, std::move(prefix), n, std::move(s));
 }
@@ -585,23 +616,25 @@ States Interpreter::exec_words(const std::vector<Pieces>& words, std::vector<std
     const Pieces text = concat(rest(1), " ");
     return exec_script_text(text_of(text), "eval", n, std::move(s));
   }
-  if ((name == "bash" || name == "sh" || name == "zsh") && words.size() > 2) {
-    for (size_t i = 1; i + 1 < words.size(); ++i) {
+  // `bash -c STRING`, also behind a launcher (`srun ... sh -c "python ..."`): the string is a script.
+  for (size_t k = 0; k + 2 < words.size(); ++k) {
+    const std::string shell = all_known(words[k]) ? text_of(words[k]) : "";
+    const std::string_view base = std::string_view(shell).substr(shell.rfind('/') == std::string::npos ? 0 : shell.rfind('/') + 1);
+    if (base != "bash" && base != "sh" && base != "zsh") continue;
+    for (size_t i = k + 1; i + 1 < words.size(); ++i) {
       const std::string w = text_of(words[i]);
-      if (w == "-c" || (w.size() > 1 && w[0] == '-' && w.find('c') != std::string::npos && w[1] != '-')) {
+      if (w.empty() || w[0] != '-') break;
+      if (w == "-c" || (w[1] != '-' && w.find('c') != std::string::npos)) {
         State inner = s;
         const auto saved = outer_;
-        for (const Pieces& p : std::vector<Pieces>(words.begin(), words.begin() + static_cast<long>(i)))
-          outer_.push_back(to_word(p));
-        States produced = exec_script_text(text_of(words[i + 1]), name + " -c", n, std::move(inner));
+        for (size_t j = 0; j < k; ++j) outer_.push_back(to_word(words[j]));
+        States produced = exec_script_text(text_of(words[i + 1]), shell + " -c", n, std::move(inner));
         outer_ = saved;
-        for (State& r : produced) {
-          s.commands = r.commands;
-        }
+        for (State& r : produced) s.commands = r.commands;  // its variables die with it
         return {std::move(s)};
       }
-      if (w.empty() || w[0] != '-') break;
     }
+    break;
   }
   if (!name.empty()) {
     const auto fn = s.functions.find(name);

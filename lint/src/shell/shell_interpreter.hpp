@@ -104,7 +104,7 @@ class Interpreter {
   States exec_loop(BashNode n, State s);
   States exec_for(BashNode n, State s);
   States exec_list(BashNode n, State s);
-  States exec_command(BashNode n, State s);
+  States exec_command(BashNode n, State s, const std::vector<BashNode>& extra);
   States exec_words(const std::vector<Pieces>& words, std::vector<std::pair<std::string, Pieces>> prefix,
                     BashNode n, State s);
   States exec_script_text(const std::string& text, const std::string& name, BashNode at, State s);
