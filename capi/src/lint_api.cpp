@@ -161,7 +161,7 @@ HCP_API hcp_status hcp_lint_report_render(char** out_text, const hcp_lint_report
     *out_text = nullptr;
     const hcp_lint_report& r = report_of(report, fn);
     require(format, fn, "format");
-    *out_text = dup_for_caller(hcp::lint::render(r.report, hcp::lint::parse_output_format(format), false));
+    *out_text = dup_for_caller(hcp::lint::render(r.report, hcp::lint::parse_output_format(format), hcp::lint::RenderOptions{false, true, true}));
   });
 }
 

@@ -27,6 +27,8 @@ struct LintArgs {
   std::string color = "auto";
   std::string fail_on = "error";
   bool strict = false;
+  bool show_info = false;
+  bool verbose = false;
   std::vector<std::string> select, ignore, severity;
   std::string explain;
   bool list_rules = false, rules_markdown = false;
@@ -124,9 +126,10 @@ int run_lint(const LintArgs& a) {
     }
   }
   LintReport report = hcp::lint::lint(std::move(inputs), options);
-  for (const std::string& message : unreadable) report.units.push_back({message.substr(0, message.find(": ")), {}, message});
+  for (const std::string& message : unreadable) report.units.push_back({message.substr(0, message.find(": ")), {}, message, {}});
   // Render everything first: a failure while rendering must not leave half a report behind.
-  const std::string out = render(report, format, format == OutputFormat::text && use_color(a.color));
+  const std::string out =
+      render(report, format, RenderOptions{format == OutputFormat::text && use_color(a.color), a.show_info, a.verbose});
   std::cout << out << std::flush;
   if (report.has_input_errors()) return kExitInput;
   return report.fails(threshold) ? kExitFindings : kExitOk;
@@ -159,6 +162,8 @@ std::function<int()> add_lint_command(CLI::App& app) {
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Same as --fail-on warning");
+  cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text and github output");
+  cmd->add_flag("--verbose,-v", a->verbose, "List the inputs skipped as none of the linted forms, and why");
   // One value per use (repeatable), so a path after the option is not taken as another code.
   cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)")->allow_extra_args(false);
   cmd->add_option("--ignore", a->ignore, "Skip these rule codes or prefixes (comma-separated)")->allow_extra_args(false);

@@ -54,7 +54,7 @@ std::vector<Diagnostic> run_rules(const ConfigTree& tree, const LintOptions& o, 
   const LintContext ctx{tree, facts, name};
   Reporter reporter(out);
   for (const Rule* rule : all_rules()) {
-    if (!selected(std::string(rule->info.code), o)) continue;
+    if (!rule->check || !selected(std::string(rule->info.code), o)) continue;
     reporter.set_rule(&rule->info);
     const FactOrigin* unknown = nullptr;
     const FactOrigin* defaulted = nullptr;
@@ -165,10 +165,11 @@ UnitReport lint_unit(const SourceText* input, const LintOptions& o, const Source
   for (SourceText& s : loaded.sourced) sourced.push_back(std::move(s));
   unit.skipped = loaded.skipped;
   for (const auto& [where, what] : loaded.unread) {
+    if (!selected("HCP000", o)) break;
     Diagnostic d;
     d.code = "HCP000";
     d.severity = Severity::info;
-    d.rule = "not-read";
+    d.rule = "input-not-read";
     d.message = "not followed: " + what + " (the rest of the file is still read)";
     d.loc = where;
     d.unknown_fact = true;

@@ -65,7 +65,7 @@ class BadInputs(unittest.TestCase):
         deep.write_text("x = " + "[" * 100000 + "]" * 100000 + "\n")
         self.check(["lint", str(deep)], {2}, "deep.toml:1:")
         deep_yaml = self.dir / "deep.yaml"
-        deep_yaml.write_text("".join(" " * i + "k:\n" for i in range(3000)))
+        deep_yaml.write_text("model:\n" + "".join(" " * (i + 1) + "k:\n" for i in range(3000)))
         self.check(["lint", str(deep_yaml)], {2}, "deep.yaml:")
         self.check(["lint", "model.x=[1,2", "model.y=3"], {2}, "<overrides>:1:")
 

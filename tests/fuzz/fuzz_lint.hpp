@@ -21,7 +21,7 @@ inline void fuzz_lint(const uint8_t* data, size_t size, hcp::lint::InputFormat f
   // Every renderer must cope with whatever the input held (invalid UTF-8 included). SARIF carries the whole rule
   // table and costs ten times the rest, so it runs on one input in eight to keep the execution rate up.
   for (auto f : {hcp::lint::OutputFormat::text, hcp::lint::OutputFormat::json, hcp::lint::OutputFormat::github}) {
-    (void)hcp::lint::render(report, f, false);
+    (void)hcp::lint::render(report, f, hcp::lint::RenderOptions{false, true, true});
   }
-  if (size % 8 == 0) (void)hcp::lint::render(report, hcp::lint::OutputFormat::sarif, false);
+  if (size % 8 == 0) (void)hcp::lint::render(report, hcp::lint::OutputFormat::sarif, hcp::lint::RenderOptions{});
 }

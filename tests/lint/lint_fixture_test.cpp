@@ -1,6 +1,6 @@
 // Runs every fixture under tests/lint/fixtures. Each fixture states what it expects in its header comments:
 //   # expect: HCP001, HCP019     these codes are reported
-//   # expect-not: HCP015         these are not
+//   # expect-not: HCP015         these are not (an info that a rule could not check does not count)
 //   # expect-clean               no error or warning at all
 //   # lint-facts: te_version=2.4.0 gpus_per_node=8 world_size=16 gpu=h100 nodes=2
 #include <gtest/gtest.h>
@@ -88,7 +88,7 @@ TEST_P(LintFixture, ReportsWhatItsHeaderExpects) {
   std::set<std::string> found;
   std::string listing;
   for (const Diagnostic& d : unit.diagnostics) {
-    found.insert(d.code);
+    if (!d.unknown_fact) found.insert(d.code);  // "not checked: X is unknown" is no finding of the rule
     listing += "\n  " + d.loc.text() + " " + d.code + " " + std::string(severity_name(d.severity)) + ": " + d.message;
     EXPECT_TRUE(d.loc.file == source.name || d.loc.file.rfind("<command line", 0) == 0) << d.loc.file;
   }
@@ -111,6 +111,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, LintFixture, ::testing::ValuesIn(fixture_file
 // Every rule has a fixture that fires it and a near-miss that does not, in TOML and in another format.
 TEST(LintFixtures, EveryRuleFiresAndHasANearMissInTwoFormats) {
   for (const Rule* rule : all_rules()) {
+    if (!rule->check) continue;  // HCP000 comes from the loaders (tested with the shell model and the CLI)
     const std::string code(rule->info.code);
     std::set<std::string> fire_formats, ok_formats;
     for (const std::string& file : fixture_files()) {

@@ -15,7 +15,7 @@ std::string show(const ShellWord& w) {
     case Provenance::literal: return w.text;
     case Provenance::computed: return w.text + "~";
     case Provenance::defaulted: return w.text + "?";
-    case Provenance::unknown: return "<" + w.text + ": " + w.why + ">";
+    case Provenance::unknown: return std::string("<").append(w.text).append(": ").append(w.why).append(">");
   }
   return w.text;
 }
@@ -26,7 +26,7 @@ std::string render(const ShellRun& run) {
   std::string out;
   for (const ShellPath& p : run.paths) {
     out += "path";
-    for (const std::string& c : p.conditions) out += " [" + c + "]";
+    for (const std::string& c : p.conditions) out.append(" [").append(c).append("]");
     if (p.exits) out += " exits";
     out += "\n";
     for (const ShellCommand& c : p.commands) {
@@ -34,8 +34,8 @@ std::string render(const ShellRun& run) {
       const std::string& head = c.words[0].text;
       if (head != "torchrun" && head != "python" && head != "run") continue;
       out += " ";
-      for (const ShellWord& w : c.words) out += " " + show(w);
-      for (const ShellEnv& e : c.env) out += " {" + e.name + "=" + show(e.value) + "}";
+      for (const ShellWord& w : c.words) out.append(" ").append(show(w));
+      for (const ShellEnv& e : c.env) out.append(" {").append(e.name).append("=").append(show(e.value)).append("}");
       out += "\n";
     }
   }
@@ -183,6 +183,11 @@ TEST(ShellModel, LauncherInFrontOfBashDashC) {
 TEST(ShellModel, TheSameConditionIsNotForkedTwice) {
   EXPECT_EQ(render(run_text("if [[ $B -eq 0 ]]; then X=1; fi\nif [[ $B -eq 0 ]]; then run a; else run b; fi\n")),
             "path [[[ $B -eq 0 ]]]\n  run a\npath [not [[ $B -eq 0 ]]]\n  run b\n");
+}
+
+TEST(ShellModel, ConditionsOnDefaultsGoBothWays) {
+  EXPECT_EQ(render(run_text("A=${A:-}\nif [ -z \"$A\" ]; then exit 1; fi\nrun $A\n")),
+            "path [not [ -z \"$A\" ]]\n  run\npath [[ -z \"$A\" ]] exits\n");
 }
 
 TEST(ShellModel, DefaultsForTheEnvironmentAreDefaulted) {

@@ -8,6 +8,7 @@
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/loaders.hpp"
 #include "launchers.hpp"
+#include "megatron_flag_reader.hpp"
 #include "megatron_flags.hpp"
 
 namespace hcp::lint {
@@ -29,7 +30,7 @@ bool is_training_flag(std::string_view flag) {
     if (m == flag) return true;
   }
   const FlagSpec* spec = find_flag(flag);
-  return spec && std::string_view(spec->key).rfind("cluster.", 0) != 0;
+  return spec && (std::string_view(spec->key).rfind("cluster.", 0) != 0 || flag == "--num_gpus" || flag == "-ng");
 }
 
 Setting from_words(const FlagSpec& spec, const std::string& flag, const ShellWord& at,
@@ -68,19 +69,26 @@ Setting from_words(const FlagSpec& spec, const std::string& flag, const ShellWor
   return s;
 }
 
-// The training program's flags, from words[from] on.
-bool read_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
+}  // namespace
+
+bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
+  // Underscore and one-dash flags are Megatron-Bridge's performance scripts' (scripts/performance/*.py); in any
+  // other program they mean something else.
+  const std::string& program = from > 0 ? words[from - 1].text : std::string();
+  const bool bridge_performance = program.find("performance/") != std::string::npos ||
+                                  program.find("setup_experiment") != std::string::npos;
   bool training = false, group_query_attention = false;
   std::optional<Setting> query_groups;
   for (size_t i = from; i < words.size(); ++i) {
     const ShellWord& w = words[i];
-    if (w.known_prefix < 3 || w.text.rfind("--", 0) != 0) continue;
+    if (w.known_prefix < 3 || w.text[0] != '-') continue;
     const size_t eq = w.text.find('=');
     const std::string flag = w.text.substr(0, eq);
     if (eq != std::string::npos && eq > w.known_prefix) continue;  // the flag's own name is not known
+    if (!bridge_performance && (flag[1] != '-' || flag.find('_') != std::string::npos)) continue;
     training |= is_training_flag(flag);
     const FlagSpec* spec = find_flag(flag);
-    if (spec == nullptr || std::string_view(spec->key).rfind("cluster.", 0) == 0) continue;
+    if (spec == nullptr) continue;
     std::vector<ShellWord> values;
     if (eq != std::string::npos) {
       ShellWord v = w;
@@ -105,6 +113,61 @@ bool read_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tr
   }
   if (query_groups && group_query_attention) tree.set(std::move(*query_groups));
   return training;
+}
+
+namespace {
+
+// Megatron-Bridge launch scripts: Hydra overrides (`model.context_parallel_size=4`, `+x.y=z`) among a Python
+// program's arguments (scripts/training/run_recipe.py and the like). True when one sets a ConfigContainer section.
+bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
+  static constexpr std::string_view kSections[] = {"model.", "dataset.", "train.", "dist.", "optimizer.",
+                                                    "scheduler.", "checkpoint.", "logger.", "ddp.", "peft.",
+                                                    "tokenizer.", "mixed_precision.", "comm_overlap."};
+  bool any = false;
+  for (size_t i = from; i < words.size(); ++i) {
+    const ShellWord& w = words[i];
+    size_t b = 0;
+    while (b < w.text.size() && b < 2 && (w.text[b] == '+' || w.text[b] == '~')) ++b;
+    const size_t eq = w.text.find('=');
+    const bool removal = b < w.text.size() && w.text[0] == '~';
+    if ((eq == std::string::npos && !removal) || (eq != std::string::npos && eq > w.known_prefix)) continue;
+    const std::string key = w.text.substr(b, eq == std::string::npos ? std::string::npos : eq - b);
+    bool section = false;
+    for (std::string_view sec : kSections) section |= key.rfind(sec, 0) == 0;
+    if (!section || key.find_first_of(" \t$\"'") != std::string::npos) continue;
+    any = true;
+    if (w.provenance == Provenance::unknown) {  // the value is not known here: the key is
+      Setting s;
+      s.key = key;
+      s.spelled = key;
+      s.key_loc = w.loc;
+      s.provenance = Provenance::unknown;
+      s.why = w.why;
+      tree.set(std::move(s));
+      continue;
+    }
+    try {
+      load_overrides({w.text}, {w.loc}, tree);
+    } catch (const Error& e) {  // a malformed override in a script: that value is not read, the rest is
+      Setting s;
+      s.key = key;
+      s.spelled = key;
+      s.key_loc = w.loc;
+      s.provenance = Provenance::unknown;
+      s.why = e.what();
+      tree.set(std::move(s));
+      continue;
+    }
+    if (w.provenance == Provenance::defaulted) {
+      if (const Setting* set = tree.find(key)) {
+        Setting copy = *set;
+        copy.provenance = Provenance::defaulted;
+        copy.why = w.why;
+        tree.set(std::move(copy));
+      }
+    }
+  }
+  return any;
 }
 
 void read_environment(const ShellCommand& c, ConfigTree& tree) {
@@ -140,7 +203,9 @@ LoadedInput load_megatron_script(const SourceText& source) {
       const size_t start = training_arguments_start(c.words);
       if (start >= c.words.size()) continue;
       ConfigVariant v;
-      if (!read_flags(c.words, start, v.tree)) continue;
+      const bool megatron = read_megatron_flags(c.words, start, v.tree);
+      const bool bridge = read_bridge_overrides(c.words, start, v.tree);
+      if (!megatron && !bridge) continue;
       read_launcher(c, start, run, v.tree);
       read_environment(c, v.tree);
       v.conditions = path.conditions;
@@ -150,7 +215,10 @@ LoadedInput load_megatron_script(const SourceText& source) {
   }
   for (const ShellSkip& s : run.skipped) out.unread.push_back({s.loc, s.what});
   out.sourced = std::move(run.sourced);
-  if (out.variants.empty()) out.skipped = "a shell script that launches no Megatron training (no Python program given Megatron's training flags)";
+  if (out.variants.empty()) {
+    out.skipped = "a shell script that launches no Megatron training (no Python program given Megatron-LM training "
+                  "flags or Megatron-Bridge overrides)";
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
+#include "yaml_forms.hpp"
 
 namespace hcp::lint {
 
@@ -25,6 +26,15 @@ LoadedInput load_input(const SourceText& source) {
   if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
   if (format == InputFormat::megatron) return load_megatron_script(source);
   LoadedInput out;
+  if (format == InputFormat::yaml) {
+    const YamlClass c = classify_yaml(source.text);
+    if (c.form == YamlForm::megatron_functional_test) return load_functional_test(source);
+    if (c.form == YamlForm::nemo_launcher) return load_nemo_launcher(source);
+    if (c.form == YamlForm::other) {
+      out.skipped = c.taken_for;
+      return out;
+    }
+  }
   SourceText typed = source;
   typed.format = format;
   out.variants.emplace_back();

@@ -30,7 +30,7 @@ class Resolver {
       fact.value = *v;
       origin_of(s, fact);
     } else {
-      problem(s, "a positive integer");
+      problem(s, fact, "a positive integer");
     }
   }
 
@@ -46,7 +46,7 @@ class Resolver {
     } else if (v.kind == Value::Kind::string && (lower == "true" || lower == "false")) {
       fact.value = lower == "true";
     } else {
-      return problem(s, "a boolean");
+      return problem(s, fact, "a boolean");
     }
     origin_of(s, fact);
   }
@@ -55,7 +55,7 @@ class Resolver {
     const Setting* s = tree_.find(key);
     if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, fact))) return;
     if (fact.unknown()) return;
-    if (s->value.kind == Value::Kind::list || s->value.kind == Value::Kind::table) return problem(s, "a string");
+    if (s->value.kind == Value::Kind::list || s->value.kind == Value::Kind::table) return problem(s, fact, "a string");
     fact.value = s->value.text;
     origin_of(s, fact);
   }
@@ -69,12 +69,12 @@ class Resolver {
       types.push_back(s->value.text);
     } else if (s->value.kind == Value::Kind::list) {
       for (const Value& item : s->value.items) {
-        if (item.kind != Value::Kind::string) return problem(s, "a string or a list of strings");
+        if (item.kind != Value::Kind::string) return problem(s, facts_.cp_comm_type, "a string or a list of strings");
         types.push_back(item.text);
       }
       facts_.cp_comm_type_is_list = true;
     } else {
-      return problem(s, "a string or a list of strings");
+      return problem(s, facts_.cp_comm_type, "a string or a list of strings");
     }
     facts_.cp_comm_type.value = std::move(types);
     origin_of(s, facts_.cp_comm_type);
@@ -84,14 +84,14 @@ class Resolver {
     const Setting* s = tree_.find("model.hierarchical_context_parallel_sizes");
     if (!s || (s->value.kind == Value::Kind::null && !origin_of(s, facts_.hcp_sizes))) return;
     if (facts_.hcp_sizes.unknown()) return;
-    if (s->value.kind != Value::Kind::list) return problem(s, "a list of integers");
+    if (s->value.kind != Value::Kind::list) return problem(s, facts_.hcp_sizes, "a list of integers");
     std::vector<int64_t> sizes;
     for (const Value& item : s->value.items) {
       const auto v = as_int(item);
-      if (!v || *v <= 0) return problem(s, "a list of positive integers");
+      if (!v || *v <= 0) return problem(s, facts_.hcp_sizes, "a list of positive integers");
       sizes.push_back(*v);
     }
-    if (sizes.empty()) return problem(s, "a list of positive integers");
+    if (sizes.empty()) return problem(s, facts_.hcp_sizes, "a list of positive integers");
     facts_.hcp_sizes.value = std::move(sizes);
     origin_of(s, facts_.hcp_sizes);
   }
@@ -105,13 +105,13 @@ class Resolver {
     if (s->value.kind == Value::Kind::list) {
       for (const Value& item : s->value.items) {
         const auto v = as_int(item);
-        if (!v) return problem(s, "a [left, right] pair of integers");
+        if (!v) return problem(s, facts_.sliding_window, "a [left, right] pair of integers");
         w.push_back(*v);
       }
     } else if (const auto v = as_int(s->value)) {
       w = {*v, 0};
     } else {
-      return problem(s, "a [left, right] pair of integers");
+      return problem(s, facts_.sliding_window, "a [left, right] pair of integers");
     }
     if (w.empty()) return;
     facts_.sliding_window.value = w[0] >= 0 || (w.size() > 1 && w[1] > 0);
@@ -162,7 +162,13 @@ class Resolver {
   }
 
  private:
-  void problem(const Setting* s, const char* expected) { facts_.type_problems.push_back({s, expected}); }
+  // A value of the wrong type is reported by the type rule; for every other rule the fact is unknown.
+  void problem(const Setting* s, FactOrigin& fact, const char* expected) {
+    facts_.type_problems.push_back({s, expected});
+    fact.setting = s;
+    fact.provenance = Provenance::unknown;
+    fact.why = std::string("not ") + expected + ", see HCP023";
+  }
 
   const ConfigTree& tree_;
   Facts& facts_;
@@ -212,6 +218,13 @@ const FactOrigin* Facts::origin(std::string_view name) const {
       HCP_FACT(te_version),
       HCP_FACT(gpu),
       HCP_FACT(cuda_device_max_connections),
+      HCP_FACT(softmax_type),
+      HCP_FACT(mamba_num_heads),
+      HCP_FACT(mamba_num_groups),
+      HCP_FACT(teacher_tp),
+      HCP_FACT(teacher_pp),
+      HCP_FACT(teacher_cp),
+      HCP_FACT(teacher_seq_length),
   };
 #undef HCP_FACT
   for (const Entry& e : kFacts) {
@@ -245,6 +258,13 @@ Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli) {
   r.boolean("dist.use_megatron_fsdp", f.fsdp);
   if (!f.fsdp.known() || !*f.fsdp.value) r.boolean("dist.use_torch_fsdp2", f.fsdp);
   r.boolean("model.overlap_moe_expert_parallel_comm", f.overlap_moe_expert_parallel_comm);
+  r.string("model.softmax_type", f.softmax_type);
+  r.integer("model.mamba_num_heads", f.mamba_num_heads);
+  r.integer("model.mamba_num_groups", f.mamba_num_groups);
+  r.integer("model.teacher.tensor_model_parallel_size", f.teacher_tp);
+  r.integer("model.teacher.pipeline_model_parallel_size", f.teacher_pp);
+  r.integer("model.teacher.context_parallel_size", f.teacher_cp);
+  r.integer("model.teacher.seq_length", f.teacher_seq_length);
   r.sliding_window();
   r.attention_bias();
   r.packed_sequences();

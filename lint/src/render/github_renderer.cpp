@@ -38,11 +38,12 @@ const char* command(Severity s) {
 
 }  // namespace
 
-std::string render_github(const LintReport& report) {
+std::string render_github(const LintReport& report, const RenderOptions& options) {
   std::ostringstream o;
   for (const UnitReport& u : report.units) {
     if (u.error) o << "::error file=" << escape_property(u.name) << ",title=hcp-lint::" << escape_data(*u.error) << "\n";
     for (const Diagnostic& d : u.diagnostics) {
+      if (d.severity == Severity::info && !options.show_info) continue;
       o << "::" << command(d.severity) << " file=" << escape_property(d.loc.file);
       if (d.loc.line > 0) o << ",line=" << d.loc.line;
       if (d.loc.col > 0) o << ",col=" << d.loc.col;

@@ -1,4 +1,5 @@
 // The JSON report (schema in docs/lint.md): version, tool, summary, and per input its diagnostics.
+#include <algorithm>
 #include "hcp/hcp_version.hpp"
 #include "hcp/lint/render.hpp"
 #include "hcp/json_writer.hpp"
@@ -69,6 +70,9 @@ std::string render_json(const LintReport& report) {
   w.value(report.count(Severity::info));
   w.key("input_errors");
   w.value(input_errors);
+  w.key("skipped");
+  w.value(static_cast<size_t>(std::count_if(report.units.begin(), report.units.end(),
+                                            [](const UnitReport& u) { return u.skipped.has_value(); })));
   w.end_object();
   w.key("inputs");
   w.begin_array();
@@ -78,6 +82,8 @@ std::string render_json(const LintReport& report) {
     w.value(u.name);
     w.key("error");
     if (u.error) w.value(*u.error); else w.null();
+    w.key("skipped");  // what an input of none of the linted forms was taken for
+    if (u.skipped) w.value(*u.skipped); else w.null();
     w.key("diagnostics");
     w.begin_array();
     for (const Diagnostic& d : u.diagnostics) diagnostic(w, d);

@@ -12,14 +12,14 @@ OutputFormat parse_output_format(std::string_view name) {
               "unknown output format '" + std::string(name) + "' (expected text, json, sarif or github)");
 }
 
-std::string render(const LintReport& report, OutputFormat format, bool color) {
+std::string render(const LintReport& report, OutputFormat format, const RenderOptions& options) {
   switch (format) {
-    case OutputFormat::text: return render_text(report, color);
+    case OutputFormat::text: return render_text(report, options);
     case OutputFormat::json: return render_json(report);
     case OutputFormat::sarif: return render_sarif(report);
-    case OutputFormat::github: return render_github(report);
+    case OutputFormat::github: return render_github(report, options);
   }
-  return render_text(report, color);
+  return render_text(report, options);
 }
 
 }  // namespace hcp::lint

@@ -50,12 +50,18 @@ std::string plural(size_t n, const char* word) {
 
 }  // namespace
 
-std::string render_text(const LintReport& report, bool color) {
-  const Paint paint{color};
+std::string render_text(const LintReport& report, const RenderOptions& options) {
+  const Paint paint{options.color};
   std::ostringstream o;
+  size_t skipped = 0;
   for (const UnitReport& unit : report.units) {
     if (unit.error) o << paint("1;31", "error") << ": " << *unit.error << "\n";
+    if (unit.skipped) {
+      ++skipped;
+      if (options.verbose) o << paint("1", unit.name) << ": skipped: " << *unit.skipped << "\n";
+    }
     for (const Diagnostic& d : unit.diagnostics) {
+      if (d.severity == Severity::info && !options.show_info) continue;
       o << paint("1", d.loc.text()) << ": "
         << paint(severity_color(d.severity), std::string(severity_name(d.severity)) + "[" + d.code + "]") << ": "
         << d.message << "\n";
@@ -72,6 +78,8 @@ std::string render_text(const LintReport& report, bool color) {
                                                             plural(warnings, "warning") + ", " + plural(infos, "info"))
     << " in " << plural(report.units.size(), "input");
   if (input_errors) o << "; " << plural(input_errors, "input") << " could not be read or parsed";
+  if (skipped) o << "; " << plural(skipped, "input") << " skipped as no training config" << (options.verbose ? "" : " (--verbose lists them)");
+  if (infos && !options.show_info) o << " (--show-info shows the infos)";
   o << ".\n";
   return o.str();
 }

@@ -19,7 +19,9 @@ constexpr std::string_view kKnownKeys[] = {
     "dist.use_tp_pp_dp_mapping",        "cluster.nodes",
     "cluster.gpus_per_node",            "cluster.world_size",
     "cluster.gpu",                      "env.transformer_engine",
-    "env.CUDA_DEVICE_MAX_CONNECTIONS",
+    "env.CUDA_DEVICE_MAX_CONNECTIONS",  "model.softmax_type",
+    "model.mamba_num_heads",            "model.mamba_num_groups",
+    "model.expert_model_parallel_size", "model.expert_tensor_parallel_size",
 };
 constexpr std::string_view kKnownFlags[] = {
     "--context-parallel-size", "--cp-comm-type", "--hierarchical-context-parallel-sizes",
@@ -46,7 +48,10 @@ std::string closest(std::string_view key, const std::string_view (&known)[N]) {
     const std::string c = normalized(candidate);
     if (c == k) return std::string(candidate);  // same name in another spelling: -, case
     size_t d = edit_distance(k, c);
-    if (normalized(last_segment(key)) == normalized(last_segment(candidate))) d = 1;  // right key, wrong section
+    // Right key, wrong section (dist.context_parallel_size). A key nested deeper in a section is a sub-config's
+    // own field (model.teacher.context_parallel_size of distillation), not a misplaced one.
+    const bool flat = std::count(key.begin(), key.end(), '.') == 1;
+    if (flat && normalized(last_segment(key)) == normalized(last_segment(candidate))) d = 1;
     const size_t allowed = c.size() > 20 ? 3 : 2;
     if (d <= allowed && d < best_distance) {
       best_distance = d;
@@ -66,7 +71,9 @@ bool is_known(std::string_view key) {
 
 void check(const LintContext& ctx, Reporter& r) {
   for (const std::string& key : ctx.tree.keys_in_order()) {
-    if (is_known(key)) continue;
+    // env.* are environment variables (a script's `export WORLD_SIZE=...` is not a config key); cluster.* are
+    // hcp's own facts.
+    if (is_known(key) || key.rfind("env.", 0) == 0 || key.rfind("cluster.", 0) == 0) continue;
     const Setting* s = ctx.tree.find(key);
     const bool flag = key.rfind("--", 0) == 0;
     const std::string guess = flag ? closest(key, kKnownFlags) : closest(key, kKnownKeys);

@@ -3,6 +3,7 @@
 
 namespace hcp::lint {
 
+const Rule& rule_hcp000();
 const Rule& rule_hcp001();
 const Rule& rule_hcp002();
 const Rule& rule_hcp003();
@@ -26,13 +27,17 @@ const Rule& rule_hcp020();
 const Rule& rule_hcp021();
 const Rule& rule_hcp022();
 const Rule& rule_hcp023();
+const Rule& rule_hcp024();
+const Rule& rule_hcp025();
+const Rule& rule_hcp026();
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
-      &rule_hcp001(), &rule_hcp002(), &rule_hcp003(), &rule_hcp004(), &rule_hcp005(), &rule_hcp006(),
+      &rule_hcp000(), &rule_hcp001(), &rule_hcp002(), &rule_hcp003(), &rule_hcp004(), &rule_hcp005(), &rule_hcp006(),
       &rule_hcp007(), &rule_hcp008(), &rule_hcp009(), &rule_hcp010(), &rule_hcp011(), &rule_hcp012(),
       &rule_hcp013(), &rule_hcp014(), &rule_hcp015(), &rule_hcp016(), &rule_hcp017(), &rule_hcp018(),
-      &rule_hcp019(), &rule_hcp020(), &rule_hcp021(), &rule_hcp022(), &rule_hcp023(),
+      &rule_hcp019(), &rule_hcp020(), &rule_hcp021(), &rule_hcp022(), &rule_hcp023(), &rule_hcp024(), &rule_hcp025(),
+      &rule_hcp026(),
   };
   return rules;
 }

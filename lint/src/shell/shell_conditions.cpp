@@ -1,5 +1,7 @@
 // Arithmetic ($(( )), array indices, substring offsets) and the truth of test conditions, evaluated only when
 // every operand is known; otherwise the answer is "unknown" and the caller forks or gives up.
+#include <algorithm>
+
 #include "hcp/checked_math.hpp"
 #include "shell_interpreter.hpp"
 
@@ -56,6 +58,14 @@ std::optional<int64_t> int_of(const Pieces& p) {
   const std::string t = text_of(p);
   if (t.empty()) return 0;  // an empty variable is 0 in arithmetic
   return parse_shell_int(t);
+}
+
+// A test decides a branch only on values the script fixes: one on a default the environment can override
+// (`MASTER_ADDR=${MASTER_ADDR:-}; [ -z "$MASTER_ADDR" ] && exit 1`) goes both ways.
+bool decidable(const Pieces& p) {
+  return std::all_of(p.begin(), p.end(), [](const ShellPiece& x) {
+    return x.provenance == Provenance::literal || x.provenance == Provenance::computed;
+  });
 }
 
 }  // namespace
@@ -124,7 +134,7 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
     }
     if (op != "-z" && op != "-n") return std::nullopt;  // file tests and the like depend on the machine
     const Pieces v = expand_value(arg, s);
-    if (!all_known(v)) return std::nullopt;
+    if (!decidable(v)) return std::nullopt;
     return (op == "-z") == text_of(v).empty();
   }
   if (t == "binary_expression") {
@@ -140,7 +150,7 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
       return std::nullopt;
     }
     const Pieces a = expand_value(l, s), b = expand_value(r, s);
-    if (!all_known(a) || !all_known(b)) return std::nullopt;
+    if (!decidable(a) || !decidable(b)) return std::nullopt;
     const std::string x = text_of(a), y = text_of(b);
     if (op == "=" || op == "==" || op == "!=") {
       // In [[ ]] the right side is a pattern; in [ ] it is a string. A pattern without glob characters is both.
@@ -170,7 +180,7 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
   }
   if (t == "word" || t == "string" || t == "simple_expansion" || t == "expansion" || t == "concatenation") {
     const Pieces v = expand_value(n, s);  // [ "$X" ]: true when not empty
-    if (!all_known(v)) return std::nullopt;
+    if (!decidable(v)) return std::nullopt;
     return !text_of(v).empty();
   }
   return std::nullopt;

@@ -225,10 +225,11 @@ void Interpreter::expand_parameter(BashNode n, State& s, Fields& out, bool quote
       // The environment may set it: with a default, the default is what the script gives, as a default.
       if (kind == '+') return out.append(unknown_piece(raw, at, values[0][0].why));
       Pieces d = operand_value(0);
+      if (d.empty()) d.push_back(literal("", at));  // ${X:-}: empty unless the environment sets it
       for (ShellPiece& p : d) {
         if (p.provenance != Provenance::unknown) {
           p.provenance = Provenance::defaulted;
-          p.why = name + " from the environment, else " + text_of(d);
+          p.why = name + " from the environment, else '" + text_of(d) + "'";
         }
       }
       if (kind == '=') s.vars[name] = Var{{d}, false, false};
@@ -244,6 +245,7 @@ void Interpreter::expand_parameter(BashNode n, State& s, Fields& out, bool quote
   const Pieces v = values.empty() ? Pieces{} : concat(values, " ");
   if (!all_known(v)) return out.append(unknown_piece(raw, at, v.empty() ? "expansion " + raw : v[0].why));
   const std::string text = text_of(v);
+  if (text.size() > 4096) return out.append(unknown_piece(raw, at, "an operator on a value longer than 4 KiB"));
   if (op == "#" || op == "##" || op == "%" || op == "%%") {
     const Pieces pat = operand_value(0);
     if (!all_known(pat)) return out.append(unknown_piece(raw, at, "a pattern with unknown parts"));

@@ -81,6 +81,13 @@ States Interpreter::exec_block(BashNode parent, uint32_t from, uint32_t to, Stat
 }
 
 States Interpreter::exec_statement(BashNode n, State s) {
+  // Nested loops over known lists and recursive functions could run for very long: past a budget far above what
+  // a launch script runs, the rest is not followed (and says so once).
+  constexpr size_t kMaxSteps = 200000;
+  if (++steps_ > kMaxSteps) {
+    if (steps_ == kMaxSteps + 1) skip(n, "the rest of the script (more than 200000 statements to follow)");
+    return {std::move(s)};
+  }
   const std::string_view t = n.type();
   if (t == "variable_assignment") {
     assign(n, s, false);
@@ -297,7 +304,10 @@ States Interpreter::exec_if(BashNode n, State s) {
 States Interpreter::exec_case(BashNode n, State s) {
   const BashNode value_node = n.field("value");
   const Pieces value = value_node.null() ? Pieces{} : expand_value(value_node, s);
-  const bool known = all_known(value);
+  // A case on a default the environment can override goes every way, like an unknown one.
+  const bool known = std::all_of(value.begin(), value.end(), [](const ShellPiece& p) {
+    return p.provenance == Provenance::literal || p.provenance == Provenance::computed;
+  });
   const std::string text = text_of(value);
   const std::string label = value_node.null() ? "case" : condition_text(value_node.text());
   States out;
@@ -446,8 +456,16 @@ void Interpreter::assign(BashNode a, State& s, bool exported) {
     if (!v.array && append && !v.elements.empty() && text_of(v.elements[0]).empty()) v.elements.clear();
     v.array = true;
     for (Pieces& w : items) v.elements.push_back(std::move(w));
+    if (v.elements.size() > 4096) {  // an array that grows without bound stops being followed
+      v.elements = {{unknown_piece("${" + name + "[@]}", loc(a), "an array of more than 4096 words")}};
+    }
     return;
   }
+  // A value that grows without bound (X=$X$X in a loop) stops being followed.
+  constexpr size_t kMaxValue = 1 << 16;
+  size_t total = 0;
+  for (const ShellPiece& p : value) total += p.text.size();
+  if (total > kMaxValue) value = {unknown_piece("$" + name, loc(a), "a value longer than 64 KiB")};
   if (value.empty()) {
     ShellPiece empty;
     empty.loc = loc(value_node.null() ? a : value_node);

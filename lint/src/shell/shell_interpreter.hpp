@@ -121,6 +121,7 @@ class Interpreter {
   std::string file_;
   std::string dir_;  // the script's folder, for `source`
   Location origin_;
+  size_t steps_ = 0;  // statements run: a script that would loop for long is cut off, not followed
   std::string script_name_;  // $0 and BASH_SOURCE
   States finished_;  // paths ended by `exit`
   std::vector<std::string> source_stack_;

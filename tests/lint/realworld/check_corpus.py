@@ -7,16 +7,25 @@ A file whose form hcp-lint claims to read (SUPPORTED) fails the check on any une
 on any expected finding it misses (code and severity). Files of forms it does not read yet are listed with their
 counts, so the gap stays visible; they do not fail the check.
 
+Read to the end: every launch script is linted a second time, from a copy of the corpus, with a sentinel launch
+appended (a2a+p2p without hierarchical sizes, HCP001); a script whose sentinel is not reported was not read to its
+end, and fails the check.
+
     check_corpus.py HCP_LINT|HCP [--verbose]
 """
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUPPORTED = {"megatron-launch"}
+# The forms hcp-lint reads; "other" files must give no error or warning (they are skipped, or launch nothing).
+SUPPORTED = {"megatron-launch", "megatron-functional-test", "bridge-yaml", "bridge-launch", "bridge-perf-script",
+             "nemo1-yaml", "other"}
 
 
 def load_expected():
@@ -34,13 +43,49 @@ def load_expected():
     return entries
 
 
-def lint(hcp_lint, paths):
+SENTINEL = ("\npython pretrain_gpt.py --micro-batch-size 1 --context-parallel-size 2 --cp-comm-type a2a+p2p"
+            "  # hcp-lint corpus sentinel\n")
+
+
+def unread_scripts(hcp_lint, entries):
+    """Launch scripts whose appended sentinel launch hcp-lint does not report."""
+    scripts = [e["path"] for e in entries if e["form"] == "megatron-launch"]
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "corpus")
+        shutil.copytree(HERE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        lines = {}
+        for path in scripts:
+            with open(os.path.join(copy, path), "rb") as f:
+                lines[path] = f.read().count(b"\n")
+            with open(os.path.join(copy, path), "a", encoding="utf-8") as f:
+                f.write(SENTINEL)
+        results = lint(hcp_lint, scripts, cwd=copy)
+    missing = []
+    for path in scripts:
+        got = results.get(path)
+        if isinstance(got, str) or not any(c == "HCP001" and (line or 0) > lines[path] for c, _, line, _ in got):
+            if not ends_with_exit(os.path.join(HERE, path)):
+                missing.append(path)
+    return missing
+
+
+def ends_with_exit(path):
+    """Whether the script exits unconditionally (an unindented `exit` or `; exit`): bash never reaches a line
+    appended after it either."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return any(re.match(r"^[^\s#].*(^|;|&&|\|\|)\s*exit\b", line) or re.match(r"^exit\b", line) for line in f)
+
+
+SKIPPED = set()
+
+
+def lint(hcp_lint, paths, cwd=HERE):
     """path -> list of (code, severity) error/warning findings, or an input error string."""
     out = {}
     for i in range(0, len(paths), 200):
         chunk = paths[i:i + 200]
         command = [hcp_lint, "lint"] if os.path.basename(hcp_lint) == "hcp" else [hcp_lint]
-        r = subprocess.run([*command, "--format", "json", *chunk], cwd=HERE, capture_output=True, text=True,
+        r = subprocess.run([*command, "--format", "json", *chunk], cwd=cwd, capture_output=True, text=True,
                            timeout=300)
         if r.returncode not in (0, 1, 2):
             raise SystemExit(f"hcp-lint exited {r.returncode}: {r.stderr[:2000]}")
@@ -49,6 +94,8 @@ def lint(hcp_lint, paths):
             if unit.get("error"):
                 out[unit["path"]] = unit["error"]
                 continue
+            if unit.get("skipped"):
+                SKIPPED.add(unit["path"])
             out[unit["path"]] = [(d["code"], d["severity"], d.get("line"), d["message"])
                                  for d in unit["diagnostics"] if d["severity"] in ("error", "warning")]
     return out
@@ -67,6 +114,7 @@ def main():
         form = e["form"]
         stats = by_form[form]
         stats["files"] += 1
+        stats["skipped"] += e["path"] in SKIPPED
         if isinstance(got, str):
             stats["input errors"] += 1
             if form in SUPPORTED:
@@ -85,10 +133,12 @@ def main():
             failures.append(f"{e['path']} ({e['_source']}):\n" + "\n".join(detail))
         elif verbose and (unexpected or missing):
             print(f"[{form}] {e['path']}: unexpected {dict(unexpected)} missing {dict(missing)}")
-    print(f"{'form':28} {'files':>6} {'false':>6} {'missed':>7} {'expected':>9} {'input errors':>13}  checked")
+    print(f"{'form':28} {'files':>6} {'skipped':>8} {'false':>6} {'missed':>7} {'expected':>9} {'input errors':>13}  checked")
     for form, s in sorted(by_form.items()):
-        print(f"{form:28} {s['files']:6} {s['false findings']:6} {s['missed findings']:7} {s['expected findings']:9} "
-              f"{s['input errors']:13}  {'yes' if form in SUPPORTED else 'not yet read'}")
+        print(f"{form:28} {s['files']:6} {s['skipped']:8} {s['false findings']:6} {s['missed findings']:7} "
+              f"{s['expected findings']:9} {s['input errors']:13}  {'yes' if form in SUPPORTED else 'not yet read'}")
+    for path in unread_scripts(hcp_lint, entries):
+        failures.append(f"{path}: not read to its end (the appended sentinel launch is not reported)")
     if failures:
         print("\n".join(failures))
         print(f"{len(failures)} corpus files differ from what upstream code says")

@@ -53,6 +53,9 @@ struct Facts {
   Fact<bool> use_decentralized_pg, use_tp_pp_dp_mapping;
   Fact<int64_t> ep, etp;                        // expert model / expert tensor parallel sizes
   Fact<bool> fsdp, overlap_moe_expert_parallel_comm;
+  Fact<std::string> softmax_type;               // TransformerConfig.softmax_type: vanilla, off-by-one, learnable
+  Fact<int64_t> mamba_num_heads, mamba_num_groups;
+  Fact<int64_t> teacher_tp, teacher_pp, teacher_cp, teacher_seq_length;  // Bridge distillation: model.teacher.*
   Fact<bool> sliding_window;                    // model.window_size set to a real window
   Fact<std::string> attention_bias;             // TE core_attention_bias_type other than no_bias
   Fact<bool> packed_sequences;                  // qkv_format thd or packed_sequence_specs

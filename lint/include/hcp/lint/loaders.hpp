@@ -45,6 +45,8 @@ struct LoadedInput {
 // Any input: scripts through the shell model, the other forms as one configuration.
 LoadedInput load_input(const SourceText& source);
 LoadedInput load_megatron_script(const SourceText& source);
+LoadedInput load_functional_test(const SourceText& source);  // Megatron-LM functional-test model_config.yaml
+LoadedInput load_nemo_launcher(const SourceText& source);    // NeMo-1 / NeMo-Framework-Launcher training YAML
 
 // Builds a parse error "file:line:col: message".
 [[noreturn]] void throw_parse_error(const Location& where, const std::string& message);

@@ -1,0 +1,15 @@
+// Megatron-LM training flags among a program's words, into Bridge keys: shared by launch scripts and the
+// functional-test YAML, whose harness turns MODEL_ARGS into the same words.
+#pragma once
+
+#include <vector>
+
+#include "hcp/lint/config_tree.hpp"
+#include "../shell/shell_model.hpp"
+
+namespace hcp::lint {
+
+// Reads the flags of words[from...]; true when one of them is a training flag (the words launch training).
+bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree);
+
+}  // namespace hcp::lint

@@ -1,0 +1,25 @@
+// Which training-config form a YAML file is, by its top-level keys: each form has its own loader, and a YAML file
+// of no known form (another tool's config, a cluster file, a list) is skipped with what it was taken for, never
+// linted as a Megatron-Bridge tree.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace hcp::lint {
+
+enum class YamlForm {
+  bridge,                    // Megatron-Bridge ConfigContainer overrides: model:, dataset:, dist:, train:, ...
+  megatron_functional_test,  // Megatron-LM tests/functional_tests model_config.yaml: MODEL_ARGS:, ENV_VARS:
+  nemo_launcher,             // NeMo-1 / NeMo-Framework-Launcher training YAML: trainer:, model:, exp_manager:
+  other,
+};
+
+struct YamlClass {
+  YamlForm form = YamlForm::other;
+  std::string taken_for;  // for `other`: what the file looks like, for the skip message
+};
+
+YamlClass classify_yaml(std::string_view text);
+
+}  // namespace hcp::lint
