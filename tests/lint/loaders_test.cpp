@@ -177,3 +177,119 @@ TEST(FormatDetection, ByExtensionThenContent) {
 
 }  // namespace
 }  // namespace hcp::lint
+
+namespace hcp::lint {
+namespace {
+
+LoadedInput input(const std::string& name, const std::string& text) {
+  return load_input(SourceText{name, text, InputFormat::automatic});
+}
+
+TEST(FunctionalTestLoader, ModelArgsAsTheHarnessBuildsThem) {
+  const LoadedInput in = input("model_config.yaml",
+                               "ENV_VARS:\n  CUDA_DEVICE_MAX_CONNECTIONS: 32\nTEST_TYPE: regular\nMODEL_ARGS:\n"
+                               "  --context-parallel-size: 4\n  --cp-comm-type: a2a+p2p\n"
+                               "  --hierarchical-context-parallel-sizes: \"[2 2]\"\n  --use-tp-pp-dp-mapping: true\n"
+                               "  --sequence-parallel: false\n  --window-size: \"\"\nMODEL_ARGS_2:\n"
+                               "  --context-parallel-size: 2\n");
+  ASSERT_FALSE(in.skipped);
+  ASSERT_EQ(in.variants.size(), 2u);  // the first run and the resumed one
+  const ConfigTree& t = in.variants[0].tree;
+  EXPECT_EQ(t.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_EQ(t.find("model.hierarchical_context_parallel_sizes")->value.display(), "[2, 2]");  // [ ] split
+  EXPECT_TRUE(t.find("dist.use_tp_pp_dp_mapping")->value.boolean);
+  EXPECT_EQ(t.find("model.sequence_parallel"), nullptr);  // false passes nothing
+  EXPECT_EQ(t.find("model.window_size"), nullptr);        // nor does an empty value
+  EXPECT_EQ(t.find("env.CUDA_DEVICE_MAX_CONNECTIONS")->value.text, "32");
+  EXPECT_EQ(t.find("cluster.world_size")->provenance, Provenance::unknown);  // the CI recipe's
+  EXPECT_EQ(in.variants[1].tree.find("model.context_parallel_size")->value.integer, 2);
+  // A value with spaces is one word, as the harness quotes it: argparse's int type refuses "2 2".
+  const LoadedInput spaced = input("m.yaml", "MODEL_ARGS:\n  --hierarchical-context-parallel-sizes: 2 2\n");
+  EXPECT_EQ(spaced.variants[0].tree.find("model.hierarchical_context_parallel_sizes")->value.display(), "['2 2']");
+}
+
+TEST(NemoLauncherLoader, MappedKeysAndInterpolationsInsideTheFile) {
+  const LoadedInput in = input("conf/training/gpt3/5b.yaml",
+                               "run:\n  name: x\ntrainer:\n  num_nodes: 2\n  devices: 8\nexp_manager: {}\nmodel:\n"
+                               "  tensor_model_parallel_size: 2\n  context_parallel_size: 2\n"
+                               "  encoder_seq_length: ${training.model.data.seq_length}\n  data:\n    seq_length: 8192\n"
+                               "  pipeline_model_parallel_size: ${base.pp}\n  optim:\n    name: fused_adam\n");
+  ASSERT_EQ(in.variants.size(), 1u);
+  const ConfigTree& t = in.variants[0].tree;
+  EXPECT_EQ(t.find("cluster.nodes")->value.integer, 2);
+  EXPECT_EQ(t.find("cluster.gpus_per_node")->value.integer, 8);
+  EXPECT_EQ(t.find("model.seq_length")->value.integer, 8192);  // ${training.x} is this file's x
+  EXPECT_EQ(t.find("model.pipeline_model_parallel_size")->provenance, Provenance::unknown);
+  EXPECT_EQ(t.find("model.optim.name"), nullptr);  // NeMo's own keys are not judged
+  EXPECT_EQ(t.find("env.CUDA_DEVICE_MAX_CONNECTIONS")->value.text, "1");  // the launcher sets it
+}
+
+TEST(YamlForms, OtherYamlIsSkippedWithWhatItWasTakenFor) {
+  EXPECT_THAT(input("cluster.yaml", "partition: batch\ngpus_per_node: 8\n").skipped.value_or(""),
+              HasSubstr("top-level keys: partition, gpus_per_node"));
+  EXPECT_THAT(input("env.yaml", "- name: gsm8k\n  path: x\n").skipped.value_or(""), HasSubstr("a YAML list"));
+  EXPECT_FALSE(input("bridge.yaml", "model:\n  context_parallel_size: 2\n").skipped);
+}
+
+TEST(ScriptLoader, BridgeOverridesAfterThePythonProgram) {
+  const LoadedInput in = input("run.sh",
+                               "CP=${CP:-4}\ntorchrun --nproc_per_node=8 scripts/training/run_recipe.py --recipe x "
+                               "model.context_parallel_size=$CP model.cp_comm_type=a2a+p2p dataset.seq_length=$SEQ\n");
+  ASSERT_EQ(in.variants.size(), 1u);
+  const ConfigTree& t = in.variants[0].tree;
+  EXPECT_EQ(t.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_EQ(t.find("model.context_parallel_size")->provenance, Provenance::defaulted);
+  EXPECT_EQ(t.find("model.cp_comm_type")->value.text, "a2a+p2p");
+  EXPECT_EQ(t.find("dataset.seq_length")->provenance, Provenance::unknown);
+  EXPECT_EQ(t.find("cluster.gpus_per_node")->value.integer, 8);
+}
+
+TEST(ScriptLoader, LaunchersGiveTheCluster) {
+  auto cluster = [](const std::string& script) {
+    const LoadedInput in = input("job.sh", script);
+    if (in.variants.empty()) return std::string("skipped");
+    const ConfigTree& t = in.variants[0].tree;
+    std::string out;
+    for (const char* k : {"cluster.nodes", "cluster.gpus_per_node", "cluster.world_size"}) {
+      const Setting* s = t.find(k);
+      out += std::string(k + 8) + "=" + (!s ? "-" : s->provenance == Provenance::unknown ? "?" : s->value.display()) + " ";
+    }
+    return out;
+  };
+  const std::string train = " pretrain_gpt.py --micro-batch-size 1\n";
+  EXPECT_EQ(cluster("torchrun --nproc_per_node 8" + train), "nodes=1 gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("torchrun --standalone --nproc-per-node=4" + train), "nodes=1 gpus_per_node=4 world_size=- ");
+  EXPECT_EQ(cluster("torchrun --nnodes 1:4 --nproc_per_node 8" + train), "nodes=? gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("torchrun --nnodes $N --nproc_per_node 8" + train), "nodes=? gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("python -m torch.distributed.run --nnodes 2 --nproc_per_node 8" + train),
+            "nodes=2 gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\nsrun python" + train),
+            "nodes=4 gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("#SBATCH -N 2\nsrun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8" + train),
+            "nodes=2 gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("mpirun -np 16 python" + train), "nodes=- gpus_per_node=- world_size=16 ");
+  EXPECT_EQ(cluster("deepspeed --num_gpus 8 --num_nodes 2" + train), "nodes=2 gpus_per_node=8 world_size=- ");
+  EXPECT_EQ(cluster("python" + train), "nodes=- gpus_per_node=- world_size=- ");
+  EXPECT_EQ(cluster("NNODES=2 NPROC_PER_NODE=4 megatron sft --tensor_model_parallel_size 2 --micro_batch_size 1\n"),
+            "nodes=2 gpus_per_node=4 world_size=- ");
+  EXPECT_EQ(cluster("echo torchrun --nproc_per_node 8" + train), "skipped");
+}
+
+TEST(ScriptLoader, RayRuntimeEnvironment) {
+  const LoadedInput in = input(
+      "ray.sh", "ray job submit --runtime-env-json='{\"env_vars\": {\"CUDA_DEVICE_MAX_CONNECTIONS\": \"1\"}}' -- "
+                "python3 train.py --micro-batch-size 1 --context-parallel-size 2\n");
+  ASSERT_EQ(in.variants.size(), 1u);
+  EXPECT_EQ(in.variants[0].tree.find("env.CUDA_DEVICE_MAX_CONNECTIONS")->value.text, "1");
+}
+
+TEST(ScriptLoader, PerformanceScriptFlagsOnlyForBridgePerformanceScripts) {
+  const LoadedInput perf = input("p.sh", "python scripts/performance/setup_experiment.py -ng 64 -gn 8 -tp 2 -cp 4\n");
+  ASSERT_EQ(perf.variants.size(), 1u);
+  EXPECT_EQ(perf.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_EQ(perf.variants[0].tree.find("cluster.world_size")->value.integer, 64);
+  EXPECT_TRUE(input("q.sh", "python convert.py -cp 4 --micro_batch_size 2\n").skipped);
+}
+
+}  // namespace
+}  // namespace hcp::lint

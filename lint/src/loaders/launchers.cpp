@@ -152,8 +152,17 @@ void read_ray_environment(const std::vector<ShellWord>& words, size_t to, Config
 
 }  // namespace
 
+bool is_ms_swift_megatron(const std::vector<ShellWord>& words, size_t args_start) {
+  return args_start >= 2 && base_name(words[args_start - 2].text) == "megatron";
+}
+
 size_t training_arguments_start(const std::vector<ShellWord>& words) {
   if (!words.empty() && words[0].text.rfind("--", 0) == 0) return 0;  // an argument file: flags only
+  // ms-swift's Megatron CLI: `megatron sft|pt|rlhf --tensor_model_parallel_size 4 ...` (swift/cli/_megatron).
+  if (words.size() > 1 && base_name(words[0].text) == "megatron" &&
+      (words[1].text == "sft" || words[1].text == "pt" || words[1].text == "rlhf")) {
+    return 2;
+  }
   if (!words.empty()) {
     const std::string_view head = base_name(words[0].text);
     if (head == "echo" || head == "printf" || head == "cat" || head == "tee") return words.size();
@@ -171,6 +180,24 @@ size_t training_arguments_start(const std::vector<ShellWord>& words) {
 }
 
 void read_launcher(const ShellCommand& command, size_t args_start, const ShellRun& run, ConfigTree& tree) {
+  if (is_ms_swift_megatron(command.words, args_start)) {
+    // ms-swift starts torchrun itself with NPROC_PER_NODE processes on NNODES nodes (default 1), and sets
+    // CUDA_DEVICE_MAX_CONNECTIONS=1 unless the environment has it (os.environ.setdefault in swift/cli/_megatron).
+    for (const ShellEnv& e : command.env) {
+      if (e.name == "NPROC_PER_NODE") set_count(tree, "cluster.gpus_per_node", "NPROC_PER_NODE", e.value);
+      if (e.name == "NNODES") set_count(tree, "cluster.nodes", "NNODES", e.value);
+    }
+    if (tree.find("cluster.gpus_per_node") && !tree.find("cluster.nodes")) {
+      set_count(tree, "cluster.nodes", "ms-swift (no NNODES: one node)", implied(command.words[0], "1"));
+    }
+    Setting conn;
+    conn.key = "env.CUDA_DEVICE_MAX_CONNECTIONS";
+    conn.spelled = "CUDA_DEVICE_MAX_CONNECTIONS (ms-swift's default)";
+    conn.key_loc = command.words[0].loc;
+    conn.value = Value::make_string("1", conn.key_loc);
+    tree.set(std::move(conn));
+    return;
+  }
   std::vector<ShellWord> words = command.outer;
   words.insert(words.end(), command.words.begin(), command.words.begin() + static_cast<long>(args_start));
   const size_t end = words.size();

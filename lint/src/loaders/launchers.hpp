@@ -14,6 +14,9 @@ namespace hcp::lint {
 // words.size() when the command runs no Python training program.
 size_t training_arguments_start(const std::vector<ShellWord>& words);
 
+// Whether the program starting at args_start is ms-swift's `megatron sft|pt|rlhf` (underscore flags).
+bool is_ms_swift_megatron(const std::vector<ShellWord>& words, size_t args_start);
+
 // Sets cluster.nodes, cluster.gpus_per_node, cluster.world_size (each known, defaulted or unknown) and launcher
 // environment (env.NAME) from the launcher words of `command` (its words before `args_start`, and the command
 // that ran it through `bash -c`), with `run.directives` for srun's defaults.

@@ -1,6 +1,7 @@
 // Megatron-LM launch scripts and argument files, read through the shell model: every path through the script,
 // every training launch on it (a Python program given Megatron's training flags) becomes one configuration,
 // with the launcher's cluster size and the environment the launch runs in.
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -77,14 +78,17 @@ bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, Confi
   const std::string& program = from > 0 ? words[from - 1].text : std::string();
   const bool bridge_performance = program.find("performance/") != std::string::npos ||
                                   program.find("setup_experiment") != std::string::npos;
+  // ms-swift's Megatron CLI spells Megatron's flags with underscores.
+  const bool ms_swift = is_ms_swift_megatron(words, from);
   bool training = false, group_query_attention = false;
   std::optional<Setting> query_groups;
   for (size_t i = from; i < words.size(); ++i) {
     const ShellWord& w = words[i];
     if (w.known_prefix < 3 || w.text[0] != '-') continue;
     const size_t eq = w.text.find('=');
-    const std::string flag = w.text.substr(0, eq);
+    std::string flag = w.text.substr(0, eq);
     if (eq != std::string::npos && eq > w.known_prefix) continue;  // the flag's own name is not known
+    if (ms_swift) std::replace(flag.begin() + 2, flag.end(), '_', '-');
     if (!bridge_performance && (flag[1] != '-' || flag.find('_') != std::string::npos)) continue;
     training |= is_training_flag(flag);
     const FlagSpec* spec = find_flag(flag);
@@ -102,6 +106,8 @@ bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, Confi
         if (spec->arity == FlagSpec::Arity::one) break;
       }
       if (values.empty()) continue;  // a flag without its value: argparse would refuse; nothing to lint
+    } else if (ms_swift && i + 1 < words.size() && (words[i + 1].text == "false" || words[i + 1].text == "true")) {
+      if (words[i + 1].text == "false") continue;  // ms-swift's booleans take a value
     }
     Setting s = from_words(*spec, flag, w, values);
     if (s.key == "model.group_query_attention") group_query_attention = true;
