@@ -2,12 +2,16 @@
 """hcp-lint speed against its targets, measured in one run:
 - one process linting 10,000 small configs (a directory of TOML/YAML/script files) <= 1 s;
 - the same through the C ABI in one process (lint_bench, per config) <= 100 us each;
-- `hcp-lint` on one file <= 20 ms wall (process start included).
+- `hcp-lint` on one file <= 20 ms wall (process start included);
+- `hcp-lint` on a whole Megatron-LM checkout <= 1.5 s, when HCP_MEGATRON_LM names one (a directory; e.g. from
+  `git archive` of a clone: about 550 shell and YAML files, launch scripts and functional tests);
+- `hcp-lint` on the real-world corpus (tests/lint/realworld, 438 files of every form).
 There is no other linter for these configs to compare with; the targets are the yardstick.
-Usage: bench/compare_lint.py [BUILD_DIR]
+Usage: [HCP_MEGATRON_LM=DIR] bench/compare_lint.py [BUILD_DIR]
 """
 
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -52,6 +56,12 @@ def main():
         make_configs(d, 10000)
         best, median = wall([str(hcp_lint), "--format", "json", str(d)], 3)
         rows.append(("10,000 configs, one hcp-lint process", best, median, 1.0))
+    megatron = os.environ.get("HCP_MEGATRON_LM")
+    if megatron:
+        best, median = wall([str(hcp_lint), "--format", "json", megatron], 5)
+        rows.append(("a Megatron-LM checkout, one hcp-lint process", best, median, 1.5))
+    best, median = wall([str(hcp_lint), "--format", "json", str(ROOT / "tests/lint/realworld")], 5)
+    rows.append(("the real-world corpus (438 files), one process", best, median, 1.5))
     one = ROOT / "examples/configs/good/hcp_bridge.toml"
     best, median = wall([str(hcp_lint), str(one)], 30)
     rows.append(("hcp-lint on one file (wall)", best, median, 0.020))

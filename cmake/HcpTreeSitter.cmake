@@ -50,8 +50,6 @@ add_library(hcp_tree_sitter STATIC
 target_include_directories(hcp_tree_sitter SYSTEM PUBLIC "${_ts_lib}/include"
                            PRIVATE "${_ts_lib}/src" "${HCP_TREE_SITTER_BASH}/src")
 set_target_properties(hcp_tree_sitter PROPERTIES C_STANDARD 11 C_VISIBILITY_PRESET hidden)
-# Third-party code: its own warnings are not ours to fix, and the 10 MB generated parser gains nothing from -O2
-# beyond what -O1 gives while taking far longer to compile.
+# Third-party code: its own warnings are not ours to fix.
 target_compile_options(hcp_tree_sitter PRIVATE -w)
-set_source_files_properties("${HCP_TREE_SITTER_BASH}/src/parser.c" PROPERTIES COMPILE_OPTIONS "-O1")
 target_compile_definitions(hcp_tree_sitter PRIVATE _DEFAULT_SOURCE)

@@ -203,6 +203,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
   LoadedInput out;
   ShellOptions options;
   options.read_sourced = read_neighbour;
+  options.keep = [](const std::vector<ShellWord>& words) { return training_arguments_start(words) < words.size(); };
   ShellRun run = run_shell(source, options);
   for (const ShellPath& path : run.paths) {
     for (const ShellCommand& c : path.commands) {

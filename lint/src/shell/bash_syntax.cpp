@@ -21,13 +21,19 @@ BashTree::BashTree(std::string_view text) : text_(text) {
   struct ParserFree {
     void operator()(TSParser* p) const { ts_parser_delete(p); }
   };
-  // A parser per tree: parsers are cheap next to the parse, and this keeps the loader free of shared state.
-  std::unique_ptr<TSParser, ParserFree> parser(ts_parser_new());
-  if (!parser || !ts_parser_set_language(parser.get(), tree_sitter_bash())) {
-    throw Error(Errc::internal, "the bash grammar could not be loaded (tree-sitter ABI mismatch)");
+  // One parser per thread, kept: setting one up costs about as much as parsing a launch script. A parser serves
+  // one parse at a time, and a parse never starts another on the same thread.
+  thread_local std::unique_ptr<TSParser, ParserFree> parser;
+  if (!parser) {
+    parser.reset(ts_parser_new());
+    if (!parser || !ts_parser_set_language(parser.get(), tree_sitter_bash())) {
+      parser.reset();
+      throw Error(Errc::internal, "the bash grammar could not be loaded (tree-sitter ABI mismatch)");
+    }
   }
   if (text.size() > UINT32_MAX) throw Error(Errc::invalid_argument, "script too large to parse");
   tree_.reset(ts_parser_parse_string(parser.get(), nullptr, text.data(), static_cast<uint32_t>(text.size())));
+  ts_parser_reset(parser.get());
   if (!tree_) throw Error(Errc::internal, "the bash parser returned no tree");
 }
 

@@ -106,8 +106,7 @@ std::vector<Pieces> Interpreter::lookup(const std::string& name, const Location&
   if (name.size() == 1 && std::string_view("?$!-_").find(name[0]) != std::string_view::npos) {
     return {{unknown_piece("$" + name, at, "special parameter $" + name)}};
   }
-  const auto it = s.vars.find(name);
-  if (it != s.vars.end()) return it->second.elements;
+  if (const Var* v = s.vars.find(name)) return v->elements;
   *set = false;
   return {{unknown_piece("${" + name + "}", at, "environment variable " + name + " (not set in the script)")}};
 }
@@ -232,13 +231,13 @@ void Interpreter::expand_parameter(BashNode n, State& s, Fields& out, bool quote
           p.why = name + " from the environment, else '" + text_of(d) + "'";
         }
       }
-      if (kind == '=') s.vars[name] = Var{{d}, false, false};
+      if (kind == '=') s.vars.set(name, Var{{d}, false, false});
       return emit({d});
     }
     if (!use_operand) return emit(kind == '+' ? std::vector<Pieces>{{}} : values);
     if (kind == '?') return emit(values);
     Pieces d = operand_value(0);
-    if (kind == '=') s.vars[name] = Var{{d}, false, false};
+    if (kind == '=') s.vars.set(name, Var{{d}, false, false});
     return emit({d});
   }
   // Operators that transform a known value.

@@ -83,9 +83,9 @@ States Interpreter::exec_block(BashNode parent, uint32_t from, uint32_t to, Stat
 States Interpreter::exec_statement(BashNode n, State s) {
   // Nested loops over known lists and recursive functions could run for very long: past a budget far above what
   // a launch script runs, the rest is not followed (and says so once).
-  constexpr size_t kMaxSteps = 200000;
+  constexpr size_t kMaxSteps = 50000;
   if (++steps_ > kMaxSteps) {
-    if (steps_ == kMaxSteps + 1) skip(n, "the rest of the script (more than 200000 statements to follow)");
+    if (steps_ == kMaxSteps + 1) skip(n, "the rest of the script (more than 50000 statements to follow)");
     return {std::move(s)};
   }
   const std::string_view t = n.type();
@@ -403,12 +403,15 @@ States Interpreter::exec_for(BashNode n, State s) {
   if (!known) {
     Var v;
     v.elements.push_back({unknown_piece("$" + name, loc(var), "loop variable " + name + " over unknown values")});
-    s.vars[name] = std::move(v);
+    s.vars.set(name, std::move(v));
     return exec_loop(n, std::move(s));
   }
   States states{std::move(s)};
   for (Pieces& item : items) {
-    for (State& st : states) st.vars[name] = Var{{item}, false, st.vars[name].exported};
+    for (State& st : states) {
+      const Var* old = st.vars.find(name);
+      st.vars.set(name, Var{{item}, false, old && old->exported});
+    }
     states = exec_block(body, 0, body.child_count(), std::move(states));
   }
   return states;
@@ -444,7 +447,7 @@ void Interpreter::assign(BashNode a, State& s, bool exported) {
   } else if (!value_node.null()) {
     value = expand_value(value_node, s);
   }
-  Var& v = s.vars[name];
+  Var& v = s.vars.edit(name);
   v.exported |= exported;
   if (index_unknown) {
     v.array = true;
@@ -510,13 +513,13 @@ void Interpreter::declare(BashNode n, State& s) {
       assign(c, s, exported && !unexport);
     } else if (c.is("variable_name") || c.is("word")) {
       const std::string name(text);
-      auto it = s.vars.find(name);
-      if (exported && it == s.vars.end()) continue;  // `export X` of an environment variable: still unknown
-      if (it == s.vars.end() && keyword == "local") {
-        s.vars[name] = Var{{{}}, false, false};
+      const Var* existing = s.vars.find(name);
+      if (exported && !existing) continue;  // `export X` of an environment variable: still unknown
+      if (!existing && keyword == "local") {
+        s.vars.set(name, Var{{{}}, false, false});
         continue;
       }
-      if (it != s.vars.end()) it->second.exported = exported && !unexport;
+      if (existing) s.vars.edit(name).exported = exported && !unexport;
     }
   }
 }
@@ -527,8 +530,9 @@ void Interpreter::record(State& s, std::vector<Pieces> words, const std::vector<
   c.loc = loc(n);
   c.outer = outer_;
   for (const Pieces& w : words) c.words.push_back(to_word(w));
-  for (const auto& [name, v] : s.vars) {
-    if (v.exported) c.env.push_back({name, to_word(concat(v.elements, " "))});
+  if (options_.keep && !options_.keep(c.words)) return;
+  for (const auto& [name, v] : s.vars.all()) {
+    if (v->exported) c.env.push_back({name, to_word(concat(v->elements, " "))});
   }
   for (const auto& [name, v] : prefix) {
     auto it = std::find_if(c.env.begin(), c.env.end(), [&](const ShellEnv& e) { return e.name == name; });
@@ -570,7 +574,10 @@ States Interpreter::exec_command(BashNode n, State s, const std::vector<BashNode
 States Interpreter::exec_words(const std::vector<Pieces>& words, std::vector<std::pair<std::string, Pieces>> prefix,
                                BashNode n, State s) {
   if (words.empty()) {
-    for (auto& [name, v] : prefix) s.vars[name] = Var{{v}, false, s.vars[name].exported};
+    for (auto& [name, v] : prefix) {
+      const Var* old = s.vars.find(name);
+      s.vars.set(name, Var{{v}, false, old && old->exported});
+    }
     return {std::move(s)};
   }
   const std::string name = all_known(words[0]) ? text_of(words[0]) : "";
@@ -621,12 +628,12 @@ States Interpreter::exec_words(const std::vector<Pieces>& words, std::vector<std
     for (size_t i = 1; i < words.size(); ++i) {
       const std::string w = text_of(words[i]);
       if (w.empty() || w[0] == '-' || name == "getopts") continue;
-      s.vars[w] = Var{{{unknown_piece("$" + w, loc(n), w + " read from input")}}, name != "read", false};
+      s.vars.set(w, Var{{{unknown_piece("$" + w, loc(n), w + " read from input")}}, name != "read", false});
     }
     if (name == "getopts" && words.size() > 2) {
       const std::string w = text_of(words[2]);
-      s.vars[w] = Var{{{unknown_piece("$" + w, loc(n), "option parsed by getopts")}}, false, false};
-      s.vars["OPTARG"] = Var{{{unknown_piece("$OPTARG", loc(n), "option argument parsed by getopts")}}, false, false};
+      s.vars.set(w, Var{{{unknown_piece("$" + w, loc(n), "option parsed by getopts")}}, false, false});
+      s.vars.set("OPTARG", Var{{{unknown_piece("$OPTARG", loc(n), "option argument parsed by getopts")}}, false, false});
     }
     return {std::move(s)};
   }
@@ -762,7 +769,7 @@ void Interpreter::run(const SourceText& script) {
   ShellPiece self;
   self.text = script.name;
   self.provenance = Provenance::computed;
-  start.vars["BASH_SOURCE"] = Var{{{self}}, true, false};
+  start.vars.set("BASH_SOURCE", Var{{{self}}, true, false});
   States end = exec_block(root, 0, root.child_count(), States{std::move(start)});
   for (State& s : finished_) end.push_back(std::move(s));
   for (State& s : end) {

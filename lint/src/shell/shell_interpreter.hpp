@@ -22,6 +22,32 @@ struct Var {
   bool exported = false;
 };
 
+// The variables of a path. Paths fork often and change few variables, so values are shared between paths and
+// copied only when one path changes them.
+class Vars {
+ public:
+  const Var* find(std::string_view name) const {
+    const auto it = map_.find(name);
+    return it == map_.end() ? nullptr : it->second.get();
+  }
+  void set(const std::string& name, Var v) { map_[name] = std::make_shared<const Var>(std::move(v)); }
+  // The variable to change in place (created empty when absent; copied first when another path shares it).
+  Var& edit(const std::string& name) {
+    auto& slot = map_[name];
+    if (!slot) {
+      slot = std::make_shared<Var>();
+    } else if (slot.use_count() > 1) {
+      slot = std::make_shared<Var>(*slot);
+    }
+    return const_cast<Var&>(*slot);  // owned by this path alone at this point
+  }
+  void erase(const std::string& name) { map_.erase(name); }
+  const auto& all() const { return map_; }
+
+ private:
+  std::map<std::string, std::shared_ptr<const Var>, std::less<>> map_;
+};
+
 // Commands of a path as a shared list, so that forking a path copies a pointer.
 struct CommandNode {
   ShellCommand command;
@@ -29,7 +55,7 @@ struct CommandNode {
 };
 
 struct State {
-  std::map<std::string, Var, std::less<>> vars;
+  Vars vars;
   std::map<std::string, BashNode, std::less<>> functions;
   std::optional<std::vector<Pieces>> positional;  // known inside calls of functions defined in the file
   std::vector<std::string> conditions;

@@ -74,6 +74,9 @@ struct ShellOptions {
   // Reads a file that the script sources, by the path as the script names it resolved against the script's
   // folder; nullopt when it cannot be read (the source command is then skipped with that reason).
   std::function<std::optional<SourceText>(const std::string& path)> read_sourced;
+  // Which commands to keep (the others run, but are not recorded): a caller that looks for training launches
+  // keeps only those, which saves copying every `echo` of every path. Null keeps all.
+  std::function<bool(const std::vector<ShellWord>& words)> keep;
   size_t max_paths = 32;
   int max_source_depth = 8;
   int max_call_depth = 16;

@@ -169,31 +169,39 @@ State join_states(std::vector<State> states, const std::string& where) {
   // Variables: equal known values stay, anything else is unknown from here on.
   std::set<std::string, std::less<>> names;
   for (const State& s : states) {
-    for (const auto& [name, v] : s.vars) names.insert(name);
+    for (const auto& [name, v] : s.vars.all()) names.insert(name);
   }
   for (const std::string& name : names) {
-    const auto first = out.vars.find(name);
-    bool same = first != out.vars.end();
+    const Var* first = out.vars.find(name);
+    bool same = first != nullptr;
     for (size_t i = 1; same && i < states.size(); ++i) {
-      const auto it = states[i].vars.find(name);
-      same = it != states[i].vars.end() && same_value(first->second, it->second);
+      const Var* other = states[i].vars.find(name);
+      same = other && (other == first || same_value(*first, *other));
     }
     if (same) continue;
     Var v;
-    v.exported = first != out.vars.end() && first->second.exported;
+    v.exported = first && first->exported;
     Location at;
-    if (first != out.vars.end() && !first->second.elements.empty() && !first->second.elements[0].empty()) {
-      at = first->second.elements[0][0].loc;
-    }
+    if (first && !first->elements.empty() && !first->elements[0].empty()) at = first->elements[0][0].loc;
     v.elements.push_back({unknown_piece("$" + name, at, name + " differs between branches (" + where + ")")});
-    out.vars[name] = std::move(v);
+    out.vars.set(name, std::move(v));
   }
-  // Commands: the first path's, then what each other path ran after the point they share.
+  // Commands: the first path's, then what each other path ran after the point they share. The same command run
+  // with the same words on several paths is kept once, so that joins inside loops do not multiply commands.
   std::set<const CommandNode*> seen;
-  for (const CommandNode* n : chain(out.commands)) seen.insert(n);
+  std::set<std::string> same;
+  auto identity = [](const ShellCommand& c) {
+    std::string key = c.loc.text();
+    for (const ShellWord& w : c.words) key.append("\x1f").append(w.text);
+    return key;
+  };
+  for (const CommandNode* n : chain(out.commands)) {
+    seen.insert(n);
+    same.insert(identity(n->command));
+  }
   for (size_t i = 1; i < states.size(); ++i) {
     for (const CommandNode* n : chain(states[i].commands)) {
-      if (!seen.insert(n).second) continue;
+      if (!seen.insert(n).second || !same.insert(identity(n->command)).second) continue;
       out.commands = std::make_shared<const CommandNode>(CommandNode{n->command, out.commands});
     }
   }

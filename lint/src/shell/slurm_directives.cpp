@@ -17,19 +17,19 @@ constexpr Mapping kMappings[] = {
     {"--gpus-per-node", "", {"SLURM_GPUS_PER_NODE", ""}},
 };
 
-void set(std::map<std::string, Var, std::less<>>& env, std::string_view name, const std::string& value,
+void set(Vars& env, std::string_view name, const std::string& value,
          const Location& at) {
   ShellPiece p;
   p.text = value;
   p.loc = at;
   p.provenance = Provenance::computed;
   p.why = "set by Slurm from #SBATCH";
-  env[std::string(name)] = Var{{{p}}, false, true};
+  env.set(std::string(name), Var{{{p}}, false, true});
 }
 
 }  // namespace
 
-void read_directives(const SourceText& script, ShellRun& out, std::map<std::string, Var, std::less<>>& env) {
+void read_directives(const SourceText& script, ShellRun& out, Vars& env) {
   size_t pos = 0;
   int line = 0;
   while (pos < script.text.size()) {

@@ -9,6 +9,6 @@
 
 namespace hcp::lint::shell {
 
-void read_directives(const SourceText& script, ShellRun& out, std::map<std::string, Var, std::less<>>& env);
+void read_directives(const SourceText& script, ShellRun& out, Vars& env);
 
 }  // namespace hcp::lint::shell
