@@ -18,13 +18,16 @@ if [ ! -f "$fuzz_build/CMakeCache.txt" ]; then
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_lint_toml fuzz_lint_yaml fuzz_lint_overrides fuzz_lint_megatron fuzz_logscan fuzz_capi_text)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_lint_toml fuzz_lint_yaml fuzz_lint_overrides fuzz_lint_megatron fuzz_lint_config fuzz_logscan
+                                     fuzz_capi_text)
 cmake --build "$fuzz_build" -j "$HCP_JOBS" --target "${targets[@]}"
 
 seeds() {
   case "$1" in
     fuzz_logscan) echo "$HCP_ROOT/tests/logscan/fixtures" ;;
     fuzz_capi_text) echo "$HCP_ROOT/tests/lint/fixtures $HCP_ROOT/tests/logscan/fixtures" ;;
+    fuzz_lint_config) echo "$HCP_ROOT/tests/cli/inputs/repo" ;;
+    fuzz_lint_megatron | fuzz_lint_yaml) echo "$HCP_ROOT/tests/lint/fixtures $HCP_ROOT/tests/lint/realworld" ;;
     *) echo "$HCP_ROOT/tests/lint/fixtures $HCP_ROOT/examples/configs" ;;
   esac
 }

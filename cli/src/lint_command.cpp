@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,8 @@
 #include "cli_options.hpp"
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
+#include "hcp/hcp_version.hpp"
+#include "hcp/lint/config_file.hpp"
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/render.hpp"
 
@@ -25,8 +28,12 @@ struct LintArgs {
   std::string te_version, gpu;
   std::string format = "text";
   std::string color = "auto";
-  std::string fail_on = "error";
+  std::string fail_on;  // empty: from hcp-lint.toml, else error
   bool strict = false;
+  std::vector<std::string> exclude;
+  std::string config;
+  bool no_config = false;
+  bool version = false;
   bool show_info = false;
   bool verbose = false;
   std::vector<std::string> select, ignore, severity;
@@ -87,6 +94,10 @@ int run_lint(const LintArgs& a) {
     std::cout << render_rules_markdown();
     return kExitOk;
   }
+  if (a.version) {
+    std::cout << "hcp-lint " << hcp::kHcpVersionString << "\n";
+    return kExitOk;
+  }
 
   LintOptions options;
   options.format = parse_format_name(a.input_format);
@@ -102,7 +113,27 @@ int run_lint(const LintArgs& a) {
     if (eq == std::string::npos) throw Error(Errc::invalid_argument, "--severity: expected CODE=LEVEL, got '" + s + "'");
     options.severity[s.substr(0, eq)] = parse_severity(s.substr(eq + 1));
   }
-  const Severity threshold = a.strict ? Severity::warning : parse_severity(a.fail_on);
+  // hcp-lint.toml (or [tool.hcp-lint] in pyproject.toml): the command line wins over it.
+  std::optional<LintConfig> config;
+  if (!a.config.empty()) {
+    config = read_lint_config(read_source(a.config), a.config.size() >= 14 &&
+                                                         a.config.compare(a.config.size() - 14, 14, "pyproject.toml") == 0);
+    if (!config) throw Error(Errc::invalid_argument, a.config + ": no [tool.hcp-lint] table");
+  } else if (!a.no_config) {
+    config = find_lint_config(".");
+  }
+  std::vector<std::string> exclude = a.exclude;
+  if (config) {
+    exclude.insert(exclude.end(), config->exclude.begin(), config->exclude.end());
+    if (options.select.empty()) options.select = config->select;
+    options.ignore.insert(options.ignore.end(), config->ignore.begin(), config->ignore.end());
+    for (const auto& [code, level] : config->severity) options.severity.emplace(code, level);  // CLI's stay
+    options.path_cluster = config->clusters;
+  }
+  const Severity threshold = a.strict               ? Severity::warning
+                             : !a.fail_on.empty()   ? parse_severity(a.fail_on)
+                             : config && config->fail_on ? *config->fail_on
+                                                    : Severity::error;
   const OutputFormat format = parse_output_format(a.format);
   validate_options(options);
 
@@ -117,21 +148,25 @@ int run_lint(const LintArgs& a) {
   }
 
   std::vector<SourceText> inputs;
-  std::vector<std::string> unreadable;
-  for (const std::string& path : collect_inputs(paths)) {
+  std::vector<std::pair<std::string, std::string>> unreadable;
+  for (const std::string& path : collect_inputs(paths, exclude)) {
     try {
       inputs.push_back(path == "-" ? read_stdin() : read_source(path));
     } catch (const Error& e) {
-      unreadable.push_back(e.what());
+      const bool named = std::find(paths.begin(), paths.end(), path) != paths.end();
+      std::error_code ec;
+      // A path named on the command line that does not exist is a usage error; anything else is a finding.
+      if (named && !std::filesystem::exists(path, ec)) throw;
+      unreadable.emplace_back(path, e.what());
     }
   }
   LintReport report = hcp::lint::lint(std::move(inputs), options);
-  for (const std::string& message : unreadable) report.units.push_back({message.substr(0, message.find(": ")), {}, message, {}});
+  for (const auto& [path, message] : unreadable) add_unreadable(report, path, message, options);
   // Render everything first: a failure while rendering must not leave half a report behind.
   const std::string out =
       render(report, format, RenderOptions{format == OutputFormat::text && use_color(a.color), a.show_info, a.verbose});
   std::cout << out << std::flush;
-  if (report.has_input_errors()) return kExitInput;
+  // Inputs that could not be read are HCP000 errors: they fail the run like any error finding.
   return report.fails(threshold) ? kExitFindings : kExitOk;
 }
 
@@ -162,6 +197,11 @@ std::function<int()> add_lint_command(CLI::App& app) {
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Same as --fail-on warning");
+  cmd->add_option("--exclude", a->exclude, "Leave out files found in directories that match this glob (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--config", a->config, "Read this hcp-lint.toml or pyproject.toml instead of looking for one");
+  cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml");
+  cmd->add_flag("--version", a->version, "Print hcp-lint's version");
   cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text and github output");
   cmd->add_flag("--verbose,-v", a->verbose, "List the inputs skipped as none of the linted forms, and why");
   // One value per use (repeatable), so a path after the option is not taken as another code.

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -48,9 +50,62 @@ SourceText overrides_source(const std::vector<std::string>& overrides) {
 
 // Runs every selected rule on one configuration. A rule that needs a fact the input cannot know is not run (an
 // info says so); one that reads a fact given only as a default reports at most warnings, saying so.
+// The cluster facts for one input: its [[cluster]] entry of hcp-lint.toml, with the command line's on top.
+CommandLineFacts cluster_for(const std::string& name, const LintOptions& o) {
+  CommandLineFacts f;
+  for (const PathFacts& p : o.path_cluster) {
+    if (std::any_of(p.paths.begin(), p.paths.end(), [&](const std::string& g) { return path_matches(g, name); })) {
+      f = p.facts;
+      f.config = p.config;
+      break;
+    }
+  }
+  const CommandLineFacts& c = o.cluster;
+  auto take = [&](auto& mine, const auto& cli, const char* flag) {
+    if (cli) {
+      mine = cli;
+    } else if (mine) {
+      f.from_config.emplace_back(flag);
+    }
+  };
+  take(f.world_size, c.world_size, "--world-size");
+  take(f.nodes, c.nodes, "--nodes");
+  take(f.gpus_per_node, c.gpus_per_node, "--gpus-per-node");
+  take(f.te_version, c.te_version, "--te-version");
+  take(f.gpu, c.gpu, "--gpu");
+  return f;
+}
+
+// An input that cannot be read or parsed is an HCP000 error at the place its message names ("file:line:col: ...").
+Diagnostic input_error(const std::string& name, const std::string& message) {
+  Diagnostic d;
+  d.code = "HCP000";
+  d.severity = Severity::error;
+  d.rule = "input-not-read";
+  d.loc.file = name;
+  d.message = message;
+  if (message.rfind(name + ":", 0) == 0) {
+    const char* p = message.c_str() + name.size() + 1;
+    char* end = nullptr;
+    const long line = std::strtol(p, &end, 10);
+    if (end != p && line > 0 && line < INT32_MAX) {
+      d.loc.line = static_cast<int>(line);
+      if (*end == ':') {
+        const char* q = end + 1;
+        const long col = std::strtol(q, &end, 10);
+        if (end != q && col > 0 && col < INT32_MAX) d.loc.col = static_cast<int>(col);
+      }
+    }
+    const size_t text = message.find(": ", name.size());
+    if (text != std::string::npos) d.message = message.substr(text + 2);
+  }
+  d.hint = "fix the file, or leave it out with --exclude or exclude = [...] in hcp-lint.toml";
+  return d;
+}
+
 std::vector<Diagnostic> run_rules(const ConfigTree& tree, const LintOptions& o, const std::string& name) {
   std::vector<Diagnostic> out;
-  const Facts facts = resolve_facts(tree, o.cluster);
+  const Facts facts = resolve_facts(tree, cluster_for(name, o));
   const LintContext ctx{tree, facts, name};
   Reporter reporter(out);
   for (const Rule* rule : all_rules()) {
@@ -160,6 +215,7 @@ UnitReport lint_unit(const SourceText* input, const LintOptions& o, const Source
     }
   } catch (const Error& e) {
     unit.error = e.what();
+    if (selected("HCP000", o)) unit.diagnostics.push_back(input_error(unit.name, e.what()));
     return unit;
   }
   for (SourceText& s : loaded.sourced) sourced.push_back(std::move(s));
@@ -253,6 +309,14 @@ LintReport lint(std::vector<SourceText> inputs, const LintOptions& o) {
   return report;
 }
 
+void add_unreadable(LintReport& report, const std::string& path, const std::string& message, const LintOptions& o) {
+  UnitReport unit;
+  unit.name = path;
+  unit.error = message;
+  if (selected("HCP000", o)) unit.diagnostics.push_back(input_error(path, message));
+  report.units.push_back(std::move(unit));
+}
+
 SourceText read_source(const std::string& path) {
   // One open and one fstat: with 10,000 inputs the system calls are a good part of the time.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -290,7 +354,7 @@ SourceText read_source(const std::string& path) {
   return s;
 }
 
-std::vector<std::string> collect_inputs(const std::vector<std::string>& paths) {
+std::vector<std::string> collect_inputs(const std::vector<std::string>& paths, const std::vector<std::string>& exclude) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
   for (const std::string& path : paths) {
@@ -312,7 +376,10 @@ std::vector<std::string> collect_inputs(const std::vector<std::string>& paths) {
       }
       const std::string ext = p.extension().string();
       if (it->is_regular_file(ec) && (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args")) {
-        found.push_back(p.string());
+        const std::string found_path = p.string();
+        if (std::none_of(exclude.begin(), exclude.end(), [&](const std::string& g) { return path_matches(g, found_path); })) {
+          found.push_back(found_path);
+        }
       }
     }
     std::sort(found.begin(), found.end());

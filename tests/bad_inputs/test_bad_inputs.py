@@ -41,33 +41,35 @@ class BadInputs(unittest.TestCase):
 
     def test_lint_static_inputs(self):
         self.check(["lint", str(FILES / "empty.toml")], {0})
-        self.check(["lint", str(FILES / "garbage.toml")], {2}, "garbage.toml:")
-        self.check(["lint", str(FILES / "invalid_utf8.toml")], {2}, "invalid_utf8.toml:2:")
+        self.check(["lint", str(FILES / "garbage.toml")], {1}, "garbage.toml:")
+        self.check(["lint", str(FILES / "invalid_utf8.toml")], {1}, "invalid_utf8.toml:2:")
         self.check(["lint", str(FILES / "invalid_utf8.yaml")], {0, 1, 2}, "invalid_utf8.yaml")
         out = self.check(["lint", str(FILES / "int64_limits.toml")], {1}, "int64_limits.toml:")
         self.assertIn("overflows", out)
-        self.check(["lint", str(FILES / "int64_overflow.toml")], {2}, "int64_overflow.toml:2:")
+        self.check(["lint", str(FILES / "int64_overflow.toml")], {1}, "int64_overflow.toml:2:")
         self.check(["lint", str(FILES / "int64_overflow.yaml")], {1}, "does not fit in 64 bits")
         self.check(["lint", str(FILES / "nonpositive.sh")], {1}, "must be a positive integer")
         self.check(["lint", "--format", "json", str(FILES / "garbage.log")], {0, 1, 2})
 
+    # An input that cannot be read or parsed is an HCP000 error finding (exit 1) and the run goes on; only a path
+    # named on the command line that does not exist, and bad usage, exit 2.
     def test_lint_special_paths(self):
         self.check(["lint", str(self.dir / "missing.toml")], {2}, "missing.toml: cannot read: no such file")
         fifo = self.dir / "pipe.toml"
         os.mkfifo(fifo)
-        self.check(["lint", str(fifo)], {2}, "pipe.toml: cannot read: not a regular file")
+        self.check(["lint", str(fifo)], {1}, "pipe.toml: error[HCP000]: cannot read: not a regular file")
         self.check(["lint", "--overrides-file", str(FILES)], {2}, "is a directory")
         big = self.dir / "big.toml"
         with open(big, "wb") as f:
             f.write(b"x = \"" + b"a" * (200 << 20) + b"\"\n")
-        self.check(["lint", str(big)], {2}, "too large for a config")
+        self.check(["lint", str(big)], {1}, "too large for a config")
         deep = self.dir / "deep.toml"
         deep.write_text("x = " + "[" * 100000 + "]" * 100000 + "\n")
-        self.check(["lint", str(deep)], {2}, "deep.toml:1:")
+        self.check(["lint", str(deep)], {1}, "deep.toml:1:")
         deep_yaml = self.dir / "deep.yaml"
         deep_yaml.write_text("model:\n" + "".join(" " * (i + 1) + "k:\n" for i in range(3000)))
-        self.check(["lint", str(deep_yaml)], {2}, "deep.yaml:")
-        self.check(["lint", "model.x=[1,2", "model.y=3"], {2}, "<overrides>:1:")
+        self.check(["lint", str(deep_yaml)], {1}, "deep.yaml:")
+        self.check(["lint", "model.x=[1,2", "model.y=3"], {1}, "<overrides>:1:")
 
     def test_logscan(self):
         self.check(["logscan", str(FILES / "empty.log")], {0}, "unknown")

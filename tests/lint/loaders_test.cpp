@@ -275,6 +275,32 @@ TEST(ScriptLoader, LaunchersGiveTheCluster) {
   EXPECT_EQ(cluster("echo torchrun --nproc_per_node 8" + train), "skipped");
 }
 
+TEST(ScriptLoader, NemoTwoOverrides) {
+  const LoadedInput in = input("n.sh", "nemo llm pretrain --factory llama3_8b trainer.strategy.context_parallel_size=2 "
+                                       "trainer.num_nodes=2 trainer.devices=8 trainer.max_steps=10 "
+                                       "model.config.seq_length=8192 -y\n");
+  ASSERT_EQ(in.variants.size(), 1u);
+  const ConfigTree& t = in.variants[0].tree;
+  EXPECT_EQ(t.find("model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(t.find("model.context_parallel_size")->spelled, "trainer.strategy.context_parallel_size");
+  EXPECT_EQ(t.find("cluster.nodes")->value.integer, 2);
+  EXPECT_EQ(t.find("model.seq_length")->value.integer, 8192);
+  EXPECT_EQ(t.find("trainer.max_steps"), nullptr);  // NeMo's own
+}
+
+TEST(YamlCfgLoader, MegatronYamlArguments) {
+  const LoadedInput in = input("gpt_config.yaml",
+                               "language_model:\n  num_layers: 24\n  num_attention_heads: 16\n  num_query_groups: 4\n"
+                               "model_parallel:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 2\n"
+                               "seq_length: 4096\ngroup_query_attention: false\n");
+  ASSERT_EQ(in.variants.size(), 1u);
+  const ConfigTree& t = in.variants[0].tree;
+  EXPECT_EQ(t.find("model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(t.find("model.num_layers")->value.integer, 24);
+  EXPECT_EQ(t.find("model.seq_length")->value.integer, 4096);
+  EXPECT_EQ(t.find("model.num_query_groups"), nullptr);  // without group_query_attention
+}
+
 TEST(ScriptLoader, RayRuntimeEnvironment) {
   const LoadedInput in = input(
       "ray.sh", "ray job submit --runtime-env-json='{\"env_vars\": {\"CUDA_DEVICE_MAX_CONNECTIONS\": \"1\"}}' -- "

@@ -190,6 +190,15 @@ TEST(ShellModel, ConditionsOnDefaultsGoBothWays) {
             "path [not [ -z \"$A\" ]]\n  run\npath [[ -z \"$A\" ]] exits\n");
 }
 
+TEST(ShellModel, WordsOfAMultiLineStringKeepTheirLines) {
+  const auto r = run_text("A=\"--a 1\n    --cp 4\"\nrun $A\n");
+  ASSERT_EQ(r.paths.size(), 1u);
+  const auto& words = r.paths[0].commands[0].words;
+  ASSERT_EQ(words.size(), 5u);
+  EXPECT_EQ(words[3].loc.text(), "dir/job.sh:2:5");  // --cp
+  EXPECT_EQ(words[4].loc.text(), "dir/job.sh:2:10");
+}
+
 TEST(ShellModel, DefaultsForTheEnvironmentAreDefaulted) {
   EXPECT_EQ(render(run_text("CP=${CP:-8}\nA=(--cp $CP)\nrun ${A[@]} \"$CP\"\n")), "path\n  run --cp 8? 8?\n");
 }

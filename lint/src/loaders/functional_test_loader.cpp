@@ -53,6 +53,7 @@ LoadedInput load_functional_test(const SourceText& source) {
   LoadedInput out;
   std::map<std::string, std::vector<ShellWord>> runs;  // "MODEL_ARGS", "MODEL_ARGS_2", ...
   ConfigTree env;
+  std::vector<ShellWord> overrides;
   for (const std::string& key : yaml.keys_in_order()) {
     const Setting& s = *yaml.find(key);
     const size_t dot = key.find('.');
@@ -67,11 +68,17 @@ LoadedInput load_functional_test(const SourceText& source) {
       env.set(std::move(e));
     } else if ((section == "MODEL_ARGS" || section.rfind("MODEL_ARGS_", 0) == 0) && name.rfind("--", 0) == 0) {
       harness_words(name, s, runs[section]);
+    } else if (section == "MODEL_ARGS" && s.value.kind != Value::Kind::table && s.value.kind != Value::Kind::null) {
+      // NeMo tests (IS_NEMO_TEST): the harness passes `key=value` overrides to the NeMo 2 script.
+      const std::string value = s.value.kind == Value::Kind::string ? s.value.text : s.value.display();
+      overrides.push_back(word(name + "=" + value, s.key_loc));
     }
   }
+  if (runs.empty() && !overrides.empty()) runs["MODEL_ARGS"];
   for (auto& [section, words] : runs) {
     ConfigVariant v;
     read_megatron_flags(words, 0, v.tree);
+    if (section == "MODEL_ARGS") read_bridge_overrides(overrides, 0, v.tree);
     for (const std::string& key : env.keys_in_order()) v.tree.set(*env.find(key));
     Setting world;
     world.key = "cluster.world_size";

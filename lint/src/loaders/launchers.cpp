@@ -158,6 +158,8 @@ bool is_ms_swift_megatron(const std::vector<ShellWord>& words, size_t args_start
 
 size_t training_arguments_start(const std::vector<ShellWord>& words) {
   if (!words.empty() && words[0].text.rfind("--", 0) == 0) return 0;  // an argument file: flags only
+  // NeMo 2's CLI: `nemo llm pretrain --factory llama3_8b trainer.strategy.context_parallel_size=2 ...`.
+  if (words.size() > 2 && base_name(words[0].text) == "nemo" && words[1].text == "llm") return 3;
   // ms-swift's Megatron CLI: `megatron sft|pt|rlhf --tensor_model_parallel_size 4 ...` (swift/cli/_megatron).
   if (words.size() > 1 && base_name(words[0].text) == "megatron" &&
       (words[1].text == "sft" || words[1].text == "pt" || words[1].text == "rlhf")) {

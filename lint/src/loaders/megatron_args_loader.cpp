@@ -121,14 +121,37 @@ bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, Confi
   return training;
 }
 
-namespace {
-
-// Megatron-Bridge launch scripts: Hydra overrides (`model.context_parallel_size=4`, `+x.y=z`) among a Python
-// program's arguments (scripts/training/run_recipe.py and the like). True when one sets a ConfigContainer section.
-bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
+// NeMo 2 overrides (`nemo llm pretrain ... trainer.strategy.context_parallel_size=2`) name the same facts under
+// the trainer's strategy and the model's config; other trainer.* keys are NeMo's own and are not read.
+static std::optional<std::string> canonical_override_key(const std::string& key) {
+  static constexpr std::pair<std::string_view, std::string_view> kNemo2[] = {
+      {"trainer.strategy.tensor_model_parallel_size", "model.tensor_model_parallel_size"},
+      {"trainer.strategy.pipeline_model_parallel_size", "model.pipeline_model_parallel_size"},
+      {"trainer.strategy.context_parallel_size", "model.context_parallel_size"},
+      {"trainer.strategy.expert_model_parallel_size", "model.expert_model_parallel_size"},
+      {"trainer.strategy.expert_tensor_parallel_size", "model.expert_tensor_parallel_size"},
+      {"trainer.strategy.sequence_parallel", "model.sequence_parallel"},
+      {"trainer.num_nodes", "cluster.nodes"},
+      {"trainer.devices", "cluster.gpus_per_node"},
+  };
+  for (const auto& [nemo, bridge] : kNemo2) {
+    if (key == nemo) return std::string(bridge);
+  }
+  if (key.rfind("trainer.", 0) == 0) return std::nullopt;
+  if (key.rfind("model.config.", 0) == 0) return "model." + key.substr(13);
   static constexpr std::string_view kSections[] = {"model.", "dataset.", "train.", "dist.", "optimizer.",
                                                     "scheduler.", "checkpoint.", "logger.", "ddp.", "peft.",
                                                     "tokenizer.", "mixed_precision.", "comm_overlap."};
+  for (std::string_view sec : kSections) {
+    if (key.rfind(sec, 0) == 0) return key;
+  }
+  return std::nullopt;
+}
+
+// Megatron-Bridge launch scripts: Hydra overrides (`model.context_parallel_size=4`, `+x.y=z`) among a Python
+// program's arguments (scripts/training/run_recipe.py and the like), and NeMo 2's. True when one sets a
+// ConfigContainer section.
+bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
   bool any = false;
   for (size_t i = from; i < words.size(); ++i) {
     const ShellWord& w = words[i];
@@ -137,44 +160,49 @@ bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, Con
     const size_t eq = w.text.find('=');
     const bool removal = b < w.text.size() && w.text[0] == '~';
     if ((eq == std::string::npos && !removal) || (eq != std::string::npos && eq > w.known_prefix)) continue;
-    const std::string key = w.text.substr(b, eq == std::string::npos ? std::string::npos : eq - b);
-    bool section = false;
-    for (std::string_view sec : kSections) section |= key.rfind(sec, 0) == 0;
-    if (!section || key.find_first_of(" \t$\"'") != std::string::npos) continue;
+    const std::string written = w.text.substr(b, eq == std::string::npos ? std::string::npos : eq - b);
+    if (written.find_first_of(" \t$\"'") != std::string::npos) continue;
+    const std::optional<std::string> key = canonical_override_key(written);
+    if (!key) continue;
     any = true;
     if (w.provenance == Provenance::unknown) {  // the value is not known here: the key is
       Setting s;
-      s.key = key;
-      s.spelled = key;
+      s.key = *key;
+      s.spelled = written;
       s.key_loc = w.loc;
       s.provenance = Provenance::unknown;
       s.why = w.why;
       tree.set(std::move(s));
       continue;
     }
+    const std::string text = w.text.substr(0, b) + *key + (eq == std::string::npos ? "" : w.text.substr(eq));
     try {
-      load_overrides({w.text}, {w.loc}, tree);
+      load_overrides({text}, {w.loc}, tree);
     } catch (const Error& e) {  // a malformed override in a script: that value is not read, the rest is
       Setting s;
-      s.key = key;
-      s.spelled = key;
+      s.key = *key;
+      s.spelled = written;
       s.key_loc = w.loc;
       s.provenance = Provenance::unknown;
       s.why = e.what();
       tree.set(std::move(s));
       continue;
     }
-    if (w.provenance == Provenance::defaulted) {
-      if (const Setting* set = tree.find(key)) {
-        Setting copy = *set;
+    if (const Setting* set = tree.find(*key); set && (w.provenance == Provenance::defaulted || *key != written)) {
+      Setting copy = *set;
+      copy.spelled = written;
+      if (w.provenance == Provenance::defaulted) {
         copy.provenance = Provenance::defaulted;
         copy.why = w.why;
-        tree.set(std::move(copy));
       }
+      tree.set(std::move(copy));
     }
   }
   return any;
 }
+
+
+namespace {
 
 void read_environment(const ShellCommand& c, ConfigTree& tree) {
   for (const ShellEnv& e : c.env) {

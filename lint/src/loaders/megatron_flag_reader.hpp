@@ -12,4 +12,7 @@ namespace hcp::lint {
 // Reads the flags of words[from...]; true when one of them is a training flag (the words launch training).
 bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree);
 
+// Reads Megatron-Bridge (and NeMo 2) Hydra overrides among words[from...]; true when one sets a config section.
+bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree);
+
 }  // namespace hcp::lint

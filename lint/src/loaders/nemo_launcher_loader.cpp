@@ -4,6 +4,7 @@
 // interpolations are resolved inside the file (the launcher mounts the file under its config group, so
 // ${training.trainer.num_nodes} in conf/training/x.yaml is this file's trainer.num_nodes); any other is unknown.
 #include "hcp/lint/loaders.hpp"
+#include "mapped_yaml.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -25,38 +26,6 @@ constexpr std::pair<std::string_view, std::string_view> kKeys[] = {
     {"trainer.devices", "cluster.gpus_per_node"},
 };
 
-// "${a.b.c}" alone -> "a.b.c"; anything else (text around it, several) -> empty.
-std::string interpolation(const Value& v) {
-  if (v.kind != Value::Kind::string || v.text.size() < 4 || v.text.rfind("${", 0) != 0 || v.text.back() != '}' ||
-      v.text.find("${", 2) != std::string::npos) {
-    return {};
-  }
-  return v.text.substr(2, v.text.size() - 3);
-}
-
-const Setting* resolve(const ConfigTree& yaml, const Setting* s, int depth, std::string* why) {
-  while (s && depth++ < 8) {
-    const std::string ref = interpolation(s->value);
-    if (ref.empty()) {
-      if (s->value.kind == Value::Kind::string && s->value.text.find("${") != std::string::npos) {
-        *why = "Hydra interpolation " + s->value.text;
-        return nullptr;
-      }
-      return s;
-    }
-    const Setting* next = yaml.find(ref);
-    const size_t dot = ref.find('.');
-    if (!next && dot != std::string::npos) next = yaml.find(ref.substr(dot + 1));  // ${training.x} -> x
-    if (!next) {
-      *why = "Hydra interpolation ${" + ref + "} from outside the file";
-      return nullptr;
-    }
-    s = next;
-  }
-  *why = "Hydra interpolation nested too deep";
-  return nullptr;
-}
-
 }  // namespace
 
 LoadedInput load_nemo_launcher(const SourceText& source) {
@@ -64,31 +33,7 @@ LoadedInput load_nemo_launcher(const SourceText& source) {
   load_yaml(source, yaml);
   LoadedInput out;
   ConfigVariant v;
-  for (const auto& [nemo, bridge] : kKeys) {
-    const Setting* s = yaml.find(std::string(nemo));
-    if (!s) continue;
-    std::string why;
-    const Setting* value = resolve(yaml, s, 0, &why);
-    Setting t;
-    t.key = std::string(bridge);
-    t.spelled = std::string(nemo);
-    t.key_loc = s->key_loc;
-    if (value) {
-      t.value = value->value;
-      t.value.loc = s->value.loc;
-    } else {
-      t.provenance = Provenance::unknown;
-      t.why = why;
-    }
-    // `devices: -1` / `auto` and null sizes are decided at run time.
-    if (value && t.key.rfind("cluster.", 0) == 0 && t.value.kind != Value::Kind::integer) {
-      t.value = Value::make_null(t.key_loc);
-      t.provenance = Provenance::unknown;
-      t.why = std::string(nemo) + " is " + value->value.display() + ", decided at run time";
-    }
-    if (value && t.value.kind == Value::Kind::null && t.provenance != Provenance::unknown) continue;
-    v.tree.set(std::move(t));
-  }
+  v.tree = map_yaml_keys(yaml, kKeys);
   // NeMo-Framework-Launcher exports CUDA_DEVICE_MAX_CONNECTIONS=1 itself for tp or cp > 1 without FSDP
   // (launcher_scripts/nemo_launcher/core/stages.py, _cuda_device_max_connections).
   Setting env;

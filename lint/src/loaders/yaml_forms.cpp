@@ -64,6 +64,7 @@ YamlClass classify_yaml(std::string_view text) {
   });
   if (model_args || (has(keys, "ENV_VARS") && has(keys, "TEST_TYPE"))) return {YamlForm::megatron_functional_test, ""};
   if (has(keys, "trainer") && has(keys, "model")) return {YamlForm::nemo_launcher, ""};
+  if (has(keys, "language_model") && has(keys, "model_parallel")) return {YamlForm::megatron_yaml_cfg, ""};
   if (std::all_of(keys.begin(), keys.end(), [](const std::string& k) { return is_bridge_section(k); })) {
     return {YamlForm::bridge, ""};
   }
@@ -71,9 +72,6 @@ YamlClass classify_yaml(std::string_view text) {
   for (size_t i = 0; i < keys.size() && i < 4; ++i) listed += (i ? ", " : "") + keys[i];
   if (keys.size() > 4) listed += ", ...";
   std::string what = "a YAML file of none of the training-config forms hcp-lint reads (top-level keys: " + listed + ")";
-  if (has(keys, "language_model") && has(keys, "model_parallel")) {
-    what = "a Megatron-LM --yaml-cfg file (not read yet)";
-  }
   return {YamlForm::other, what};
 }
 

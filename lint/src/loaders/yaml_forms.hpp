@@ -12,6 +12,7 @@ enum class YamlForm {
   bridge,                    // Megatron-Bridge ConfigContainer overrides: model:, dataset:, dist:, train:, ...
   megatron_functional_test,  // Megatron-LM tests/functional_tests model_config.yaml: MODEL_ARGS:, ENV_VARS:
   nemo_launcher,             // NeMo-1 / NeMo-Framework-Launcher training YAML: trainer:, model:, exp_manager:
+  megatron_yaml_cfg,         // Megatron-LM --yaml-cfg: language_model:, model_parallel:
   other,
 };
 

@@ -175,13 +175,14 @@ class Resolver {
 };
 
 template <typename T>
-void from_command_line(Fact<T>& fact, const std::optional<T>& value, const char* flag) {
+void from_command_line(Fact<T>& fact, const std::optional<T>& value, const char* flag, const CommandLineFacts& cli) {
   if (!value) return;
   fact.value = value;
   fact.setting = nullptr;
   fact.provenance = Provenance::literal;
   fact.why.clear();
-  fact.flag_loc = Location{std::string("<command line ") + flag + ">", 0, 0};
+  const bool config = std::find(cli.from_config.begin(), cli.from_config.end(), flag) != cli.from_config.end();
+  fact.flag_loc = Location{config ? cli.config + " [[cluster]]" : std::string("<command line ") + flag + ">", 0, 0};
 }
 
 }  // namespace
@@ -275,12 +276,12 @@ Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli) {
   r.string("env.transformer_engine", f.te_version);
   r.string("env.CUDA_DEVICE_MAX_CONNECTIONS", f.cuda_device_max_connections);
 
-  from_command_line(f.nodes, cli.nodes, "--nodes");
-  from_command_line(f.gpus_per_node, cli.gpus_per_node, "--gpus-per-node");
-  from_command_line(f.te_version, cli.te_version, "--te-version");
-  from_command_line(f.gpu, cli.gpu, "--gpu");
+  from_command_line(f.nodes, cli.nodes, "--nodes", cli);
+  from_command_line(f.gpus_per_node, cli.gpus_per_node, "--gpus-per-node", cli);
+  from_command_line(f.te_version, cli.te_version, "--te-version", cli);
+  from_command_line(f.gpu, cli.gpu, "--gpu", cli);
   if (cli.world_size) {
-    from_command_line(f.world_size, cli.world_size, "--world-size");
+    from_command_line(f.world_size, cli.world_size, "--world-size", cli);
   } else if ((cli.nodes || cli.gpus_per_node || (!f.world_size.known() && !f.world_size.unknown())) &&
              f.nodes.known() && f.gpus_per_node.known()) {
     int64_t product = 0;

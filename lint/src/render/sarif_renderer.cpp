@@ -35,6 +35,15 @@ std::string uri(const std::string& path) {
   return out;
 }
 
+// Code scanning shows the message as prose: a capital letter first and a full stop last.
+std::string sentence(std::string s) {
+  if (s.empty()) return s;
+  if (s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  const char last = s.back();
+  if (last != '.' && last != '!' && last != '?') s += '.';
+  return s;
+}
+
 Json physical(const Location& l) {
   Json loc;
   loc["artifactLocation"]["uri"] = uri(l.file);
@@ -90,7 +99,7 @@ std::string render_sarif(const LintReport& report) {
       r["ruleId"] = d.code;
       r["ruleIndex"] = index.at(d.code);
       r["level"] = sarif_level(d.severity);
-      r["message"]["text"] = d.hint.empty() ? d.message : d.message + ". Fix: " + d.hint;
+      r["message"]["text"] = sentence(d.message) + (d.hint.empty() ? "" : " Fix: " + sentence(d.hint));
       r["locations"] = Json::array({Json{{"physicalLocation", physical(d.loc)}}});
       if (!d.related.empty()) {
         Json related = Json::array();

@@ -1,4 +1,5 @@
 // path:line:col: error[HCP001]: message, the source line with a caret, help and notes, then a summary line.
+#include <algorithm>
 #include <sstream>
 
 #include "hcp/lint/render.hpp"
@@ -55,7 +56,10 @@ std::string render_text(const LintReport& report, const RenderOptions& options) 
   std::ostringstream o;
   size_t skipped = 0;
   for (const UnitReport& unit : report.units) {
-    if (unit.error) o << paint("1;31", "error") << ": " << *unit.error << "\n";
+    // An input error is shown as its HCP000 finding when there is one (not when --ignore HCP000 drops it).
+    const bool as_finding = std::any_of(unit.diagnostics.begin(), unit.diagnostics.end(),
+                                        [](const Diagnostic& d) { return d.code == "HCP000" && d.severity == Severity::error; });
+    if (unit.error && !as_finding) o << paint("1;31", "error") << ": " << *unit.error << "\n";
     if (unit.skipped) {
       ++skipped;
       if (options.verbose) o << paint("1", unit.name) << ": skipped: " << *unit.skipped << "\n";

@@ -3,6 +3,17 @@
 namespace hcp::lint {
 namespace {
 
+// The fix as the input form spells it: Megatron-LM flags take words (and argparse must accept what is suggested),
+// the config files take typed values.
+std::string fix(const Setting& s, const std::string& expected) {
+  const std::string& flag = s.spelled;
+  if (flag.rfind("--", 0) != 0) return "write the value as " + expected;
+  if (flag == "--window-size") return "pass Megatron's tuple form, e.g. --window-size 4096,0";
+  if (expected.find("list") != std::string::npos) return "pass the integers as separate words, e.g. " + flag + " 2 4";
+  if (expected.find("integer") != std::string::npos) return "pass a positive integer, e.g. " + flag + " 4";
+  return "pass " + expected + " after " + flag;
+}
+
 void check(const LintContext& ctx, Reporter& r) {
   for (const TypeProblem& p : ctx.facts.type_problems) {
     const Value& v = p.setting->value;
@@ -11,7 +22,7 @@ void check(const LintContext& ctx, Reporter& r) {
     r.report(p.setting->key_loc,
              p.setting->spelled + " must be " + p.expected + ", got " + std::string(v.kind_name()) + " " + v.display() +
                  (overflow ? " (does not fit in 64 bits)" : ""),
-             "write the value as " + p.expected);
+             fix(*p.setting, p.expected));
   }
 }
 

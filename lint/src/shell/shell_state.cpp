@@ -64,7 +64,14 @@ void Fields::append_split(const Pieces& value) {
       while (i < p.text.size() && !is_blank(p.text[i])) ++i;
       ShellPiece part = p;
       part.text = p.text.substr(b, i - b);
-      if (part.loc.col > 0) part.loc.col += static_cast<int>(b);
+      // A word inside a multi-line string sits on a later line of it.
+      const size_t newline = p.text.rfind('\n', b);
+      if (newline != std::string::npos && part.loc.line > 0) {
+        part.loc.line += static_cast<int>(std::count(p.text.begin(), p.text.begin() + static_cast<long>(b), '\n'));
+        part.loc.col = static_cast<int>(b - newline);
+      } else if (part.loc.col > 0) {
+        part.loc.col += static_cast<int>(b);
+      }
       append(std::move(part));
     }
   }

@@ -41,6 +41,10 @@ struct TypeProblem {
 struct CommandLineFacts {
   std::optional<int64_t> world_size, nodes, gpus_per_node;
   std::optional<std::string> te_version, gpu;
+  // Facts that came from a [[cluster]] entry of this hcp-lint.toml rather than the command line, by flag name
+  // ("--nodes"): findings then point there.
+  std::string config;
+  std::vector<std::string> from_config;
 };
 
 struct Facts {

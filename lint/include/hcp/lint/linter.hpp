@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hcp/lint/config_file.hpp"
 #include "hcp/lint/diagnostic.hpp"
 #include "hcp/lint/facts.hpp"
 #include "hcp/lint/source.hpp"
@@ -21,6 +22,7 @@ struct LintOptions {
   std::vector<std::string> select;              // codes or code prefixes ("HCP01"); empty: every rule
   std::vector<std::string> ignore;
   std::map<std::string, Severity> severity;     // per code, replacing the default
+  std::vector<PathFacts> path_cluster;          // cluster facts by input path (hcp-lint.toml); `cluster` wins
 };
 
 struct UnitReport {
@@ -45,10 +47,15 @@ void validate_options(const LintOptions& options);
 
 LintReport lint(std::vector<SourceText> inputs, const LintOptions& options);
 
+// Adds an input that could not be read at all (the message from read_source) as a unit with that error and, when
+// HCP000 is selected, its HCP000 error finding.
+void add_unreadable(LintReport& report, const std::string& path, const std::string& message, const LintOptions& options);
+
 // Reads a file; throws Error{io} naming it. Directories are refused here (see collect_inputs).
 SourceText read_source(const std::string& path);
-// Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args (sorted). Throws Error{io}
-// for a path that does not exist.
-std::vector<std::string> collect_inputs(const std::vector<std::string>& paths);
+// Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args (sorted), leaving out the
+// files that match an `exclude` glob. Throws Error{io} for a path that does not exist.
+std::vector<std::string> collect_inputs(const std::vector<std::string>& paths,
+                                        const std::vector<std::string>& exclude = {});
 
 }  // namespace hcp::lint

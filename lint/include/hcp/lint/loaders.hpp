@@ -47,6 +47,7 @@ LoadedInput load_input(const SourceText& source);
 LoadedInput load_megatron_script(const SourceText& source);
 LoadedInput load_functional_test(const SourceText& source);  // Megatron-LM functional-test model_config.yaml
 LoadedInput load_nemo_launcher(const SourceText& source);    // NeMo-1 / NeMo-Framework-Launcher training YAML
+LoadedInput load_megatron_yaml_cfg(const SourceText& source);  // Megatron-LM --yaml-cfg YAML
 
 // Builds a parse error "file:line:col: message".
 [[noreturn]] void throw_parse_error(const Location& where, const std::string& message);

@@ -1,0 +1,72 @@
+#include "mapped_yaml.hpp"
+
+#include <string>
+
+namespace hcp::lint {
+namespace {
+
+// "${a.b.c}" alone -> "a.b.c"; anything else (text around it, several) -> empty.
+std::string interpolation(const Value& v) {
+  if (v.kind != Value::Kind::string || v.text.size() < 4 || v.text.rfind("${", 0) != 0 || v.text.back() != '}' ||
+      v.text.find("${", 2) != std::string::npos) {
+    return {};
+  }
+  return v.text.substr(2, v.text.size() - 3);
+}
+
+const Setting* resolve(const ConfigTree& yaml, const Setting* s, int depth, std::string* why) {
+  while (s && depth++ < 8) {
+    const std::string ref = interpolation(s->value);
+    if (ref.empty()) {
+      if (s->value.kind == Value::Kind::string && s->value.text.find("${") != std::string::npos) {
+        *why = "Hydra interpolation " + s->value.text;
+        return nullptr;
+      }
+      return s;
+    }
+    const Setting* next = yaml.find(ref);
+    const size_t dot = ref.find('.');
+    if (!next && dot != std::string::npos) next = yaml.find(ref.substr(dot + 1));  // ${training.x} -> x
+    if (!next) {
+      *why = "Hydra interpolation ${" + ref + "} from outside the file";
+      return nullptr;
+    }
+    s = next;
+  }
+  *why = "Hydra interpolation nested too deep";
+  return nullptr;
+}
+
+}  // namespace
+
+ConfigTree map_yaml_keys(const ConfigTree& yaml, KeyMap keys) {
+  ConfigTree out;
+  for (const auto& [from, bridge] : keys) {
+    const Setting* s = yaml.find(std::string(from));
+    if (!s) continue;
+    std::string why;
+    const Setting* value = resolve(yaml, s, 0, &why);
+    Setting t;
+    t.key = std::string(bridge);
+    t.spelled = std::string(from);
+    t.key_loc = s->key_loc;
+    if (value) {
+      t.value = value->value;
+      t.value.loc = s->value.loc;
+    } else {
+      t.provenance = Provenance::unknown;
+      t.why = why;
+    }
+    // `devices: -1` / `auto` and null sizes are decided at run time.
+    if (value && t.key.rfind("cluster.", 0) == 0 && t.value.kind != Value::Kind::integer) {
+      t.value = Value::make_null(t.key_loc);
+      t.provenance = Provenance::unknown;
+      t.why = std::string(from) + " is " + value->value.display() + ", decided at run time";
+    }
+    if (value && t.value.kind == Value::Kind::null && t.provenance != Provenance::unknown) continue;
+    out.set(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace hcp::lint
