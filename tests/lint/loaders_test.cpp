@@ -301,6 +301,15 @@ TEST(YamlCfgLoader, MegatronYamlArguments) {
   EXPECT_EQ(t.find("model.num_query_groups"), nullptr);  // without group_query_attention
 }
 
+TEST(ScriptLoader, SkipReasonsSayWhatTheScriptDoes) {
+  EXPECT_THAT(input("a.sh", "IMG=\"\"\nif [ -z \"$IMG\" ]; then exit 1; fi\ntorchrun x.py --micro-batch-size 1\n")
+                  .skipped.value_or(""),
+              HasSubstr("exits on every path"));
+  EXPECT_THAT(input("b.sh", "python scripts/training/run_recipe.py --recipe llama3_8b\n").skipped.value_or(""),
+              HasSubstr("(scripts/training/run_recipe.py) get no Megatron-LM training flags"));
+  EXPECT_THAT(input("c.sh", "echo hello\nmkdir -p out\n").skipped.value_or(""), HasSubstr("launches no Megatron"));
+}
+
 TEST(ScriptLoader, RayRuntimeEnvironment) {
   const LoadedInput in = input(
       "ray.sh", "ray job submit --runtime-env-json='{\"env_vars\": {\"CUDA_DEVICE_MAX_CONNECTIONS\": \"1\"}}' -- "

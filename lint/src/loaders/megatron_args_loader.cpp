@@ -233,10 +233,12 @@ LoadedInput load_megatron_script(const SourceText& source) {
   options.read_sourced = read_neighbour;
   options.keep = [](const std::vector<ShellWord>& words) { return training_arguments_start(words) < words.size(); };
   ShellRun run = run_shell(source, options);
+  std::string program;  // a Python program it launches without flags or overrides that say anything here
   for (const ShellPath& path : run.paths) {
     for (const ShellCommand& c : path.commands) {
       const size_t start = training_arguments_start(c.words);
       if (start >= c.words.size()) continue;
+      if (program.empty() && start > 0) program = c.words[start - 1].text;
       ConfigVariant v;
       const bool megatron = read_megatron_flags(c.words, start, v.tree);
       const bool bridge = read_bridge_overrides(c.words, start, v.tree);
@@ -250,7 +252,15 @@ LoadedInput load_megatron_script(const SourceText& source) {
   }
   for (const ShellSkip& s : run.skipped) out.unread.push_back({s.loc, s.what});
   out.sourced = std::move(run.sourced);
-  if (out.variants.empty()) {
+  const bool all_exit = !run.paths.empty() && std::all_of(run.paths.begin(), run.paths.end(),
+                                                          [](const ShellPath& p) { return p.exits; });
+  if (out.variants.empty() && all_exit) {
+    out.skipped = "a shell script that exits on every path before it launches training (as written; a value it "
+                  "tests may be meant to be edited)";
+  } else if (out.variants.empty() && !program.empty()) {
+    out.skipped = "a shell script whose Python programs (" + program + ") get no Megatron-LM training flags or "
+                  "Megatron-Bridge overrides here: their configuration is in Python or in files they load";
+  } else if (out.variants.empty()) {
     out.skipped = "a shell script that launches no Megatron training (no Python program given Megatron-LM training "
                   "flags or Megatron-Bridge overrides)";
   }

@@ -1,46 +1,10 @@
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
-#include "yaml_forms.hpp"
 
 namespace hcp::lint {
 
 void throw_parse_error(const Location& where, const std::string& message) {
   throw Error(Errc::parse, where.text() + ": " + message);
-}
-
-void load_source(const SourceText& source, ConfigTree& tree) {
-  InputFormat format = source.format;
-  if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
-  switch (format) {
-    case InputFormat::toml: return load_toml(source, tree);
-    case InputFormat::yaml: return load_yaml(source, tree);
-    case InputFormat::overrides: return load_overrides_file(source, tree);
-    case InputFormat::megatron: return load_megatron_args(source, tree);
-    case InputFormat::automatic: break;
-  }
-  throw Error(Errc::internal, "unreachable input format");
-}
-
-LoadedInput load_input(const SourceText& source) {
-  InputFormat format = source.format;
-  if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
-  if (format == InputFormat::megatron) return load_megatron_script(source);
-  LoadedInput out;
-  if (format == InputFormat::yaml) {
-    const YamlClass c = classify_yaml(source.text);
-    if (c.form == YamlForm::megatron_functional_test) return load_functional_test(source);
-    if (c.form == YamlForm::nemo_launcher) return load_nemo_launcher(source);
-    if (c.form == YamlForm::megatron_yaml_cfg) return load_megatron_yaml_cfg(source);
-    if (c.form == YamlForm::other) {
-      out.skipped = c.taken_for;
-      return out;
-    }
-  }
-  SourceText typed = source;
-  typed.format = format;
-  out.variants.emplace_back();
-  load_source(typed, out.variants.back().tree);
-  return out;
 }
 
 }  // namespace hcp::lint
