@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <vector>
 
 #include "edit_distance.hpp"
 #include "hcp/lint/rule.hpp"
@@ -64,6 +66,48 @@ std::string closest(std::string_view key, const std::string_view (&known)[N]) {
   return best;
 }
 
+// The ConfigContainer sections with one fixed dataclass type, and their fields (generated from upstream).
+struct Section {
+  std::string_view name;
+  std::vector<std::string_view> fields;
+};
+const std::vector<Section>& bridge_sections() {
+#define HCP_BRIDGE_SECTION(name, ...) Section{name, {__VA_ARGS__}},
+  static const std::vector<Section> sections = {
+#include "bridge_schema.inc"
+  };
+#undef HCP_BRIDGE_SECTION
+  return sections;
+}
+
+const Section* section_of(std::string_view key) {
+  const size_t dot = key.find('.');
+  if (dot == std::string_view::npos) return nullptr;
+  for (const Section& s : bridge_sections()) {
+    if (s.name == key.substr(0, dot)) return &s;
+  }
+  return nullptr;
+}
+
+// For a key in a section whose fields are all known: empty when the field exists (or is a Hydra meta key such as
+// _target_), else the closest field of that section (possibly empty) behind a marker.
+std::optional<std::string> unknown_field(std::string_view key, const Section& s) {
+  std::string_view field = key.substr(s.name.size() + 1);
+  field = field.substr(0, field.find('.'));
+  if (field.empty() || field[0] == '_') return std::nullopt;
+  if (std::find(s.fields.begin(), s.fields.end(), field) != s.fields.end()) return std::nullopt;
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (std::string_view candidate : s.fields) {
+    const size_t d = edit_distance(normalized(field), normalized(candidate));
+    if (d <= 3 && d < best_distance) {
+      best_distance = d;
+      best = std::string(s.name) + "." + std::string(candidate);
+    }
+  }
+  return best;
+}
+
 bool is_known(std::string_view key) {
   return std::find(std::begin(kKnownKeys), std::end(kKnownKeys), key) != std::end(kKnownKeys) ||
          std::find(std::begin(kKnownFlags), std::end(kKnownFlags), key) != std::end(kKnownFlags);
@@ -75,6 +119,17 @@ void check(const LintContext& ctx, Reporter& r) {
     // hcp's own facts.
     if (is_known(key) || key.rfind("env.", 0) == 0 || key.rfind("cluster.", 0) == 0) continue;
     const Setting* s = ctx.tree.find(key);
+    if (const Section* section = section_of(key)) {
+      // A section whose fields are all known: any other field is reported, with the closest one if any.
+      const auto closest_field = unknown_field(key, *section);
+      if (!closest_field) continue;
+      r.report(s->key_loc,
+               "unknown key '" + s->spelled + "': " + std::string(section->name) + " has no such field in "
+                   "Megatron-Bridge" + (closest_field->empty() ? "" : "; did you mean '" + *closest_field + "'?"),
+               "Bridge skips a YAML key its config does not have with only a log warning, and refuses such a "
+               "command-line override; fix the name or drop the key");
+      continue;
+    }
     const bool flag = key.rfind("--", 0) == 0;
     const std::string guess = flag ? closest(key, kKnownFlags) : closest(key, kKnownKeys);
     if (guess.empty()) continue;
@@ -89,13 +144,19 @@ void check(const LintContext& ctx, Reporter& r) {
 const Rule& rule_hcp022() {
   static const Rule rule{
       {"HCP022", "unknown-key", Severity::warning, "an unknown key close to a known CP-related key",
-       {"A key (or Megatron-LM flag) that hcp-lint does not know is within a small edit distance of a CP-related "
-        "key, differs from one only by '-' versus '_' or case, or names a CP key in the wrong section.",
-        "Override merging and argparse prefix rules can drop or misread a misspelt key; the default then applies "
-        "silently (a context_paralel_size typo trains with CP 1).",
+       {"In a ConfigContainer section whose type is one dataclass (train, dist, optimizer, scheduler, checkpoint, "
+        "logger, ddp, rng, tokenizer, profiling, comm_overlap, ...), a field that dataclass does not have (the field "
+        "lists are generated from Megatron-Bridge and Megatron-LM sources, scripts/gen_bridge_schema.py). In the "
+        "sections whose fields depend on the recipe (model: the provider class, dataset), a key within a small "
+        "edit distance of a CP-related key, differing from one only by '-' versus '_' or case, or naming a CP key "
+        "in the wrong section. Environment variables and hcp's own [cluster] are never reported.",
+        "Bridge's override handling skips a YAML key its dataclass lacks with only a log line (\"Key ... not found "
+        "in config object ... Skipping.\") and refuses such a command-line override after the job has started; "
+        "either way the value meant is not applied (a context_paralel_size typo trains with CP 1).",
         "[model]\ncontext_paralel_size = 4",
         "Spell the key as suggested.",
-        "Megatron-Bridge override handling (OmegaConf); argparse allow_abbrev"}},
+        "Megatron-Bridge src/megatron/bridge/training/utils/omegaconf_utils.py (_apply_overrides, "
+        "parse_hydra_overrides); scripts/gen_bridge_schema.py"}},
       &check, ""};
   return rule;
 }

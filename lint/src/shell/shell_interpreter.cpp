@@ -534,7 +534,9 @@ void Interpreter::record(State& s, std::vector<Pieces> words, const std::vector<
   for (const auto& [name, v] : s.vars.all()) {
     if (v->exported) c.env.push_back({name, to_word(concat(v->elements, " "))});
   }
-  for (const auto& [name, v] : prefix) {
+  for (const auto& entry : prefix) {
+    const std::string& name = entry.first;  // (clang 14 cannot capture a structured binding)
+    const Pieces& v = entry.second;
     auto it = std::find_if(c.env.begin(), c.env.end(), [&](const ShellEnv& e) { return e.name == name; });
     if (it != c.env.end()) {
       it->value = to_word(v);
