@@ -199,6 +199,18 @@ TEST(ShellModel, WordsOfAMultiLineStringKeepTheirLines) {
   EXPECT_EQ(words[4].loc.text(), "dir/job.sh:2:10");
 }
 
+TEST(ShellModel, DeepNestingIsRefusedNotRecursedInto) {
+  const int depth = 20000;  // far past the limit: a recursive walk of it would exhaust the stack
+  std::string subshells = std::string(depth, '(') + "run a" + std::string(depth, ')') + "\nrun b\n";
+  EXPECT_NE(render(run_text(subshells)).find("run b"), std::string::npos);
+  std::string defaults = "X=";
+  for (int i = 0; i < depth; ++i) defaults += "${X:-";
+  defaults += std::string(depth, '}') + "\nrun c\n";
+  EXPECT_NE(render(run_text(defaults)).find("run c"), std::string::npos);
+  std::string arithmetic = "run $((" + std::string(depth, '(') + "1" + std::string(depth, ')') + "))\n";
+  (void)run_text(arithmetic);
+}
+
 TEST(ShellModel, DefaultsForTheEnvironmentAreDefaulted) {
   EXPECT_EQ(render(run_text("CP=${CP:-8}\nA=(--cp $CP)\nrun ${A[@]} \"$CP\"\n")), "path\n  run --cp 8? 8?\n");
 }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <initializer_list>
 #include <string_view>
@@ -135,7 +136,14 @@ std::optional<ShellWord> directive(const ShellRun& run, std::initializer_list<st
 void read_ray_environment(const std::vector<ShellWord>& words, size_t to, ConfigTree& tree) {
   const auto json = option(words, 0, to, {"--runtime-env-json"});
   if (!json) return;
-  if (!json->known()) return;
+  if (!json->known() || json->text.size() > (1u << 16)) return;
+  // Runtime environments are shallow; a deeply nested one is not parsed (the parser's values recurse to free).
+  int depth = 0, deepest = 0;
+  for (const char c : json->text) {
+    if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
+    if (c == '}' || c == ']') --depth;
+  }
+  if (deepest > 16) return;
   const auto parsed = nlohmann::json::parse(json->text, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("env_vars") || !parsed["env_vars"].is_object()) {
     return;

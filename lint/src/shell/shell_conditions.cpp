@@ -71,6 +71,8 @@ bool decidable(const Pieces& p) {
 }  // namespace
 
 std::optional<int64_t> Interpreter::arithmetic(BashNode n, State& s) {
+  const Nested nested(*this);
+  if (nested.too_deep()) return std::nullopt;
   const std::string_view t = n.type();
   if (t == "number") return parse_shell_int(std::string(n.text()));
   if (t == "variable_name" || t == "word") {
@@ -115,6 +117,8 @@ std::optional<int64_t> Interpreter::arithmetic(BashNode n, State& s) {
 }
 
 std::optional<bool> Interpreter::condition(BashNode n, State& s) {
+  const Nested nested(*this);
+  if (nested.too_deep()) return std::nullopt;
   const std::string_view t = n.type();
   if (t == "test_command") {
     if (n.named_child_count() != 1) return std::nullopt;

@@ -307,6 +307,8 @@ void Interpreter::expand_parameter(BashNode n, State& s, Fields& out, bool quote
 void Interpreter::expand_into(BashNode n, State& s, Fields& out, bool quoted) {
   const std::string_view t = n.type();
   const Location at = loc(n);
+  const Nested nested(*this);
+  if (nested.too_deep()) return out.append(unknown_piece(std::string(n.text().substr(0, 40)), at, "a word nested too deep"));
   if (t == "word" || t == "number" || t == "extglob_pattern" || t == "regex" || t == "brace_expression" ||
       t == "special_variable_name" || t == "variable_name" || t == "test_operator") {
     if (t == "number" && n.named_child_count() > 0) {

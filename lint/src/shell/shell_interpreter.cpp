@@ -88,6 +88,11 @@ States Interpreter::exec_statement(BashNode n, State s) {
     if (steps_ == kMaxSteps + 1) skip(n, "the rest of the script (more than 50000 statements to follow)");
     return {std::move(s)};
   }
+  const Nested nested(*this);
+  if (nested.too_deep()) {
+    skip(n, "statements nested more than " + std::to_string(kMaxNesting) + " deep");
+    return {std::move(s)};
+  }
   const std::string_view t = n.type();
   if (t == "variable_assignment") {
     assign(n, s, false);

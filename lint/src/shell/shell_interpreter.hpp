@@ -148,6 +148,20 @@ class Interpreter {
   std::string dir_;  // the script's folder, for `source`
   Location origin_;
   size_t steps_ = 0;  // statements run: a script that would loop for long is cut off, not followed
+  int nesting_ = 0;   // syntax nesting being walked (statements, words, arithmetic), bounded to keep the stack small
+
+ public:
+  // Walking a construct nested deeper than kMaxNesting is refused (the construct is skipped or unknown): the walk
+  // is recursive, and a crafted script could otherwise exhaust the stack.
+  static constexpr int kMaxNesting = 100;
+  struct Nested {
+    explicit Nested(Interpreter& i) : in(i) { ++in.nesting_; }
+    ~Nested() { --in.nesting_; }
+    bool too_deep() const { return in.nesting_ > kMaxNesting; }
+    Interpreter& in;
+  };
+
+ private:
   std::string script_name_;  // $0 and BASH_SOURCE
   States finished_;  // paths ended by `exit`
   std::vector<std::string> source_stack_;
