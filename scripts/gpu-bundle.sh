@@ -33,6 +33,10 @@ ldd "$bundle"/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u | 
 done
 if [ "${HCP_GPU_BUNDLE_PACKAGES:-1}" != 0 ]; then
   (cd "$bundle/debs" && apt-get download -qq -o APT::Sandbox::User=root "${debs[@]}")
+  # The pinned npm tarballs (tree-sitter and its bash grammar): a device cannot download them for a fallback build.
+  deps_dir=$(sed -n 's/^HCP_DEPS_DIR:PATH=//p' "$gpu_build/CMakeCache.txt")
+  mkdir -p "$bundle/npm"
+  if compgen -G "${deps_dir:-$HCP_ROOT/.deps}/*.tgz" >/dev/null; then cp "${deps_dir:-$HCP_ROOT/.deps}"/*.tgz "$bundle/npm/"; fi
 fi
 nvcc_version=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' "$gpu_build"/CMakeFiles/*/CMakeCUDACompiler.cmake)
 architectures=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$gpu_build/CMakeCache.txt")

@@ -46,6 +46,8 @@ hcp_bundle_build() {
   done
   [ -n "$nccl_include" ] || { echo "hcp gpu-check: nccl.h not found" >&2; return 1; }
   # Without pkg-config: RE2 is then found by header and library under the prefix (cmake/HcpRe2.cmake).
+  # The npm tarballs travel in the bundle (cmake/HcpTreeSitter.cmake checks their digests and unpacks them).
+  mkdir -p "$dir/npm" && cp "$bundle"/npm/*.tgz "$dir/npm/" 2>/dev/null || true
   hcp_gpu_build "$dir" -DCMAKE_PREFIX_PATH="$dir/deps/usr" -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
-    -DHCP_NCCL_INCLUDE_DIR="$nccl_include" -DHCP_NCCL_LIBRARY="$nccl_dir/libnccl.so.2"
+    -DHCP_NCCL_INCLUDE_DIR="$nccl_include" -DHCP_NCCL_LIBRARY="$nccl_dir/libnccl.so.2" -DHCP_DEPS_DIR="$dir/npm"
 }
