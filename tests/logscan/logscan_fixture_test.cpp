@@ -157,3 +157,23 @@ TEST(LogscanRender, JsonHasTheDocumentedKeys) {
 
 }  // namespace
 }  // namespace hcp::logscan
+
+namespace hcp::logscan {
+namespace {
+
+TEST(LogscanFailures, SlurmTimeLimitOncePerJob) {
+  const ScanReport r = scan_paths({std::string(HCP_TESTS_DIR) + "/logscan/fixtures/failure_slurm_time_limit.log"}, {});
+  EXPECT_TRUE(r.failed);
+  size_t time_limits = 0;
+  for (const Failure& f : r.failures) time_limits += f.kind == "slurm-time-limit";
+  EXPECT_EQ(time_limits, 1u);  // the STEP line and the JOB line are one ending of one job
+}
+
+TEST(LogscanFailures, WarningsAndUserCancellationsAreNoFailures) {
+  const ScanReport r = scan_paths({std::string(HCP_TESTS_DIR) + "/logscan/fixtures/healthy_connections_warning.log"}, {});
+  EXPECT_FALSE(r.failed);
+  EXPECT_TRUE(r.failures.empty());
+}
+
+}  // namespace
+}  // namespace hcp::logscan

@@ -25,9 +25,36 @@ std::string group_named(std::string_view text) {
 }
 
 void upstream_validation_message(ScanState& s, const LineView& line) {
+  // Megatron also prints some of these texts as warnings on healthy runs (its CUDA_DEVICE_MAX_CONNECTIONS advice
+  // with FSDP or MoE overlap, warn_rank_0 / UserWarning): only the failing forms are failures.
+  const std::string_view t = line.text;
+  if (t.find("Warning") != std::string_view::npos || t.find("WARNING") != std::string_view::npos ||
+      t.find("warnings.warn") != std::string_view::npos || t.find("to maximize the performance") != std::string_view::npos) {
+    return;
+  }
   for (const ValidationMessage& m : validation_messages()) {
     if (line.text.find(m.text) == std::string_view::npos) continue;
     s.add_failure({"hcp-validation", clip(line.text), std::string(m.lint_code), "", line.ref()});
+    return;
+  }
+}
+
+// slurmstepd's "*** JOB 42 ON node CANCELLED AT <time> DUE TO TIME LIMIT ***" (and its STEP twin): the job ended
+// by Slurm, once per job and reason. Without a reason the user cancelled it, which is no failure of the job.
+void slurm_cancellation(ScanState& s, const LineView& line) {
+  static constexpr std::pair<std::string_view, std::string_view> kReasons[] = {
+      {"DUE TO TIME LIMIT", "slurm-time-limit"},
+      {"DUE TO PREEMPTION", "slurm-preempted"},
+      {"DUE TO NODE FAIL", "slurm-node-fail"},
+  };
+  for (const auto& [reason, kind] : kReasons) {
+    if (line.text.find(reason) == std::string_view::npos) continue;
+    static const RE2 job(R"((?:JOB|STEP) (\d+))");
+    std::string id;
+    RE2::PartialMatch(line.text, job, &id);
+    const std::string key = std::string(kind) + ":" + id;
+    if (!s.slurm_cancellations.insert(key).second) return;
+    s.add_failure({std::string(kind), clip(line.text), "", "", line.ref()});
     return;
   }
 }
@@ -48,6 +75,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
     s.add_failure({"cuda-oom", clip(at == std::string_view::npos ? line.text : line.text.substr(at)), "", "",
                    line.ref()});
   }
+  if (triggers & kSlurmCancel) slurm_cancellation(s, line);
   if (triggers & kNcclTimeout) {
     s.add_failure({"nccl-timeout", clip(line.text), "", group_named(line.text), line.ref()});
   } else if (triggers & kNcclError) {
@@ -98,7 +126,7 @@ void ScanState::dispatch(const LineView& line, uint32_t triggers) {
   if (triggers & (kIteration | kMemory | kModelTflop)) extract_progress(*this, line, triggers);
   if (triggers & (kWorldSize | kConfigKey)) extract_intent(*this, line, triggers);
   if (triggers & (kHcpRuntime | kGroupName | kNcclInit | kHyperCommGrid)) extract_groups(*this, line, triggers);
-  if (triggers & (kTraceback | kOutOfMemory | kNcclError | kNcclTimeout | kHcpValidation)) {
+  if (triggers & (kTraceback | kOutOfMemory | kNcclError | kNcclTimeout | kHcpValidation | kSlurmCancel)) {
     extract_failures(*this, line, triggers);
   }
   if (triggers & kGpuName) extract_gpu(*this, line);

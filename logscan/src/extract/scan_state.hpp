@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,7 @@ struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2
 struct ScanState {
   ScanReport report;
   std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
+  std::set<std::string> slurm_cancellations;  // "kind:job id" already reported (a JOB line and its STEP twin)
   ListCapture list;
   // The last iteration line from its "iteration " word (at most 1024 bytes): its counters and loss are read when
   // the input ends. Kept as a view while the region it lies in is being scanned and copied once when the region

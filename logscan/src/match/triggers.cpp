@@ -47,6 +47,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"NVIDIA ", kGpuName},
       {"HyperCommGrid", kHyperCommGrid},
       {"(MB)", kMemory},
+      {"CANCELLED AT", kSlurmCancel},
   };
   return literals;
 }

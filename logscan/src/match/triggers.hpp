@@ -24,6 +24,7 @@ enum Trigger : uint32_t {
   kGpuName = 1u << 12,
   kHyperCommGrid = 1u << 13,
   kMemory = 1u << 14,
+  kSlurmCancel = 1u << 15,    // slurmstepd "*** JOB n ON host CANCELLED AT t DUE TO TIME LIMIT ***"
 };
 
 struct TriggerLiteral {
