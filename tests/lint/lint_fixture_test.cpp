@@ -128,3 +128,23 @@ TEST(LintFixtures, EveryRuleFiresAndHasANearMissInTwoFormats) {
 
 }  // namespace
 }  // namespace hcp::lint
+
+namespace hcp::lint {
+namespace {
+
+// A misspelt name in a rule's `needs` would make the linter skip that fact's provenance check silently.
+TEST(RuleNeeds, EveryNeededFactExists) {
+  const Facts facts;
+  for (const Rule* rule : all_rules()) {
+    std::string_view needs = rule->needs;
+    while (!needs.empty()) {
+      const size_t comma = needs.find(',');
+      const std::string_view need = needs.substr(0, comma);
+      EXPECT_NE(facts.origin(need), nullptr) << rule->info.code << " needs unknown fact '" << need << "'";
+      needs = comma == std::string_view::npos ? std::string_view() : needs.substr(comma + 1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hcp::lint

@@ -317,7 +317,6 @@ States Interpreter::exec_case(BashNode n, State s) {
   const std::string label = value_node.null() ? "case" : condition_text(value_node.text());
   States out;
   States pending{std::move(s)};
-  bool has_default = false;
   for (uint32_t i = 0; i < n.child_count(); ++i) {
     const BashNode item = n.child(i);
     if (!item.is("case_item")) continue;
@@ -337,7 +336,6 @@ States Interpreter::exec_case(BashNode n, State s) {
       patterns.push_back(c.is("raw_string") || c.is("string") ? text_of(p) : std::string(c.text()));
     }
     const bool catch_all = std::find(patterns.begin(), patterns.end(), "*") != patterns.end();
-    has_default |= catch_all;
     States next_pending;
     for (State& st : pending) {
       if (known && patterns_known) {
@@ -364,7 +362,6 @@ States Interpreter::exec_case(BashNode n, State s) {
     if (!known) p.conditions.push_back(label + " matches no arm");
     out.push_back(std::move(p));
   }
-  (void)has_default;
   return out;
 }
 
