@@ -58,6 +58,13 @@ struct LogScanner::Impl {
   uint64_t line_no = 0;
   std::string scratch;
   std::optional<std::string> read_damage;  // see input_damaged
+  // The input's first lines, held until its line prefixes and wrap width are learned from them.
+  LinePrefixes prefixes;
+  std::string learn_buf;
+  size_t learn_seen = 0;  // bytes of learn_buf observed as lines
+  // A line the terminal hard-wrapped, being joined from its pieces.
+  std::string wrapped;
+  uint64_t wrapped_number = 0;
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
     for (const TriggerLiteral& t : trigger_literals()) {
@@ -76,7 +83,8 @@ struct LogScanner::Impl {
       len = options.max_line;
       ++file.truncated_lines;
     }
-    LineView v = view_line(std::string_view(p + s, len), scratch, escape);
+    if (prefixes.wrap_width() && join_wrapped(std::string_view(p + s, len), number)) return;
+    LineView v = view_line(std::string_view(p + s, len), scratch, escape, prefixes);
     v.number = number;
     v.file = &names.back();
     if (v.rank < 0) v.rank = file.rank_from_name;
@@ -85,6 +93,49 @@ struct LogScanner::Impl {
       v.counters_end = counters_end;
     }
     state.dispatch(v, triggers);
+  }
+
+  // A line cut at the wrap width is held and the lines that continue it are appended (without their prefix);
+  // the whole is read when a piece is shorter. True when the line was taken.
+  bool join_wrapped(std::string_view raw, uint64_t number) {
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    const bool cut = char_width(raw) == prefixes.wrap_width();
+    if (!state.wrap_pending) {
+      if (!cut) return false;
+      wrapped.assign(raw);
+      wrapped_number = number;
+      state.wrap_pending = true;
+      return true;
+    }
+    raw.remove_prefix(prefixes.strip(raw).length);
+    wrapped.append(raw.substr(0, options.max_line - std::min(wrapped.size(), options.max_line)));
+    if (cut && wrapped.size() < options.max_line) return true;
+    flush_wrapped();
+    return true;
+  }
+
+  void flush_wrapped() {
+    if (!state.wrap_pending) return;
+    state.wrap_pending = false;
+    const std::string line = std::move(wrapped);
+    wrapped.clear();
+    LineView v = view_line(line, scratch, true, prefixes);
+    v.number = wrapped_number;
+    v.file = &names.back();
+    v.stable = false;
+    if (v.rank < 0) v.rank = file.rank_from_name;
+    state.dispatch(v, triggers_in(line));
+    state.end_region();
+  }
+
+  uint32_t triggers_in(std::string_view t) const {
+    ScanCursor cur;
+    uint64_t ids = 0;
+    while (const uint64_t more = literals.next(t.data(), t.size(), t.size(), cur)) {
+      ids |= more;
+      ++cur.pos;
+    }
+    return triggers_of(ids);
   }
 
   // Complete lines in [p, p+n); a region that does not end in '\n' is one final or truncated line. The cursor
@@ -151,8 +202,41 @@ struct LogScanner::Impl {
     ++line_no;  // the line had no '\n' in the region; it ends here
   }
 
+  // Decoded text: held while the prefixes are learned from the input's first lines, then scanned.
   void on_text(const char* p, size_t n) {
     file.text_bytes += n;
+    if (prefixes.settled() && learn_buf.empty()) return scan_text(p, n);
+    constexpr size_t kLearnBytes = 256 * 1024;
+    learn_buf.append(p, n);
+    while (!prefixes.settled() && learn_seen < learn_buf.size()) {
+      const void* nl = std::memchr(learn_buf.data() + learn_seen, '\n', learn_buf.size() - learn_seen);
+      if (!nl) break;
+      const size_t e = static_cast<size_t>(static_cast<const char*>(nl) - learn_buf.data());
+      std::string_view line(learn_buf.data() + learn_seen, std::min(e - learn_seen, options.max_line));
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      prefixes.observe(strip_ansi(line));
+      learn_seen = e + 1;
+    }
+    if (prefixes.settled() || learn_buf.size() >= kLearnBytes) end_learning();
+  }
+
+  // Settles the prefixes on what has been seen and scans the held text.
+  void end_learning() {
+    if (prefixes.settled() && learn_buf.empty()) return;
+    prefixes.settle();
+    const std::string held = std::move(learn_buf);
+    learn_buf.clear();
+    learn_buf.shrink_to_fit();
+    scan_text(held.data(), held.size());
+  }
+
+  std::string_view strip_ansi(std::string_view line) {
+    if (std::memchr(line.data(), 0x1b, line.size()) == nullptr) return line;
+    LinePrefixes none;
+    return view_line(line, scratch, true, none).text;
+  }
+
+  void scan_text(const char* p, size_t n) {
     const size_t max_line = options.max_line;
     while (n > 0) {
       if (skipping) {  // the rest of an over-long line: not matched, only its end matters
@@ -211,6 +295,7 @@ struct LogScanner::Impl {
   void close_input() {
     if (!open) return;
     decoder->finish();
+    end_learning();
     if (!pending.empty()) {
       finish_partial_line(pending.data(), pending.size());
       pending.clear();
@@ -218,6 +303,7 @@ struct LogScanner::Impl {
       ++line_no;
       skipping = false;
     }
+    flush_wrapped();
     if (state.list.active) {  // a YAML list that ran to the end of the input
       LineView end{"", -1, line_no, &names.back()};
       follow_list(state, end);
@@ -251,6 +337,10 @@ void LogScanner::begin_input(const std::string& name) {
   m.line_no = 0;
   m.skipping = false;
   m.pending.clear();
+  m.prefixes = LinePrefixes{};
+  m.learn_buf.clear();
+  m.learn_seen = 0;
+  m.wrapped.clear();
   m.state.reset_input();
   m.decoder = std::make_unique<StreamDecoder>([&m](const char* p, size_t n) { m.on_text(p, n); });
   m.open = true;

@@ -19,9 +19,11 @@ GroupEvidence& evidence(ScanState& s, const std::string& source, const std::stri
   return g;
 }
 
+// The trigger found "[hcp] rank" on the raw line; a log whose every line starts "[hcp]" has that learned as its
+// prefix, so the text may start at "rank".
 bool runtime_line(ScanState& s, const LineView& line) {
-  static const RE2 cp(R"(\[hcp\] rank (\d+): created CONTEXT_PARALLEL_GROUP size=(\d+))");
-  static const RE2 hier(R"(\[hcp\] rank (\d+): created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=\[([0-9, ]*)\])");
+  static const RE2 cp(R"((?:\[hcp\] )?rank (\d+): created CONTEXT_PARALLEL_GROUP size=(\d+))");
+  static const RE2 hier(R"((?:\[hcp\] )?rank (\d+): created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=\[([0-9, ]*)\])");
   int rank = 0;
   int64_t size = 0;
   std::string sizes;

@@ -46,49 +46,7 @@ std::optional<std::vector<int64_t>> to_int_list(std::string_view s) {
   return out;
 }
 
-namespace {
-
-bool is_digit(char c) { return static_cast<unsigned>(c - '0') < 10; }
-
-// "[default12]:" / "[rank12]:" -> 12 and the length of the prefix. Every line with a trigger comes here, so the
-// tags are compared as constants and the digits without the locale's classification.
-bool bracket_prefix(std::string_view t, int& rank, size_t& len) {
-  size_t i = 0;
-  bool rank_tag = false;
-  if (t.size() >= 8 && std::memcmp(t.data(), "[default", 8) == 0) {
-    i = 8;
-  } else if (t.size() >= 5 && std::memcmp(t.data(), "[rank", 5) == 0) {
-    i = 5;
-    rank_tag = true;
-  } else {
-    return false;
-  }
-  const size_t start = i;
-  int64_t v = 0;
-  while (i < t.size() && is_digit(t[i]) && i - start < 9) v = v * 10 + (t[i++] - '0');
-  if (i == start || t.substr(i, 2) != "]:") return false;
-  rank = static_cast<int>(v);
-  len = i + 2;
-  if (rank_tag && len < t.size() && t[len] == ' ') ++len;  // newer torch writes "[rank3]: text"
-  return true;
-}
-
-// Slurm --label: "12: " at the very start.
-bool slurm_prefix(std::string_view t, int& rank, size_t& len) {
-  size_t i = 0;
-  while (i < t.size() && i < 7 && t[i] == ' ') ++i;  // srun right-aligns the labels
-  const size_t start = i;
-  int64_t v = 0;
-  while (i < t.size() && is_digit(t[i]) && i - start < 7) v = v * 10 + (t[i++] - '0');
-  if (i == start || i + 1 >= t.size() || t[i] != ':' || t[i + 1] != ' ') return false;
-  rank = static_cast<int>(v);
-  len = i + 2;
-  return true;
-}
-
-}  // namespace
-
-LineView view_line(std::string_view raw, std::string& scratch, bool escape) {
+LineView view_line(std::string_view raw, std::string& scratch, bool escape, const LinePrefixes& prefixes) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
   if (escape && std::memchr(raw.data(), 0x1b, raw.size()) != nullptr) {
     // Drop CSI sequences (ESC [ ... final byte) and lone ESC characters.
@@ -107,11 +65,16 @@ LineView view_line(std::string_view raw, std::string& scratch, bool escape) {
   }
   LineView v;
   v.stable = raw.data() != scratch.data();
-  size_t len = 0;
-  if ((!raw.empty() && raw[0] == '[' && bracket_prefix(raw, v.rank, len)) ||
-      (!raw.empty() && (is_digit(raw[0]) || raw[0] == ' ') &&
-       slurm_prefix(raw, v.rank, len))) {
-    raw.remove_prefix(len);
+  const LinePrefixes::Stripped p = prefixes.strip(raw);
+  v.rank = p.rank;
+  raw.remove_prefix(p.length);
+  // A progress bar redrawn with '\r' shows its last state: the text after the last '\r' (which may carry the
+  // prefix again).
+  if (const void* cr = memrchr(raw.data(), '\r', raw.size())) {
+    raw.remove_prefix(static_cast<size_t>(static_cast<const char*>(cr) - raw.data()) + 1);
+    const LinePrefixes::Stripped again = prefixes.strip(raw);
+    if (again.rank >= 0) v.rank = again.rank;
+    raw.remove_prefix(again.length);
   }
   v.text = raw;
   return v;

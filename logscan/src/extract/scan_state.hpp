@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "hcp/logscan/report.hpp"
+#include "line_prefix.hpp"
 
 namespace hcp::logscan {
 
@@ -26,9 +27,9 @@ struct LineView {
   SourceRef ref() const { return {*file, number, rank}; }
 };
 
-// "[default3]:", "[rank3]:" and Slurm "3: " prefixes give the rank; ANSI colour codes are dropped (into scratch).
-// `escape` false says the caller knows the line holds no ESC byte.
-LineView view_line(std::string_view raw, std::string& scratch, bool escape = true);
+// The line without its launcher prefix (which gives the rank when it names one), ANSI colour codes (dropped into
+// scratch) and '\r' redraws. `escape` false says the caller knows the line holds no ESC byte.
+LineView view_line(std::string_view raw, std::string& scratch, bool escape, const LinePrefixes& prefixes);
 
 struct TracebackState {
   uint64_t started_at = 0;
@@ -53,7 +54,9 @@ struct ScanState {
   std::string_view last_iteration;
   std::string last_iteration_copy;
 
-  bool wants_every_line() const { return !tracebacks.empty() || list.active; }
+  bool wrap_pending = false;  // a hard-wrapped line is being joined: its next piece is wanted
+
+  bool wants_every_line() const { return !tracebacks.empty() || list.active || wrap_pending; }
   void keep_last_iteration_line(std::string_view line, bool stable) {
     if (line.size() > 1024) line = line.substr(0, 1024);
     last_iteration = line;
@@ -67,6 +70,7 @@ struct ScanState {
   void reset_input() {
     tracebacks.clear();
     list = {};
+    wrap_pending = false;
   }
   void add_failure(Failure f);
   void dispatch(const LineView& line, uint32_t triggers);
