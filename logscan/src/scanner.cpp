@@ -309,6 +309,7 @@ struct LogScanner::Impl {
       follow_list(state, end);
     }
     settle_progress(state);
+    state.end_input(names.back());
     file.lines = line_no;
     file.raw_bytes = decoder->raw_bytes();
     file.compression = std::string(compression_name(decoder->compression()));

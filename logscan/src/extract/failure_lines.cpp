@@ -1,8 +1,10 @@
-// Failures: Python tracebacks (with their final exception line), the upstream HCP validation messages (mapped to
-// the hcp-lint rule that catches them before a run), CUDA out-of-memory, NCCL errors and watchdog timeouts.
+// Failures seen on one line: CUDA out of memory and other GPU faults (illegal memory access, device-side asserts,
+// Xid, HIP errors), NCCL errors and c10d watchdog timeouts, Slurm ending a job, the OOM killer, and the upstream
+// HCP validation messages (mapped to the hcp-lint rule that catches them before a run). Python warnings are
+// reported as warnings. Multi-line blocks (tracebacks, torchrun's ChildFailedError, C++ terminate) are in
+// failure_blocks.cpp.
 #include <re2/re2.h>
 
-#include "../match/literal_set.hpp"
 #include "../match/triggers.hpp"
 #include "scan_state.hpp"
 
@@ -10,31 +12,42 @@ namespace hcp::logscan {
 namespace {
 
 constexpr size_t kMaxMessage = 400;
-constexpr int kMaxTracebackLines = 400;
+constexpr size_t npos = std::string_view::npos;
 
-std::string clip(std::string_view s) {
-  s = trim(s);
-  return std::string(s.substr(0, kMaxMessage));
-}
+bool has(std::string_view t, std::string_view what) { return t.find(what) != npos; }
 
+// "[PG ID 7 PG GUID 41(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 1]" (torch 2.5+) and
+// "[PG 9 (HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 1]" (torch 2.3/2.4).
 std::string group_named(std::string_view text) {
-  static const RE2 re(R"(PG GUID [^ (]*\(([A-Z_0-9]+)\))");
+  static const RE2 re(R"(\[PG (?:ID \d+ PG GUID [^ (]*|\d+ )\(([A-Za-z_0-9]+)\)(?: Rank \d+)?\])");
   std::string group;
   RE2::PartialMatch(text, re, &group);
   return group;
 }
 
+// The rank a c10d line names when the line has no rank prefix: "[Rank 3]", "[PG 1 Rank 3]".
+int rank_named(const LineView& line) {
+  if (line.rank >= 0) return line.rank;
+  static const RE2 re(R"(\[(?:PG [^\]]*? )?Rank (\d{1,7})\])");
+  int rank = -1;
+  RE2::PartialMatch(line.text, re, &rank);
+  return rank;
+}
+
+bool is_warning_line(std::string_view t) {
+  return has(t, "Warning") || has(t, "WARNING") || has(t, "warnings.warn") || has(t, "to maximize the performance");
+}
+
 void upstream_validation_message(ScanState& s, const LineView& line) {
-  // Megatron also prints some of these texts as warnings on healthy runs (its CUDA_DEVICE_MAX_CONNECTIONS advice
-  // with FSDP or MoE overlap, warn_rank_0 / UserWarning): only the failing forms are failures.
-  const std::string_view t = line.text;
-  if (t.find("Warning") != std::string_view::npos || t.find("WARNING") != std::string_view::npos ||
-      t.find("warnings.warn") != std::string_view::npos || t.find("to maximize the performance") != std::string_view::npos) {
-    return;
-  }
   for (const ValidationMessage& m : validation_messages()) {
-    if (line.text.find(m.text) == std::string_view::npos) continue;
-    s.add_failure({"hcp-validation", clip(line.text), std::string(m.lint_code), "", line.ref()});
+    if (!has(line.text, m.text)) continue;
+    // Megatron also prints some of these texts as warnings on healthy runs (its CUDA_DEVICE_MAX_CONNECTIONS
+    // advice with FSDP or MoE overlap, warn_rank_0 / UserWarning): only the failing forms are failures.
+    if (is_warning_line(line.text)) {
+      s.add_warning("validation-warning", clip_message(line.text), line.ref());
+    } else {
+      s.add_failure({"hcp-validation", clip_message(line.text), std::string(m.lint_code), "", line.ref()});
+    }
     return;
   }
 }
@@ -47,69 +60,185 @@ void slurm_cancellation(ScanState& s, const LineView& line) {
       {"DUE TO PREEMPTION", "slurm-preempted"},
       {"DUE TO NODE FAIL", "slurm-node-fail"},
   };
+  static const RE2 job(R"((?:JOB|STEP) (\d+))");
+  std::string id;
+  RE2::PartialMatch(line.text, job, &id);
   for (const auto& [reason, kind] : kReasons) {
-    if (line.text.find(reason) == std::string_view::npos) continue;
-    static const RE2 job(R"((?:JOB|STEP) (\d+))");
-    std::string id;
-    RE2::PartialMatch(line.text, job, &id);
-    const std::string key = std::string(kind) + ":" + id;
-    if (!s.slurm_cancellations.insert(key).second) return;
-    s.add_failure({std::string(kind), clip(line.text), "", "", line.ref()});
+    if (!has(line.text, reason)) continue;
+    if (!s.slurm_cancellations.insert(std::string(kind) + ":" + id).second) return;
+    s.add_failure({std::string(kind), clip_message(line.text), "", "", {line.ref().file, line.number, -1}});
     return;
   }
+  if (s.slurm_cancellations.insert("user:" + id).second) {
+    s.add_warning("slurm-cancelled", "Slurm job cancelled without a reason (by its user): " + clip_message(line.text),
+                  line.ref());
+  }
+}
+
+// c10d's watchdog: a collective timed out, or the watchdog thread died of an exception whose text says which
+// fault it was (an illegal memory access is the GPU's failure, not NCCL's).
+void watchdog_line(ScanState& s, const LineView& line) {
+  const std::string_view t = line.text;
+  std::string kind = "nccl-timeout";
+  const size_t ex = t.find("terminated with exception");
+  if (ex != npos) {
+    const std::string_view what = t.substr(ex);
+    if (const std::string_view k = gpu_fault_kind(what); !k.empty()) {
+      kind = std::string(k);
+    } else if (!has(what, "Watchdog caught collective operation timeout") && !has(what, "timed out")) {
+      kind = "nccl-error";
+    }
+  }
+  SourceRef where = line.ref();
+  where.rank = rank_named(line);
+  s.add_failure({kind, clip_message(t), "", group_named(t), where}, fault_cause(t));
+}
+
+void gpu_fault_line(ScanState& s, const LineView& line) {
+  const std::string_view t = line.text;
+  if (has(t, "terminate called after throwing")) {
+    s.abort = AbortBlock{true, 0, "", false, line.ref()};
+    return;
+  }
+  std::string kind(gpu_fault_kind(t));
+  if (kind.empty()) {
+    if (has(t, "Xid")) {  // "NVRM: Xid (PCI:...): 45, ..." ("NVRM:" may have been taken for a prefix)
+      kind = "xid";
+    } else if (has(t, "HIP error")) {
+      kind = "hip-error";
+    } else if (has(t, "Assertion `") && has(t, "failed") && (has(t, "block: [") || has(t, ".cu:"))) {
+      kind = "device-assert";  // a CUDA kernel's assert, printed by each thread that failed it
+    } else {
+      return;
+    }
+  }
+  s.add_failure({kind, clip_message(t), "", "", line.ref()}, fault_cause(t));
+}
+
+// "NCCL error" in prose ("// 2 GPUs: NCCL error") is no error; NCCL's and torch's own lines say "NCCL error in:",
+// "NCCL error:", "NCCL WARN" or name the nccl*Error result.
+bool nccl_error_is_prose(std::string_view t) {
+  return has(t, "L error") && !has(t, "NCCL error in") && !has(t, "NCCL error:") && !has(t, "L WARN") &&
+         !has(t, "nccl") && !has(t, "Error:");
+}
+
+// "RuntimeError: CUDA error: uncorrectable ECC error encountered" at the left margin: the exception line of a
+// traceback whose header the log does not show (an excerpt, or lines lost). Inside an open traceback the
+// traceback reader has it.
+void exception_line(ScanState& s, const LineView& line) {
+  if (s.tracebacks.count(line.rank)) return;
+  static const RE2 re(R"(^[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): .*CUDA error: )");
+  if (!RE2::PartialMatch(line.text, re)) return;
+  std::string_view kind = gpu_fault_kind(line.text);
+  if (kind.empty()) kind = "traceback";
+  s.add_failure({std::string(kind), clip_message(line.text), "", "", line.ref()}, fault_cause(line.text));
+}
+
+void python_warning(ScanState& s, const LineView& line) {
+  static const RE2 re(R"(\b([A-Z][A-Za-z]*Warning): )");
+  if (RE2::PartialMatch(line.text, re)) s.add_warning("python-warning", clip_message(line.text), line.ref());
 }
 
 }  // namespace
 
-void ScanState::add_failure(Failure f) {
+std::string clip_message(std::string_view s) {
+  s = trim(s);
+  return std::string(s.substr(0, kMaxMessage));
+}
+
+std::string_view gpu_fault_kind(std::string_view t) {
+  if (has(t, "illegal memory access")) return "cuda-illegal-address";
+  if (has(t, "device-side assert triggered") || has(t, "Device-side assertion `")) return "device-assert";
+  if ((has(t, "out of memory") && (has(t, "CUDA") || has(t, "HIP") || has(t, "cuda"))) ||
+      has(t, "OutOfMemoryError")) {
+    return "cuda-oom";
+  }
+  return {};
+}
+
+std::string fault_cause(std::string_view t) {
+  // "CUDA error: an illegal memory access was encountered", "cudaErrorECCUncorrectable: uncorrectable ECC error
+  // encountered": the words after the last "error" label, up to the sentence's end.
+  size_t at = npos;
+  for (std::string_view key : {"CUDA error: ", "HIP error: ", "cudaError", "hipError"}) {
+    const size_t k = t.rfind(key);
+    if (k == npos) continue;
+    const size_t colon = t.find(": ", k);
+    if (colon != npos && (at == npos || colon + 2 > at)) at = colon + 2;
+  }
+  if (at == npos) return {};
+  std::string_view cause = t.substr(at);
+  cause = cause.substr(0, std::min(cause.find_first_of(".\n"), size_t{120}));
+  return std::string(trim(cause));
+}
+
+void ScanState::add_failure(Failure f, std::string cause) {
+  auto& items = report.failures;
+  const bool generic = f.kind == "traceback";
+  for (size_t i = items.size(); i-- > run_failures_from;) {
+    Failure& e = items[i];
+    const bool same_rank = e.where.rank == f.where.rank;
+    if (!generic && same_rank && e.kind == "traceback" && e.where.file == f.where.file &&
+        f.where.line == e.where.line) {
+      e.kind = std::move(f.kind);  // the traceback's exception line was this failure (its message stays whole)
+      e.lint_code = std::move(f.lint_code);
+      if (e.group.empty()) e.group = std::move(f.group);
+      if (!cause.empty()) failure_causes[i] = std::move(cause);
+      return;
+    }
+    const bool same_cause = !cause.empty() && failure_causes[i] == cause;
+    if (same_cause || (same_rank && (e.kind == f.kind || (generic && e.kind != "traceback")))) {
+      if (e.group.empty()) e.group = f.group;  // the watchdog names the group on a later line
+      return;
+    }
+  }
   ++report.failure_count;
   report.failed = true;
-  if (report.failures.size() < 256) report.failures.push_back(std::move(f));
+  if (items.size() < 256) {
+    items.push_back(std::move(f));
+    failure_causes.push_back(std::move(cause));
+  }
+}
+
+void ScanState::add_warning(std::string kind, std::string message, SourceRef where) {
+  ++report.warning_count;
+  if (report.warnings.size() < 64) report.warnings.push_back({std::move(kind), std::move(message), std::move(where)});
 }
 
 void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
   if (triggers & kTraceback) s.tracebacks[line.rank] = TracebackState{line.number, 0};
   if (triggers & kHcpValidation) upstream_validation_message(s, line);
-  if (triggers & kOutOfMemory) {
-    const size_t at = line.text.find("CUDA out of memory");
-    s.add_failure({"cuda-oom", clip(at == std::string_view::npos ? line.text : line.text.substr(at)), "", "",
-                   line.ref()});
-  }
   if (triggers & kSlurmCancel) slurm_cancellation(s, line);
+  if (triggers & kChildFailed && line.text.find("Root Cause (first observed failure)") != npos) {
+    s.child_failed = ChildFailedBlock{true, 0, -1, "", line.ref()};
+  }
+  if (triggers & kOomKill && (has(line.text, "oom_kill event") || has(line.text, "oom-kill"))) {
+    s.add_failure({"oom-kill", clip_message(line.text), "", "", line.ref()});
+  }
   if (triggers & kNcclTimeout) {
-    s.add_failure({"nccl-timeout", clip(line.text), "", group_named(line.text), line.ref()});
-  } else if (triggers & kNcclError) {
-    s.add_failure({"nccl-error", clip(line.text), "", group_named(line.text), line.ref()});
+    watchdog_line(s, line);
+  } else if (triggers & kGpuFault) {
+    gpu_fault_line(s, line);
+  } else if (triggers & kOutOfMemory) {
+    if (gpu_fault_kind(line.text) == "cuda-oom") {
+      const size_t at = line.text.find("out of memory");
+      s.add_failure({"cuda-oom", clip_message(line.text.substr(at > 20 ? at - 20 : 0)), "", "", line.ref()},
+                    "out of memory");
+    }
+  } else if (triggers & kCudaError) {
+    exception_line(s, line);
+  } else if ((triggers & kNcclError) && !nccl_error_is_prose(line.text)) {
+    s.add_failure({"nccl-error", clip_message(line.text), "", group_named(line.text), line.ref()},
+                  fault_cause(line.text));
   }
-}
-
-// The lines after "Traceback (most recent call last):" of the same rank: frames are indented; the first line at
-// the left margin that is not a chaining remark is the exception.
-void follow_tracebacks(ScanState& s, const LineView& line) {
-  const auto it = s.tracebacks.find(line.rank);
-  if (it == s.tracebacks.end() || it->second.started_at == line.number) return;
-  TracebackState& tb = it->second;
-  const std::string_view t = line.text;
-  if (++tb.lines_seen > kMaxTracebackLines) {
-    s.add_failure({"traceback", "Traceback without a final exception line", "", "", line.ref()});
-    s.tracebacks.erase(it);
-    return;
-  }
-  if (t.empty() || t[0] == ' ' || t[0] == '\t' || t.rfind("Traceback", 0) == 0 || t.rfind("During handling", 0) == 0 ||
-      t.rfind("The above exception", 0) == 0 || t == "^" || t.find_first_not_of("^~ ") == std::string_view::npos) {
-    return;
-  }
-  static const RE2 exception(R"(^([A-Za-z_][A-Za-z0-9_.]*)(?::\s*(.*))?$)");
-  std::string type, message;
-  if (RE2::FullMatch(t, exception, &type, &message)) {
-    s.add_failure({"traceback", clip(t), "", "", line.ref()});
-    s.tracebacks.erase(it);
-  }
+  if ((triggers & kWarning) && !(triggers & kHcpValidation)) python_warning(s, line);
 }
 
 void follow_open_blocks(ScanState& s, const LineView& line) {
   if (!s.tracebacks.empty()) follow_tracebacks(s, line);
   if (s.list.active) follow_list(s, line);
+  if (s.child_failed.active) follow_child_failed(s, line);
+  if (s.abort.active) follow_abort(s, line);
 }
 
 void extract_gpu(ScanState& s, const LineView& line) {
@@ -126,10 +255,13 @@ void ScanState::dispatch(const LineView& line, uint32_t triggers) {
   if (triggers & (kIteration | kMemory | kModelTflop)) extract_progress(*this, line, triggers);
   if (triggers & (kWorldSize | kConfigKey)) extract_intent(*this, line, triggers);
   if (triggers & (kHcpRuntime | kGroupName | kNcclInit | kHyperCommGrid)) extract_groups(*this, line, triggers);
-  if (triggers & (kTraceback | kOutOfMemory | kNcclError | kNcclTimeout | kHcpValidation | kSlurmCancel)) {
+  if (triggers & (kTraceback | kOutOfMemory | kNcclError | kNcclTimeout | kHcpValidation | kSlurmCancel | kGpuFault |
+                  kChildFailed | kOomKill | kWarning | kCudaError)) {
     extract_failures(*this, line, triggers);
   }
   if (triggers & kGpuName) extract_gpu(*this, line);
 }
+
+void ScanState::end_input(const std::string& file) { close_failure_blocks(*this, file); }
 
 }  // namespace hcp::logscan

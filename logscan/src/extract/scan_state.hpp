@@ -36,6 +36,24 @@ struct TracebackState {
   int lines_seen = 0;
 };
 
+// torchrun's "Root Cause (first observed failure):" block: the root rank and exit code follow on their own lines.
+struct ChildFailedBlock {
+  bool active = false;
+  int lines_seen = 0;
+  int rank = -1;
+  std::string exitcode;
+  SourceRef where;
+};
+
+// "terminate called after throwing an instance of 'c10::CUDAError'" and the "what():" and frame lines after it.
+struct AbortBlock {
+  bool active = false;
+  int lines_seen = 0;
+  std::string what;
+  bool in_nccl = false;  // a frame in ProcessGroupNCCL: the NCCL work's error
+  SourceRef where;
+};
+
 struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2" lines (Bridge's YAML dump)
   bool active = false;
   std::vector<int64_t> items;
@@ -48,6 +66,12 @@ struct ScanState {
   std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
   std::set<std::string> slurm_cancellations;  // "kind:job id" already reported (a JOB line and its STEP twin)
   ListCapture list;
+  ChildFailedBlock child_failed;
+  AbortBlock abort;
+  // What each failure in report.failures was caused by ("uncorrectable ECC error encountered"): the same fault
+  // reported again (a traceback, then the watchdog, then the C++ terminate) is one failure.
+  std::vector<std::string> failure_causes;
+  size_t run_failures_from = 0;  // failures of the current run start here (a failure is counted once per run)
   // The last iteration line from its "iteration " word (at most 1024 bytes): its counters and loss are read when
   // the input ends. Kept as a view while the region it lies in is being scanned and copied once when the region
   // ends (a copy per line was a fifth of the extraction time).
@@ -56,7 +80,9 @@ struct ScanState {
 
   bool wrap_pending = false;  // a hard-wrapped line is being joined: its next piece is wanted
 
-  bool wants_every_line() const { return !tracebacks.empty() || list.active || wrap_pending; }
+  bool wants_every_line() const {
+    return !tracebacks.empty() || list.active || wrap_pending || child_failed.active || abort.active;
+  }
   void keep_last_iteration_line(std::string_view line, bool stable) {
     if (line.size() > 1024) line = line.substr(0, 1024);
     last_iteration = line;
@@ -72,7 +98,12 @@ struct ScanState {
     list = {};
     wrap_pending = false;
   }
-  void add_failure(Failure f);
+  // Records a failure unless it is one already counted in this run: the same kind on the same rank, the same
+  // cause, or a traceback of a rank whose failure is known; a traceback just before a more specific failure of
+  // its rank takes that failure's kind.
+  void add_failure(Failure f, std::string cause = {});
+  void add_warning(std::string kind, std::string message, SourceRef where);
+  void end_input(const std::string& file);  // closes the blocks still open when an input ends
   void dispatch(const LineView& line, uint32_t triggers);
 };
 
@@ -81,7 +112,16 @@ void extract_progress(ScanState& s, const LineView& line, uint32_t triggers);
 void extract_intent(ScanState& s, const LineView& line, uint32_t triggers);
 void extract_groups(ScanState& s, const LineView& line, uint32_t triggers);
 void extract_failures(ScanState& s, const LineView& line, uint32_t triggers);
-void follow_open_blocks(ScanState& s, const LineView& line);  // lines of an open traceback or YAML list
+void follow_open_blocks(ScanState& s, const LineView& line);  // lines of open blocks (tracebacks, lists, ...)
+void follow_tracebacks(ScanState& s, const LineView& line);
+void follow_child_failed(ScanState& s, const LineView& line);
+void follow_abort(ScanState& s, const LineView& line);
+void close_failure_blocks(ScanState& s, const std::string& file);
+// The failure kind a CUDA/HIP error text names (cuda-illegal-address, device-assert, cuda-oom), or empty.
+std::string_view gpu_fault_kind(std::string_view text);
+// The fault a message reports, for counting it once: "an illegal memory access was encountered".
+std::string fault_cause(std::string_view text);
+std::string clip_message(std::string_view s);
 void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
 void settle_progress(ScanState& s);  // finish what extract_progress deferred

@@ -24,7 +24,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"CONTEXT_PARALLEL_GROUP", kGroupName},
       {"COMPLETE", kNcclInit},
       {"Traceback (most recent call last)", kTraceback},
-      {"CUDA out of memory", kOutOfMemory},
+      {"out of memory", kOutOfMemory},  // "CUDA out of memory", "CUDA error: out of memory", "HIP out of memory"
       {"OutOfMemoryError", kOutOfMemory},
       {"L WARN", kNcclError},   // "NCCL WARN"
       {"L error", kNcclError},  // "NCCL error in: ..."
@@ -35,6 +35,19 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"ncclInvalidUsage", kNcclError},
       {"Watchdog caught collective operation timeout", kNcclTimeout},
       {"watchdog thread terminated", kNcclTimeout},
+      {"detected by watchdog", kNcclTimeout},  // "[PG 1 Rank 3] Exception (either an error or timeout) detected ..."
+      {"communicator was aborted", kNcclError},
+      {"illegal memory access", kGpuFault},
+      {"evice-side assert", kGpuFault},  // "device-side assert triggered", HIP "Device-side assertion `...' failed"
+      {"Assertion `", kGpuFault},         // a CUDA kernel's assert: "... Assertion `srcIndex < size` failed."
+      {"NVRM: Xid", kGpuFault},
+      {"HIP error", kGpuFault},
+      {"terminate called after", kGpuFault},  // a C++ exception ended the process (c10::CUDAError from NCCL work)
+      {"Root Cause", kChildFailed},
+      {"CUDA error: ", kCudaError},
+      {"oom_kill", kOomKill},
+      {"oom-kill", kOomKill},
+      {"Warning: ", kWarning},  // "UserWarning: ...", "FutureWarning: ...""
       {"hierarchical", kHcpValidation},  // most upstream HCP messages; validation_messages() tells them apart
       {"seq-length should be a multiple", kHcpValidation},
       {"a2a_cp_group", kHcpValidation},

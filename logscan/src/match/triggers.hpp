@@ -25,6 +25,11 @@ enum Trigger : uint32_t {
   kHyperCommGrid = 1u << 13,
   kMemory = 1u << 14,
   kSlurmCancel = 1u << 15,    // slurmstepd "*** JOB n ON host CANCELLED AT t DUE TO TIME LIMIT ***"
+  kGpuFault = 1u << 16,       // illegal memory access, device-side asserts, Xid, HIP errors, C++ terminate
+  kChildFailed = 1u << 17,    // torchrun's ChildFailedError block
+  kOomKill = 1u << 18,        // Slurm / kernel OOM killer
+  kWarning = 1u << 19,        // Python warnings (reported, never failures)
+  kCudaError = 1u << 20,      // "CUDA error: ..." (an exception line even without its traceback's header)
 };
 
 struct TriggerLiteral {

@@ -187,6 +187,25 @@ std::string render_json(const ScanReport& r) {
   }
   w.end_array();
   w.end_object();
+  w.key("warnings");
+  w.begin_object();
+  w.key("count");
+  w.value(static_cast<int64_t>(r.warning_count));
+  w.key("items");
+  w.begin_array();
+  for (const Notice& n : r.warnings) {
+    w.begin_object();
+    w.key("kind");
+    w.value(n.kind);
+    w.key("message");
+    w.value(n.message);
+    w.key("rank");
+    if (n.where.rank >= 0) w.value(n.where.rank); else w.null();
+    where(w, n.where);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
   w.key("files");
   w.begin_array();
   for (const FileReport& f : r.files) {

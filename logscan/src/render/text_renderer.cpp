@@ -118,7 +118,18 @@ std::string render_text(const ScanReport& r) {
       if (!f.group.empty()) o << " (" << f.group << ")";
       o << " at " << f.where.text() << ": " << f.message << "\n";
     }
+  }  if (r.warning_count > 0) {
+    o << "warnings:  " << r.warning_count << "\n";
+    size_t shown = 0;
+    for (const Notice& n : r.warnings) {
+      if (++shown > 5) {
+        o << "  ... " << r.warning_count - 5 << " more (see --format json)\n";
+        break;
+      }
+      o << "  " << n.kind << " at " << n.where.text() << ": " << n.message << "\n";
+    }
   }
+
   uint64_t text = 0, truncated = 0;
   size_t compressed = 0;
   for (const FileReport& f : r.files) {

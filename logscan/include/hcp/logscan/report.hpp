@@ -117,10 +117,20 @@ struct Progress {
 };
 
 struct Failure {
-  std::string kind;       // traceback, hcp-validation, cuda-oom, nccl-error, nccl-timeout
+  // traceback, hcp-validation, cuda-oom, nccl-error, nccl-timeout, cuda-illegal-address, device-assert, xid,
+  // hip-error, cuda-error, abort, child-failed, oom-kill, slurm-time-limit, slurm-preempted, slurm-node-fail
+  std::string kind;
   std::string message;
   std::string lint_code;  // for hcp-validation: the hcp-lint rule that catches it before the run
   std::string group;      // process group named in the line, if any
+  SourceRef where;
+};
+
+// Something worth knowing that is no failure: a Python warning, an upstream validation text printed as a warning,
+// a job cancelled by its user, runs that disagree on their configuration.
+struct Notice {
+  std::string kind;
+  std::string message;
   SourceRef where;
 };
 
@@ -148,6 +158,8 @@ struct ScanReport {
   std::optional<SourceRef> gpu_where;
   std::vector<Failure> failures;  // the first 256
   uint64_t failure_count = 0;
+  std::vector<Notice> warnings;  // the first 64
+  uint64_t warning_count = 0;
   std::vector<FileReport> files;
   std::vector<std::pair<std::string, SourceRef>> reasons;  // why the verdict
   std::string advice;  // how to make the next run verifiable (unknown verdicts)

@@ -1,0 +1,108 @@
+// Failures that span lines: Python tracebacks (one per rank at a time, read to their exception line), torchrun's
+// ChildFailedError summary (its root cause's rank and exit code), and a C++ exception that ended the process
+// ("terminate called after throwing ...", its "what():" and frames).
+#include <re2/re2.h>
+
+#include "scan_state.hpp"
+
+namespace hcp::logscan {
+namespace {
+
+constexpr int kMaxTracebackLines = 400;
+constexpr int kMaxBlockLines = 40;
+
+bool starts_with(std::string_view t, std::string_view p) { return t.substr(0, p.size()) == p; }
+
+void close_child_failed(ScanState& s) {
+  ChildFailedBlock& b = s.child_failed;
+  if (!b.active) return;
+  SourceRef where = b.where;
+  where.rank = b.rank;
+  std::string message = "torchrun: ChildFailedError, root cause";
+  if (b.rank >= 0) message += " rank " + std::to_string(b.rank);
+  if (!b.exitcode.empty()) message += ", exitcode " + b.exitcode;
+  s.add_failure({"child-failed", message, "", "", where});
+  b = {};
+}
+
+void close_abort(ScanState& s) {
+  AbortBlock& b = s.abort;
+  if (!b.active) return;
+  std::string kind(gpu_fault_kind(b.what));
+  if (kind.empty()) kind = b.in_nccl ? "nccl-error" : (b.what.find("CUDA error") != std::string::npos ? "cuda-error" : "abort");
+  std::string message = "terminate called after throwing an exception";
+  if (!b.what.empty()) message += ": " + b.what;
+  s.add_failure({kind, clip_message(message), "", "", b.where}, fault_cause(b.what));
+  b = {};
+}
+
+}  // namespace
+
+// The lines after "Traceback (most recent call last):" of the same rank: frames are indented; the first line at
+// the left margin that is not a chaining remark is the exception.
+void follow_tracebacks(ScanState& s, const LineView& line) {
+  const auto it = s.tracebacks.find(line.rank);
+  if (it == s.tracebacks.end() || it->second.started_at == line.number) return;
+  TracebackState& tb = it->second;
+  const std::string_view t = line.text;
+  if (++tb.lines_seen > kMaxTracebackLines) {
+    s.add_failure({"traceback", "Traceback without a final exception line", "", "", line.ref()});
+    s.tracebacks.erase(it);
+    return;
+  }
+  if (t.empty() || t[0] == ' ' || t[0] == '\t' || starts_with(t, "Traceback") || starts_with(t, "During handling") ||
+      starts_with(t, "The above exception") || t == "^" || t.find_first_not_of("^~ ") == std::string_view::npos) {
+    return;
+  }
+  static const RE2 exception(R"(^([A-Za-z_][A-Za-z0-9_.]*)(?::\s*(.*))?$)");
+  std::string type, message;
+  if (RE2::FullMatch(t, exception, &type, &message)) {
+    // torchrun's own exception repeats the ChildFailedError block, which is reported with its root cause.
+    const bool child_failed = type.size() >= 16 && type.compare(type.size() - 16, 16, "ChildFailedError") == 0;
+    if (!child_failed) s.add_failure({"traceback", clip_message(t), "", "", line.ref()}, fault_cause(t));
+    s.tracebacks.erase(it);
+  }
+}
+
+// "Root Cause (first observed failure):" / "[0]:" / "  rank      : 3 (local_rank: 3)" / "  exitcode  : 1 (pid: 9)"
+void follow_child_failed(ScanState& s, const LineView& line) {
+  ChildFailedBlock& b = s.child_failed;
+  if (line.number == b.where.line) return;
+  static const RE2 rank(R"(^\s*rank\s*:\s*(\d+))");
+  static const RE2 exitcode(R"(^\s*exitcode\s*:\s*(-?\d+(?: \(pid: \d+\))?))");
+  const std::string_view t = line.text;
+  RE2::PartialMatch(t, rank, &b.rank);
+  RE2::PartialMatch(t, exitcode, &b.exitcode);
+  if (++b.lines_seen >= 12 || starts_with(trim(t), "=====") || (b.rank >= 0 && !b.exitcode.empty())) {
+    close_child_failed(s);
+  }
+}
+
+void follow_abort(ScanState& s, const LineView& line) {
+  AbortBlock& b = s.abort;
+  if (line.number == b.where.line) return;
+  const std::string_view t = trim(line.text);
+  if (starts_with(t, "what():")) {
+    b.what = std::string(trim(t.substr(7)));
+  } else if (starts_with(t, "frame #") || starts_with(t, "Exception raised from") || t.empty()) {
+    if (t.find("ProcessGroupNCCL") != std::string_view::npos) b.in_nccl = true;
+  } else {
+    close_abort(s);
+    return;
+  }
+  if (++b.lines_seen >= kMaxBlockLines) close_abort(s);
+}
+
+void close_failure_blocks(ScanState& s, const std::string& file) {
+  close_child_failed(s);
+  close_abort(s);
+  // A traceback still open when its input ends: the process died while printing it, or the log was cut there.
+  for (const auto& [rank, tb] : s.tracebacks) {
+    const SourceRef where{file, tb.started_at, rank};
+    s.add_warning("log-ends-in-traceback", "the log ends inside a traceback (no exception line)", where);
+    s.add_failure({"traceback", "Traceback without a final exception line: the log ends inside it", "", "", where});
+  }
+  s.tracebacks.clear();
+}
+
+}  // namespace hcp::logscan
