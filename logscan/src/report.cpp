@@ -86,7 +86,25 @@ double* Reservoir::slot_like(const Reservoir& leader) {
 
 std::optional<double> Progress::reported_tflops() const {
   if (auto v = tflops.median()) return v;
-  return model_tflops.median();
+  if (auto v = model_tflops.median()) return v;
+  return step_tflops.median();
+}
+
+std::optional<double> Progress::iteration_ms() const {
+  if (auto v = elapsed_ms.median()) return v;
+  return step_ms.median();
+}
+
+std::string_view progress_format_name(ProgressFormat f) {
+  switch (f) {
+    case ProgressFormat::none: return "none";
+    case ProgressFormat::megatron: return "megatron";
+    case ProgressFormat::nemo2: return "nemo2";
+    case ProgressFormat::progress_bar: return "progress-bar";
+    case ProgressFormat::torchtitan: return "torchtitan";
+    case ProgressFormat::bridge_step_time: return "bridge-step-time";
+  }
+  return "none";
 }
 
 std::optional<double> Reservoir::median() const {

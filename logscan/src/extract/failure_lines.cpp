@@ -252,7 +252,7 @@ void extract_gpu(ScanState& s, const LineView& line) {
 
 void ScanState::dispatch(const LineView& line, uint32_t triggers) {
   if (wants_every_line()) follow_open_blocks(*this, line);
-  if (triggers & (kIteration | kMemory | kModelTflop)) extract_progress(*this, line, triggers);
+  if (triggers & (kIteration | kMemory | kModelTflop | kOtherProgress)) extract_progress(*this, line, triggers);
   if (triggers & (kWorldSize | kConfigKey)) extract_intent(*this, line, triggers);
   if (triggers & (kHcpRuntime | kGroupName | kNcclInit | kHyperCommGrid)) extract_groups(*this, line, triggers);
   if (triggers & (kTraceback | kOutOfMemory | kNcclError | kNcclTimeout | kHcpValidation | kSlurmCancel | kGpuFault |

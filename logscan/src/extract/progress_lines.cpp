@@ -76,12 +76,16 @@ void add_count(int64_t& total, double v) {
   saturating_add(total, static_cast<int64_t>(v));
 }
 
+// The training loss of an iteration line: Megatron's "| lm loss:", Megatron-DeepSpeed's "| lm-loss:", NeMo 2's
+// "| reduced_train_loss:".
 std::optional<double> loss_of(std::string_view t) {
-  const size_t at = t.find("| lm loss:");
-  if (at == std::string_view::npos) return std::nullopt;
-  const double v = quick_number(t.data() + at + 10, t.data() + t.size());
-  if (std::isnan(v)) return std::nullopt;
-  return v;
+  for (std::string_view key : {"| lm loss:", "| lm-loss:", "| reduced_train_loss:"}) {
+    const size_t at = t.find(key);
+    if (at == std::string_view::npos) continue;
+    const double v = quick_number(t.data() + at + key.size(), t.data() + t.size());
+    if (!std::isnan(v)) return v;
+  }
+  return std::nullopt;
 }
 
 // The number after the last ':' before `end`, checking that the field is named `name` (read from the right).
@@ -208,6 +212,8 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
       field = paren - 27 + kElapsedLen;
     } else if (const size_t e = rest.find(kElapsed); e != std::string_view::npos) {
       field = p + e + kElapsedLen;
+    } else if (const size_t n = rest.find("train_step_timing in s:"); n != std::string_view::npos) {
+      elapsed_value = quick_number(p + n + 23, end) * 1000;  // NeMo 2 prints seconds
     }
     if (field) {
       elapsed_value = quick_number(field, end);
@@ -222,6 +228,11 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
         th = p + f;
       }
       if (th) tflops_value = quick_number(th + kThroughputLen, end);
+    }
+    if (std::isnan(tflops_value)) {  // NeMo 2: "| TFLOPS_per_GPU: 85.8"
+      if (const size_t f = rest.find("TFLOPS_per_GPU:"); f != std::string_view::npos) {
+        tflops_value = quick_number(p + f + 15, end);
+      }
     }
     if (elapsed) *elapsed = elapsed_value;
     if (tflops) *tflops = tflops_value;
@@ -251,9 +262,13 @@ bool iteration_line(ScanState& s, const LineView& line) {
     p = skip_iteration_counters(word + 10, end);
     if (!p) return false;
   }
+  // NeMo 2 counts validation batches the same way ("Validation: iteration 2/2"): never training.
+  const std::string_view before(t.data(), static_cast<size_t>(word - t.data()));
+  if (before.find("alidation") != std::string_view::npos) return true;
 
   Progress& pr = s.report.progress;
   ++pr.iteration_lines;
+  pr.format = before.find("Training epoch") != std::string_view::npos ? ProgressFormat::nemo2 : ProgressFormat::megatron;
   if (!pr.first_iteration) {
     pr.first_iteration = line.ref();
     pr.first_lm_loss = loss_of(t);
@@ -340,6 +355,7 @@ bool settled_iteration_line(ScanState& s, const char* word, const char* counters
     return false;
   }
   ++pr.iteration_lines;
+  pr.format = ProgressFormat::megatron;
   record_iteration(s, word, counters_end, end, true);
   add_counts(pr, skipped, nan);
   return true;
@@ -400,24 +416,36 @@ void settle_progress(ScanState& s) {
   const std::string_view t = s.last_iteration;
   if (t.empty()) return;
   Progress& pr = s.report.progress;
-  // t starts with "iteration " and its counters were checked when the line was read.
-  const IterationCounters c = t.size() > 10 ? iteration_counters(t.data() + 10, t.data() + t.size()) : IterationCounters{};
-  if (c.after) {
-    pr.last_iteration = c.iteration;
-    pr.total_iterations = c.total;
+  // The Megatron/NeMo 2 lines' values, unless another format reported progress after them.
+  if (pr.format == ProgressFormat::megatron || pr.format == ProgressFormat::nemo2) {
+    // t starts with "iteration " and its counters were checked when the line was read.
+    const IterationCounters c =
+        t.size() > 10 ? iteration_counters(t.data() + 10, t.data() + t.size()) : IterationCounters{};
+    if (c.after) {
+      pr.last_iteration = c.iteration;
+      pr.total_iterations = c.total;
+    }
+    // The loss of the last line that has one: a log cut in its last line still has the one before.
+    if (auto loss = loss_of(t)) {
+      pr.last_lm_loss = loss;
+    } else if (auto before = loss_of(s.previous_iteration)) {
+      pr.last_lm_loss = before;
+    }
   }
-  if (auto loss = loss_of(t)) pr.last_lm_loss = loss;
   s.last_iteration = {};
+  s.previous_iteration = {};
 }
 
 void extract_progress(ScanState& s, const LineView& line, uint32_t triggers) {
   if (triggers & kIteration) {
-    if (!iteration_line(s, line) && line.text.find("validation loss at iteration") != std::string_view::npos) {
+    if (!iteration_line(s, line) && (line.text.find("validation loss at iteration") != std::string_view::npos ||
+                                     line.text.find("valid loss at iteration") != std::string_view::npos)) {
       validation_line(s, line);
     }
   }
   if (triggers & kMemory) memory_line(s, line);
   if (triggers & kModelTflop) model_tflop_line(s, line);
+  if (triggers & kOtherProgress) extract_other_progress(s, line);
 }
 
 }  // namespace hcp::logscan

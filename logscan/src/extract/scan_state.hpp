@@ -71,12 +71,14 @@ struct ScanState {
   // What each failure in report.failures was caused by ("uncorrectable ECC error encountered"): the same fault
   // reported again (a traceback, then the watchdog, then the C++ terminate) is one failure.
   std::vector<std::string> failure_causes;
-  size_t run_failures_from = 0;  // failures of the current run start here (a failure is counted once per run)
-  // The last iteration line from its "iteration " word (at most 1024 bytes): its counters and loss are read when
-  // the input ends. Kept as a view while the region it lies in is being scanned and copied once when the region
-  // ends (a copy per line was a fifth of the extraction time).
-  std::string_view last_iteration;
-  std::string last_iteration_copy;
+  size_t run_failures_from = 0;
+  int64_t bar_total = 0;  // the training progress bar's total (an evaluation bar's is smaller)  // failures of the current run start here (a failure is counted once per run)
+  // The last two iteration lines from their "iteration " word (at most 1024 bytes each): the counters of the last
+  // and the loss of the last one that has it (a log cut mid-line) are read when the input ends. Kept as views
+  // while the region they lie in is being scanned, and copied once when the region ends (a copy per line was a
+  // fifth of the extraction time).
+  std::string_view last_iteration, previous_iteration;
+  std::string last_iteration_copy, previous_iteration_copy;
 
   bool wrap_pending = false;  // a hard-wrapped line is being joined: its next piece is wanted
 
@@ -85,13 +87,23 @@ struct ScanState {
   }
   void keep_last_iteration_line(std::string_view line, bool stable) {
     if (line.size() > 1024) line = line.substr(0, 1024);
+    if (!last_iteration.empty() && last_iteration.data() == last_iteration_copy.data()) {
+      std::swap(previous_iteration_copy, last_iteration_copy);
+      previous_iteration = previous_iteration_copy;
+    } else {
+      previous_iteration = last_iteration;
+    }
     last_iteration = line;
     if (!stable) end_region();
   }
   void end_region() {  // the scanned region is about to be reused: views into it become copies
-    if (last_iteration.data() == last_iteration_copy.data()) return;
-    last_iteration_copy.assign(last_iteration);
-    last_iteration = last_iteration_copy;
+    keep_copy(last_iteration, last_iteration_copy);
+    keep_copy(previous_iteration, previous_iteration_copy);
+  }
+  static void keep_copy(std::string_view& view, std::string& copy) {
+    if (view.empty() || view.data() == copy.data()) return;
+    copy.assign(view);
+    view = copy;
   }
   void reset_input() {
     tracebacks.clear();
@@ -124,6 +136,8 @@ std::string fault_cause(std::string_view text);
 std::string clip_message(std::string_view s);
 void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
+// Progress lines of the formats other than Megatron's (progress_formats.cpp).
+void extract_other_progress(ScanState& s, const LineView& line);
 void settle_progress(ScanState& s);  // finish what extract_progress deferred
 // The scanner's fast lane for an iteration line it settled, with no ANSI codes, no other trigger and no open
 // block: [word, end) is the line from its "iteration " word, which follows a blank (in the region being scanned,

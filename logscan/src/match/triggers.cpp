@@ -15,6 +15,12 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {" iteration ", kIteration, true},  // "[...] iteration  10/  100 |", "validation loss at iteration 100 |"
       {"(ms):", kIteration},  // "elapsed time per iteration (ms):" also on a line a collector trimmed to "iteration"
       {"MODEL_TFLOP", kModelTflop},
+      {"s/it", kOtherProgress},  // tqdm's rate in a progress bar
+      {"it/s", kOtherProgress},
+      {"step: ", kOtherProgress},  // torchtitan
+      {"total steps", kOtherProgress},
+      {"{'loss'", kOtherProgress},
+      {"Step Time", kOtherProgress | kModelTflop},
       {"using world size", kWorldSize},
       {"_parallel_size", kConfigKey},  // context_, tensor_model_, pipeline_model_, hierarchical_context_
       {"cp_comm_type", kConfigKey | kHcpValidation},  // also "Length of cp_comm_type (2) should equal ..."

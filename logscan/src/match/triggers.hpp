@@ -29,6 +29,7 @@ enum Trigger : uint32_t {
   kChildFailed = 1u << 17,    // torchrun's ChildFailedError block
   kOomKill = 1u << 18,        // Slurm / kernel OOM killer
   kWarning = 1u << 19,        // Python warnings (reported, never failures)
+  kOtherProgress = 1u << 21,  // progress bars, torchtitan steps, Hugging Face loss dicts, Bridge "Step Time"
   kCudaError = 1u << 20,      // "CUDA error: ..." (an exception line even without its traceback's header)
 };
 

@@ -48,8 +48,8 @@ DiffReport diff_reports(const ScanReport& base, const ScanReport& next, double t
   // Worse: the new run lost hierarchical CP, or turned up broken where the base was not.
   d.verdict_regression = base.verdict != next.verdict &&
                          (broken(next.verdict) || base.verdict == Verdict::hcp_active);
-  d.metrics.push_back(metric("median iteration time (ms)", base.progress.elapsed_ms.median(),
-                             next.progress.elapsed_ms.median(), true, threshold));
+  d.metrics.push_back(metric("median iteration time (ms)", base.progress.iteration_ms(),
+                             next.progress.iteration_ms(), true, threshold));
   d.metrics.push_back(metric("median throughput (TFLOP/s/GPU)", throughput(base), throughput(next), false, threshold));
   d.metrics.push_back(metric("peak reserved memory (MB)", base.progress.max_reserved_mb, next.progress.max_reserved_mb,
                              true, threshold));

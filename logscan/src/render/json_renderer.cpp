@@ -105,10 +105,13 @@ void progress(JsonWriter& w, const Progress& p) {
   w.begin_object();
   w.key("iteration_lines");
   w.value(static_cast<int64_t>(p.iteration_lines));
+  w.key("format");
+  if (p.format == ProgressFormat::none) w.null(); else w.value(progress_format_name(p.format));
   optional_int(w, "last_iteration", p.last_iteration);
   optional_int(w, "total_iterations", p.total_iterations);
-  optional_number(w, "median_iteration_ms", p.elapsed_ms.median());
+  optional_number(w, "median_iteration_ms", p.iteration_ms());
   optional_number(w, "median_tflops_per_gpu", p.tflops.median());
+  optional_number(w, "throughput_tflops_per_gpu", p.reported_tflops());
   optional_number(w, "median_model_tflops_per_gpu", p.model_tflops.median());
   optional_number(w, "first_lm_loss", p.first_lm_loss);
   optional_number(w, "last_lm_loss", p.last_lm_loss);

@@ -68,13 +68,13 @@ void evidence_lines(std::ostringstream& o, const Evidence& ev) {
 }
 
 void progress_line(std::ostringstream& o, const Progress& p) {
-  if (p.iteration_lines == 0 && p.model_tflops.count() == 0) {
+  if (!p.any()) {
     o << "progress:  no training iteration logged\n";
     return;
   }
   o << "progress:  " << p.iteration_lines << " iteration lines";
   if (p.last_iteration) o << ", last " << *p.last_iteration << "/" << p.total_iterations.value_or(0);
-  if (auto v = p.elapsed_ms.median()) o << ", median " << num(*v) << " ms/iteration";
+  if (auto v = p.iteration_ms()) o << ", median " << num(*v) << " ms/iteration";
   if (auto v = p.tflops.median()) o << ", " << num(*v) << " TFLOP/s/GPU";
   if (auto v = p.model_tflops.median()) o << ", " << num(*v) << " MODEL_TFLOP/s/GPU";
   if (p.first_lm_loss && p.last_lm_loss) o << ", lm loss " << num(*p.first_lm_loss, 4) << " -> " << num(*p.last_lm_loss, 4);

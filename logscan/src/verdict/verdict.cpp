@@ -39,7 +39,7 @@ constexpr const char* kVerifiable =
 void decide(ScanReport& r) {
   const Intent& in = r.intent;
   const Evidence& ev = r.evidence;
-  r.step_completed = r.progress.iteration_lines > 0 || r.progress.model_tflops.count() > 0;
+  r.step_completed = r.progress.any();
   r.failed = r.failure_count > 0;
   auto reason = [&](std::string text, SourceRef where) { r.reasons.emplace_back(std::move(text), std::move(where)); };
 

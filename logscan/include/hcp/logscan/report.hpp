@@ -100,20 +100,31 @@ class Reservoir {
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
 };
 
+// Which kind of line reported training progress (docs/logscan.md says how each counts its iterations).
+enum class ProgressFormat : uint8_t { none, megatron, nemo2, progress_bar, torchtitan, bridge_step_time };
+std::string_view progress_format_name(ProgressFormat f);
+
 struct Progress {
-  uint64_t iteration_lines = 0;
+  uint64_t iteration_lines = 0;  // training progress lines of every format (validation never counts)
+  ProgressFormat format = ProgressFormat::none;  // of the last one
   std::optional<int64_t> last_iteration, total_iterations;
   // Every iteration line is one entry of elapsed_ms and tflops (NaN: the line lacks the field or it could not be
   // read), so both samples keep the same lines and a line's fields are read only when it is kept.
   Reservoir elapsed_ms, tflops, model_tflops;
+  // Step times and TFLOP/s of the other formats (NeMo bars, torchtitan, Bridge's "Step Time :" lines), used when
+  // no Megatron iteration line has them.
+  Reservoir step_ms, step_tflops;
   std::optional<double> first_lm_loss, last_lm_loss;
   int64_t skipped_iterations = 0, nan_iterations = 0;
   std::vector<std::pair<int64_t, double>> validation_losses;  // (iteration, loss), the last 32
   std::optional<double> max_allocated_mb, max_reserved_mb;
   std::optional<SourceRef> first_iteration;
 
-  // The throughput the run reported: the iteration lines' TFLOP/s/GPU, else Bridge's MODEL_TFLOP/s/GPU lines.
+  // The throughput the run reported: the iteration lines' TFLOP/s/GPU, else Bridge's MODEL_TFLOP/s/GPU lines,
+  // else the other formats' TFLOP/s.
   std::optional<double> reported_tflops() const;
+  std::optional<double> iteration_ms() const;  // the iteration lines' median, else the other formats'
+  bool any() const { return iteration_lines > 0 || model_tflops.count() > 0 || step_ms.count() > 0; }
 };
 
 struct Failure {
