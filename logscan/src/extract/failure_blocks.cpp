@@ -28,8 +28,22 @@ void close_child_failed(ScanState& s) {
 void close_abort(ScanState& s) {
   AbortBlock& b = s.abort;
   if (!b.active) return;
-  std::string kind(gpu_fault_kind(b.what));
-  if (kind.empty()) kind = b.in_nccl ? "nccl-error" : (b.what.find("CUDA error") != std::string::npos ? "cuda-error" : "abort");
+  // what() holds the exception's text: a GPU fault, a c10d watchdog's timeout ("[PG ID 16 ... Rank 2] Watchdog
+  // caught collective operation timeout"), else an NCCL error when the frames are NCCL's.
+  const std::string_view what = b.what;
+  std::string kind(gpu_fault_kind(what));
+  if (kind.empty()) {
+    if (what.find("Watchdog caught collective operation timeout") != std::string_view::npos ||
+        what.find("timed out") != std::string_view::npos) {
+      kind = "nccl-timeout";
+    } else if (b.in_nccl || what.find("NCCL") != std::string_view::npos) {
+      kind = "nccl-error";
+    } else {
+      kind = what.find("CUDA error") != std::string_view::npos ? "cuda-error" : "abort";
+    }
+  }
+  static const RE2 rank_re(R"(\[(?:PG [^\]]*? )?Rank (\d{1,7})\])");
+  if (int rank = -1; b.where.rank < 0 && RE2::PartialMatch(what, rank_re, &rank)) b.where.rank = rank;
   std::string message = "terminate called after throwing an exception";
   if (!b.what.empty()) message += ": " + b.what;
   s.add_failure({kind, clip_message(message), "", "", b.where}, fault_cause(b.what));
@@ -37,6 +51,15 @@ void close_abort(ScanState& s) {
 }
 
 }  // namespace
+
+// '  File "x.py", line 98, in pretrain' - the comma before "in" is the traceback's; faulthandler's stack dumps
+// (hangs, not failures) write 'File "x.py", line 98 in pretrain'.
+bool is_python_frame(std::string_view t) {
+  const size_t f = t.find("File \"");
+  if (f == std::string_view::npos || f == 0 || t.find_first_not_of(' ') != f) return false;
+  const size_t line = t.find("\", line ", f + 6);
+  return line != std::string_view::npos && t.find(", in ", line + 7) != std::string_view::npos;
+}
 
 // The lines after "Traceback (most recent call last):" of the same rank: frames are indented; the first line at
 // the left margin that is not a chaining remark is the exception.
@@ -99,8 +122,7 @@ void close_failure_blocks(ScanState& s, const std::string& file) {
   // A traceback still open when its input ends: the process died while printing it, or the log was cut there.
   for (const auto& [rank, tb] : s.tracebacks) {
     const SourceRef where{file, tb.started_at, rank};
-    s.add_warning("log-ends-in-traceback", "the log ends inside a traceback (no exception line)", where);
-    s.add_failure({"traceback", "Traceback without a final exception line: the log ends inside it", "", "", where});
+    s.add_failure({"log-ends-in-traceback", "the log ends inside a traceback (no exception line)", "", "", where});
   }
   s.tracebacks.clear();
 }

@@ -102,7 +102,9 @@ void gpu_fault_line(ScanState& s, const LineView& line) {
   }
   std::string kind(gpu_fault_kind(t));
   if (kind.empty()) {
-    if (has(t, "Xid")) {  // "NVRM: Xid (PCI:...): 45, ..." ("NVRM:" may have been taken for a prefix)
+    // "NVRM: Xid (PCI:...): 45, ..." ("NVRM:" may have been taken for a prefix), DCGM's "Detected Critical Xid
+    // Error", and "GPU ... has fallen off the bus" (Xid 79).
+    if (has(t, "Xid") || has(t, "fallen off the bus")) {
       kind = "xid";
     } else if (has(t, "HIP error")) {
       kind = "hip-error";
@@ -174,11 +176,12 @@ std::string fault_cause(std::string_view t) {
 
 void ScanState::add_failure(Failure f, std::string cause) {
   auto& items = report.failures;
-  const bool generic = f.kind == "traceback";
+  auto is_generic = [](const std::string& kind) { return kind == "traceback" || kind == "log-ends-in-traceback"; };
+  const bool generic = is_generic(f.kind);
   for (size_t i = items.size(); i-- > run_failures_from;) {
     Failure& e = items[i];
     const bool same_rank = e.where.rank == f.where.rank;
-    if (!generic && same_rank && e.kind == "traceback" && e.where.file == f.where.file &&
+    if (!generic && same_rank && is_generic(e.kind) && e.where.file == f.where.file &&
         f.where.line == e.where.line) {
       e.kind = std::move(f.kind);  // the traceback's exception line was this failure (its message stays whole)
       e.lint_code = std::move(f.lint_code);
@@ -187,7 +190,7 @@ void ScanState::add_failure(Failure f, std::string cause) {
       return;
     }
     const bool same_cause = !cause.empty() && failure_causes[i] == cause;
-    if (same_cause || (same_rank && (e.kind == f.kind || (generic && e.kind != "traceback")))) {
+    if (same_cause || (same_rank && (e.kind == f.kind || generic))) {
       if (e.group.empty()) e.group = f.group;  // the watchdog names the group on a later line
       return;
     }
@@ -206,7 +209,11 @@ void ScanState::add_warning(std::string kind, std::string message, SourceRef whe
 }
 
 void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
-  if (triggers & kTraceback) s.tracebacks[line.rank] = TracebackState{line.number, 0};
+  if ((triggers & kTraceback) && line.text.find("Traceback (most recent call last)") != std::string_view::npos) {
+    s.tracebacks[line.rank] = TracebackState{line.number, 0};
+  } else if ((triggers & kTraceback) && !s.tracebacks.count(line.rank) && is_python_frame(line.text)) {
+    s.tracebacks[line.rank] = TracebackState{line.number, 0};  // a frame without its header opens the traceback
+  }
   if (triggers & kHcpValidation) upstream_validation_message(s, line);
   if (triggers & kSlurmCancel) slurm_cancellation(s, line);
   if (triggers & kChildFailed && line.text.find("Root Cause (first observed failure)") != npos) {

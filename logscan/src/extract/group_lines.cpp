@@ -48,8 +48,10 @@ bool runtime_line(ScanState& s, const LineView& line) {
 }
 
 void c10d_line(ScanState& s, const LineView& line) {
-  // [PG ID 7 PG GUID 41(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 1] ProcessGroupNCCL created ncclComm_ ...
-  static const RE2 re(R"(PG GUID [^ (]*\(((?:HIERARCHICAL_)?CONTEXT_PARALLEL_GROUP(?:_L\d+)?)\) Rank (\d+)\])");
+  // torch 2.5+: [PG ID 7 PG GUID 41(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 1] ProcessGroupNCCL created ...
+  // torch 2.3/2.4: [PG 9 (HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 1] ProcessGroupNCCL created ...
+  static const RE2 re(
+      R"(\[PG (?:ID \d+ PG GUID [^ (]*|\d+ )\(((?:HIERARCHICAL_)?CONTEXT_PARALLEL_GROUP(?:_L\d+)?)\) Rank (\d+)\])");
   std::string group;
   int group_rank = 0;
   if (RE2::PartialMatch(line.text, re, &group, &group_rank)) {

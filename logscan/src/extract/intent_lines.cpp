@@ -65,7 +65,16 @@ void world_size_line(ScanState& s, const LineView& line) {
   }
 }
 
+// torchtitan: "--parallelism.context_parallel_degree 2" on the launch command a log shows, "context_parallel_degree
+// = 2" in its TOML, "'context_parallel_degree': 2" in a printed job config.
+void torchtitan_degree(ScanState& s, const LineView& line) {
+  static const RE2 re(R"(context_parallel_degree['"]?\s*(?:=|:|\s)\s*(\d{1,9})\b)");
+  int64_t v = 0;
+  if (RE2::PartialMatch(line.text, re, &v)) first(s.report.intent.cp, v, line);
+}
+
 void config_key_line(ScanState& s, const LineView& line) {
+  if (line.text.find("context_parallel_degree") != std::string_view::npos) return torchtitan_degree(s, line);
   // "  context_parallel_size ..... 16" (argument dump) or "  context_parallel_size: 16" (YAML).
   static const RE2 re(
       R"(^\s*(context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|world_size|use_decentralized_pg)\s*(?:\.{2,}|:)\s*(.*?)\s*$)");

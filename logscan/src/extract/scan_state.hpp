@@ -126,6 +126,7 @@ void extract_groups(ScanState& s, const LineView& line, uint32_t triggers);
 void extract_failures(ScanState& s, const LineView& line, uint32_t triggers);
 void follow_open_blocks(ScanState& s, const LineView& line);  // lines of open blocks (tracebacks, lists, ...)
 void follow_tracebacks(ScanState& s, const LineView& line);
+bool is_python_frame(std::string_view text);
 void follow_child_failed(ScanState& s, const LineView& line);
 void follow_abort(ScanState& s, const LineView& line);
 void close_failure_blocks(ScanState& s, const std::string& file);

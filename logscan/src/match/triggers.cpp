@@ -22,7 +22,8 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"{'loss'", kOtherProgress},
       {"Step Time", kOtherProgress | kModelTflop},
       {"using world size", kWorldSize},
-      {"_parallel_size", kConfigKey},  // context_, tensor_model_, pipeline_model_, hierarchical_context_
+      {"_parallel_size", kConfigKey},
+      {"_parallel_degree", kConfigKey},  // torchtitan  // context_, tensor_model_, pipeline_model_, hierarchical_context_
       {"cp_comm_type", kConfigKey | kHcpValidation},  // also "Length of cp_comm_type (2) should equal ..."
       {"_decentralized_pg", kConfigKey | kHcpValidation},
       {"world_size", kConfigKey},
@@ -30,6 +31,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"CONTEXT_PARALLEL_GROUP", kGroupName},
       {"COMPLETE", kNcclInit},
       {"Traceback (most recent call last)", kTraceback},
+      {"File \"", kTraceback},  // a frame: opens a traceback whose header the log lacks
       {"out of memory", kOutOfMemory},  // "CUDA out of memory", "CUDA error: out of memory", "HIP out of memory"
       {"OutOfMemoryError", kOutOfMemory},
       {"L WARN", kNcclError},   // "NCCL WARN"
@@ -47,6 +49,8 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"evice-side assert", kGpuFault},  // "device-side assert triggered", HIP "Device-side assertion `...' failed"
       {"Assertion `", kGpuFault},         // a CUDA kernel's assert: "... Assertion `srcIndex < size` failed."
       {"NVRM: Xid", kGpuFault},
+      {"Critical Xid", kGpuFault},
+      {"fallen off the bus", kGpuFault},
       {"HIP error", kGpuFault},
       {"terminate called after", kGpuFault},  // a C++ exception ended the process (c10::CUDAError from NCCL work)
       {"Root Cause", kChildFailed},
