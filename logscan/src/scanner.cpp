@@ -376,6 +376,8 @@ ScanReport LogScanner::finish() {
   }
   if (r.gpu) r.gpu_peak_tflops = peak_bf16_tflops(*r.gpu);
   decide(r);
+  m.state.finish_runs(r);
+  r.failed = r.failure_count > 0;
   return std::move(r);
 }
 

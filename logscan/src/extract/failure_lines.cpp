@@ -197,6 +197,7 @@ void ScanState::add_failure(Failure f, std::string cause) {
   }
   ++report.failure_count;
   report.failed = true;
+  f.run = static_cast<int>(report.runs.size());
   if (items.size() < 256) {
     items.push_back(std::move(f));
     failure_causes.push_back(std::move(cause));
@@ -258,6 +259,7 @@ void extract_gpu(ScanState& s, const LineView& line) {
 }
 
 void ScanState::dispatch(const LineView& line, uint32_t triggers) {
+  if (triggers & (kRunStart | kWorldSize)) extract_run_start(*this, line, triggers);
   if (wants_every_line()) follow_open_blocks(*this, line);
   if (triggers & (kIteration | kMemory | kModelTflop | kOtherProgress)) extract_progress(*this, line, triggers);
   if (triggers & (kWorldSize | kConfigKey)) extract_intent(*this, line, triggers);

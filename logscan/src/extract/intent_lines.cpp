@@ -9,11 +9,21 @@
 namespace hcp::logscan {
 namespace {
 
+// The first value a run's inputs give is its configuration (rank 0 prints it first; later copies add nothing).
+// Another input of the same run that prints a different value is reported: per-rank files that disagree were
+// not one run, or were not launched alike.
 template <typename T>
-void first(Seen<T>& seen, T value, const LineView& line) {
-  if (seen.value) return;  // rank 0 prints the config first; later copies add nothing
-  seen.value = std::move(value);
-  seen.where = line.ref();
+void first(ScanState& s, const char* name, Seen<T>& seen, T value, const LineView& line) {
+  if (!seen.value) {
+    seen.value = std::move(value);
+    seen.where = line.ref();
+    return;
+  }
+  if (*seen.value == value || seen.where.file == *line.file) return;
+  if (!s.disagreements.insert(name).second) return;
+  s.add_warning("inputs-differ", std::string("inputs of one run disagree on ") + name + ": " + seen.where.text() +
+                                     " and " + line.ref().text() + " give different values",
+                line.ref());
 }
 
 std::optional<std::vector<std::string>> comm_types(std::string_view v) {
@@ -55,13 +65,13 @@ void world_size_line(ScanState& s, const LineView& line) {
   static const RE2 pp(R"(pipeline-model-parallel size:\s*(\d+))");
   int64_t v = 0;
   std::string text;
-  if (RE2::PartialMatch(line.text, world, &v)) first(in.world_size, v, line);
-  if (RE2::PartialMatch(line.text, dp, &v)) first(in.dp, v, line);
-  if (RE2::PartialMatch(line.text, cp, &v)) first(in.cp, v, line);
-  if (RE2::PartialMatch(line.text, tp, &v)) first(in.tp, v, line);
-  if (RE2::PartialMatch(line.text, pp, &v)) first(in.pp, v, line);
+  if (RE2::PartialMatch(line.text, world, &v)) first(s, "world_size", in.world_size, v, line);
+  if (RE2::PartialMatch(line.text, dp, &v)) first(s, "data_parallel_size", in.dp, v, line);
+  if (RE2::PartialMatch(line.text, cp, &v)) first(s, "context_parallel_size", in.cp, v, line);
+  if (RE2::PartialMatch(line.text, tp, &v)) first(s, "tensor_model_parallel_size", in.tp, v, line);
+  if (RE2::PartialMatch(line.text, pp, &v)) first(s, "pipeline_model_parallel_size", in.pp, v, line);
   if (RE2::PartialMatch(line.text, sizes, &text)) {
-    first(in.hcp_sizes, text == "None" ? std::optional<std::vector<int64_t>>() : to_int_list(text), line);
+    first(s, "hierarchical_context_parallel_sizes", in.hcp_sizes, text == "None" ? std::optional<std::vector<int64_t>>() : to_int_list(text), line);
   }
 }
 
@@ -70,7 +80,7 @@ void world_size_line(ScanState& s, const LineView& line) {
 void torchtitan_degree(ScanState& s, const LineView& line) {
   static const RE2 re(R"(context_parallel_degree['"]?\s*(?:=|:|\s)\s*(\d{1,9})\b)");
   int64_t v = 0;
-  if (RE2::PartialMatch(line.text, re, &v)) first(s.report.intent.cp, v, line);
+  if (RE2::PartialMatch(line.text, re, &v)) first(s, "context_parallel_size", s.report.intent.cp, v, line);
 }
 
 void config_key_line(ScanState& s, const LineView& line) {
@@ -83,21 +93,21 @@ void config_key_line(ScanState& s, const LineView& line) {
   Intent& in = s.report.intent;
   if (key == "hierarchical_context_parallel_sizes") {
     if (is_none(value)) {
-      first(in.hcp_sizes, std::optional<std::vector<int64_t>>(), line);
+      first(s, "hierarchical_context_parallel_sizes", in.hcp_sizes, std::optional<std::vector<int64_t>>(), line);
     } else if (value.empty()) {
       s.list = ListCapture{true, {}, line.ref(), 0};  // a YAML block list follows
     } else if (auto sizes = to_int_list(value)) {
-      first(in.hcp_sizes, std::optional<std::vector<int64_t>>(*sizes), line);
+      first(s, "hierarchical_context_parallel_sizes", in.hcp_sizes, std::optional<std::vector<int64_t>>(*sizes), line);
     }
   } else if (key == "cp_comm_type") {
-    if (auto types = comm_types(value)) first(in.cp_comm_type, *types, line);
+    if (auto types = comm_types(value)) first(s, "cp_comm_type", in.cp_comm_type, *types, line);
   } else if (key == "use_decentralized_pg") {
-    if (auto b = to_bool(value)) first(in.use_decentralized_pg, *b, line);
+    if (auto b = to_bool(value)) first(s, "use_decentralized_pg", in.use_decentralized_pg, *b, line);
   } else if (auto v = to_int(value)) {
-    if (key == "context_parallel_size") first(in.cp, *v, line);
-    if (key == "tensor_model_parallel_size") first(in.tp, *v, line);
-    if (key == "pipeline_model_parallel_size") first(in.pp, *v, line);
-    if (key == "world_size") first(in.world_size, *v, line);
+    if (key == "context_parallel_size") first(s, "context_parallel_size", in.cp, *v, line);
+    if (key == "tensor_model_parallel_size") first(s, "tensor_model_parallel_size", in.tp, *v, line);
+    if (key == "pipeline_model_parallel_size") first(s, "pipeline_model_parallel_size", in.pp, *v, line);
+    if (key == "world_size") first(s, "world_size", in.world_size, *v, line);
   }
 }
 

@@ -72,7 +72,14 @@ struct ScanState {
   // reported again (a traceback, then the watchdog, then the C++ terminate) is one failure.
   std::vector<std::string> failure_causes;
   size_t run_failures_from = 0;
-  int64_t bar_total = 0;  // the training progress bar's total (an evaluation bar's is smaller)  // failures of the current run start here (a failure is counted once per run)
+  int64_t bar_total = 0;
+  // Runs (run_lines.cpp): where the current one started, and what the report held when it did.
+  SourceRef run_start;
+  std::set<std::string> disagreements;  // configuration keys the inputs of the current run disagree on
+  uint64_t failures_before_run = 0;
+  uint64_t run_lines_at_input_start = 0;  // the run's progress lines before the current input
+  void close_run();  // the current run ends: its summary goes to report.runs, the accumulators start afresh
+  void finish_runs(const ScanReport& decided);  // the training progress bar's total (an evaluation bar's is smaller)  // failures of the current run start here (a failure is counted once per run)
   // The last two iteration lines from their "iteration " word (at most 1024 bytes each): the counters of the last
   // and the loss of the last one that has it (a log cut mid-line) are read when the input ends. Kept as views
   // while the region they lie in is being scanned, and copied once when the region ends (a copy per line was a
@@ -106,6 +113,7 @@ struct ScanState {
     view = copy;
   }
   void reset_input() {
+    run_lines_at_input_start = report.progress.iteration_lines;
     tracebacks.clear();
     list = {};
     wrap_pending = false;
@@ -137,6 +145,7 @@ std::string fault_cause(std::string_view text);
 std::string clip_message(std::string_view s);
 void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
+void extract_run_start(ScanState& s, const LineView& line, uint32_t triggers);
 // Progress lines of the formats other than Megatron's (progress_formats.cpp).
 void extract_other_progress(ScanState& s, const LineView& line);
 void settle_progress(ScanState& s);  // finish what extract_progress deferred

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -53,28 +54,53 @@ void scan_file(LogScanner& scanner, const std::string& path, std::vector<char>& 
   ::close(fd);
 }
 
+// "rank_2.log" before "rank_10.log", "attempt_9" before "attempt_10": runs and ranks in the order they happened.
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      size_t is = i, js = j;  // compare without leading zeros: by length, then digit by digit
+      while (is + 1 < ie && a[is] == '0') ++is;
+      while (js + 1 < je && b[js] == '0') ++js;
+      if (ie - is != je - js) return ie - is < je - js;
+      if (const int c = a.compare(is, ie - is, b, js, je - js); c != 0) return c < 0;
+      i = ie;
+      j = je;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;
+}
+
 }  // namespace
 
-ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options) {
+std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
-  LogScanner scanner(options);
-  std::vector<char> buf(kChunk);
+  std::vector<ScanInput> out;
+  std::vector<ScanInput> files;
   for (const std::string& path : paths) {
     if (path == "-") {
-      scan_fd(scanner, STDIN_FILENO, "<stdin>", buf);
+      out.push_back({ScanInput::Kind::stdin_, "<stdin>", ""});
       continue;
     }
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
-      scan_file(scanner, path, buf);
+      files.push_back({ScanInput::Kind::file, path, ""});
       continue;
     }
-    std::vector<std::string> files;
     fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
     if (ec) {
-      scanner.input_error(path, "cannot list directory: " + ec.message());
+      files.push_back({ScanInput::Kind::error, path, "cannot list directory: " + ec.message()});
       continue;
     }
+    size_t found = 0;
     for (; it != end; it.increment(ec)) {
       if (ec) break;
       const std::string name = it->path().filename().string();
@@ -82,11 +108,33 @@ ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& 
         if (it->is_directory(ec)) it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file(ec)) files.push_back(it->path().string());
+      if (it->is_regular_file(ec)) {
+        files.push_back({ScanInput::Kind::file, it->path().string(), ""});
+        ++found;
+      }
     }
-    std::sort(files.begin(), files.end());
-    if (files.empty()) scanner.input_error(path, "directory holds no files");
-    for (const std::string& f : files) scan_file(scanner, f, buf);
+    if (found == 0) files.push_back({ScanInput::Kind::error, path, "directory holds no files"});
+  }
+  // Standard input first, then every file in natural order, however the paths were given: the report does not
+  // depend on the order of the arguments.
+  std::stable_sort(files.begin(), files.end(),
+                   [](const ScanInput& a, const ScanInput& b) { return natural_less(a.path, b.path); });
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const ScanInput& a, const ScanInput& b) { return a.path == b.path && a.kind == b.kind; }),
+              files.end());
+  out.insert(out.end(), files.begin(), files.end());
+  return out;
+}
+
+ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options) {
+  LogScanner scanner(options);
+  std::vector<char> buf(kChunk);
+  for (const ScanInput& in : expand_inputs(paths)) {
+    switch (in.kind) {
+      case ScanInput::Kind::stdin_: scan_fd(scanner, STDIN_FILENO, "<stdin>", buf); break;
+      case ScanInput::Kind::file: scan_file(scanner, in.path, buf); break;
+      case ScanInput::Kind::error: scanner.input_error(in.path, in.error); break;
+    }
   }
   return scanner.finish();
 }

@@ -22,6 +22,10 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"{'loss'", kOtherProgress},
       {"Step Time", kOtherProgress | kModelTflop},
       {"using world size", kWorldSize},
+      {"- arguments -", kRunStart},   // Megatron's "------------------------ arguments ------------------------"
+      {"onfiguration", kRunStart},    // Bridge "Final configuration:", "------- Task Configuration -------", ...
+      {"Starting job:", kRunStart},   // torchtitan
+      {"NCCL version", kRunStart},
       {"_parallel_size", kConfigKey},
       {"_parallel_degree", kConfigKey},  // torchtitan  // context_, tensor_model_, pipeline_model_, hierarchical_context_
       {"cp_comm_type", kConfigKey | kHcpValidation},  // also "Length of cp_comm_type (2) should equal ..."

@@ -142,7 +142,7 @@ std::string render_json(const ScanReport& r) {
   JsonWriter w(out);
   w.begin_object();
   w.key("version");
-  w.value(1);
+  w.value(2);  // 2: verdict, intent, evidence and progress are the last run's; a failure counts once
   w.key("tool");
   w.value("hcp-logscan");
   w.key("hcp_version");
@@ -185,11 +185,37 @@ std::string render_json(const ScanReport& r) {
     if (f.group.empty()) w.null(); else w.value(f.group);
     w.key("rank");
     if (f.where.rank >= 0) w.value(f.where.rank); else w.null();
+    w.key("run");
+    w.value(static_cast<int64_t>(f.run));
     where(w, f.where);
     w.end_object();
   }
   w.end_array();
   w.end_object();
+  w.key("runs");
+  w.begin_array();
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    const RunReport& run = r.runs[i];
+    w.begin_object();
+    w.key("index");
+    w.value(static_cast<int64_t>(i));
+    w.key("start");
+    if (run.start.file.empty()) w.null(); else w.value(run.start.text());
+    w.key("verdict");
+    w.value(verdict_name(run.verdict));
+    intent(w, run.intent);
+    w.key("iteration_lines");
+    w.value(static_cast<int64_t>(run.iteration_lines));
+    optional_int(w, "last_iteration", run.last_iteration);
+    optional_int(w, "total_iterations", run.total_iterations);
+    optional_number(w, "last_lm_loss", run.last_lm_loss);
+    optional_number(w, "median_iteration_ms", run.iteration_ms);
+    optional_number(w, "throughput_tflops_per_gpu", run.tflops);
+    w.key("failures");
+    w.value(static_cast<int64_t>(run.failure_count));
+    w.end_object();
+  }
+  w.end_array();
   w.key("warnings");
   w.begin_object();
   w.key("count");

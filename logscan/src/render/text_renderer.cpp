@@ -95,6 +95,18 @@ std::string render_text(const ScanReport& r) {
     o << "\n";
   }
   if (!r.advice.empty()) o << "  advice:  " << r.advice << "\n";
+  if (r.runs.size() > 1) {
+    o << "runs:      " << r.runs.size() << " (the verdict and what follows are the last run's)\n";
+    for (size_t i = 0; i < r.runs.size(); ++i) {
+      const RunReport& run = r.runs[i];
+      o << "  run " << i + 1 << ": " << verdict_name(run.verdict);
+      if (!run.start.file.empty()) o << " from " << run.start.text();
+      o << ", " << run.iteration_lines << " progress lines";
+      if (run.last_iteration) o << " to " << *run.last_iteration;
+      if (run.failure_count) o << ", " << run.failure_count << " failures";
+      o << "\n";
+    }
+  }
   intent_line(o, r.intent);
   evidence_lines(o, r.evidence);
   progress_line(o, r.progress);

@@ -135,6 +135,7 @@ struct Failure {
   std::string lint_code;  // for hcp-validation: the hcp-lint rule that catches it before the run
   std::string group;      // process group named in the line, if any
   SourceRef where;
+  int run = 0;            // index into ScanReport::runs
 };
 
 // Something worth knowing that is no failure: a Python warning, an upstream validation text printed as a warning,
@@ -157,6 +158,19 @@ struct FileReport {
 enum class Verdict { cp_silently_off, hcp_active, hcp_not_active, flat_cp, no_cp, unknown };
 std::string_view verdict_name(Verdict v);
 
+// One run of the inputs: a log can hold several (an appended rerun, a restart, attempts), each starting with a
+// configuration dump, Megatron's "using world size" line, torchtitan's "Starting job", or a fresh NCCL
+// initialisation after progress in the same file.
+struct RunReport {
+  SourceRef start;  // the line that started it (empty for a run the inputs start in)
+  Verdict verdict = Verdict::unknown;
+  Intent intent;
+  uint64_t iteration_lines = 0;
+  std::optional<int64_t> last_iteration, total_iterations;
+  std::optional<double> last_lm_loss, iteration_ms, tflops;
+  uint64_t failure_count = 0;
+};
+
 struct ScanReport {
   Verdict verdict = Verdict::unknown;
   bool step_completed = false;
@@ -172,6 +186,7 @@ struct ScanReport {
   std::vector<Notice> warnings;  // the first 64
   uint64_t warning_count = 0;
   std::vector<FileReport> files;
+  std::vector<RunReport> runs;  // in input order; the verdict, intent, evidence and progress are the last one's
   std::vector<std::pair<std::string, SourceRef>> reasons;  // why the verdict
   std::string advice;  // how to make the next run verifiable (unknown verdicts)
 

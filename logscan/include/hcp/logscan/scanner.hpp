@@ -40,7 +40,17 @@ class LogScanner {
   std::unique_ptr<Impl> impl_;
 };
 
-// Scans files, directories (recursively, sorted) and "-" (standard input).
+// An input of scan_paths: standard input, a file, or a path that could not be listed.
+struct ScanInput {
+  enum class Kind { stdin_, file, error } kind;
+  std::string path;
+  std::string error;
+};
+// The inputs that paths name: "-" first, then the files (directories recursively, hidden entries skipped) in
+// natural name order, each once, whatever the order of the paths.
+std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths);
+
+// Scans files, directories (recursively) and "-" (standard input), in expand_inputs' order.
 ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options = {});
 
 // Peak dense bf16 TFLOP/s of a GPU model named in a log or by the user (H100, H200, A100, B200), if known.
