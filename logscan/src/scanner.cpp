@@ -84,6 +84,7 @@ struct LogScanner::Impl {
       ++file.truncated_lines;
     }
     if (prefixes.wrap_width() && join_wrapped(std::string_view(p + s, len), number)) return;
+    if (const std::string_view raw(p + s, len); has_redraws(raw)) return redrawn_records(raw, number);
     LineView v = view_line(std::string_view(p + s, len), scratch, escape, prefixes);
     v.number = number;
     v.file = &names.back();
@@ -93,6 +94,32 @@ struct LogScanner::Impl {
       v.counters_end = counters_end;
     }
     state.dispatch(v, triggers);
+  }
+
+  // "\r" inside a line: a progress bar or a line redrawn in place. Each redraw was a record of its own (a
+  // Megatron line per iteration, a bar state per update), so each is read, in order.
+  static bool has_redraws(std::string_view raw) {
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    return std::memchr(raw.data(), '\r', raw.size()) != nullptr;
+  }
+
+  void redrawn_records(std::string_view raw, uint64_t number) {
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    int rank = -1;
+    while (!raw.empty()) {
+      const size_t cr = raw.find('\r');
+      const std::string_view record = raw.substr(0, cr);
+      raw = cr == std::string_view::npos ? std::string_view{} : raw.substr(cr + 1);
+      LineView v = view_line(record, scratch, true, prefixes);
+      if (v.text.empty()) continue;
+      if (v.rank < 0) v.rank = rank >= 0 ? rank : file.rank_from_name;  // later redraws lack the prefix
+      rank = v.rank;
+      v.number = number;
+      v.file = &names.back();
+      v.stable = false;
+      state.dispatch(v, triggers_in(record));
+      state.end_region();
+    }
   }
 
   // A line cut at the wrap width is held and the lines that continue it are appended (without their prefix);
@@ -377,6 +404,12 @@ ScanReport LogScanner::finish() {
   if (r.gpu) r.gpu_peak_tflops = peak_bf16_tflops(*r.gpu);
   decide(r);
   m.state.finish_runs(r);
+  r.progress.run = static_cast<int>(r.runs.size()) - 1;
+  if (!r.progress.any() && m.state.last_progress) {  // the last run made no progress: show the last that did
+    r.progress = std::move(*m.state.last_progress);
+    r.progress.run = m.state.last_progress_run;
+    r.step_completed = true;
+  }
   r.failed = r.failure_count > 0;
   return std::move(r);
 }

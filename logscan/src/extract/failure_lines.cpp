@@ -77,8 +77,12 @@ void slurm_cancellation(ScanState& s, const LineView& line) {
 
 // c10d's watchdog: a collective timed out, or the watchdog thread died of an exception whose text says which
 // fault it was (an illegal memory access is the GPU's failure, not NCCL's).
-void watchdog_line(ScanState& s, const LineView& line) {
+bool watchdog_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
+  if (!has(t, "Watchdog caught collective operation timeout") && !has(t, "atchdog thread terminated") &&
+      !has(t, "detected by watchdog") && !has(t, "watchdog got stuck")) {
+    return false;  // another mention of the watchdog
+  }
   std::string kind = "nccl-timeout";
   const size_t ex = t.find("terminated with exception");
   if (ex != npos) {
@@ -92,6 +96,7 @@ void watchdog_line(ScanState& s, const LineView& line) {
   SourceRef where = line.ref();
   where.rank = rank_named(line);
   s.add_failure({kind, clip_message(t), "", group_named(t), where}, fault_cause(t));
+  return true;
 }
 
 void gpu_fault_line(ScanState& s, const LineView& line) {
@@ -223,8 +228,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
   if (triggers & kOomKill && (has(line.text, "oom_kill event") || has(line.text, "oom-kill"))) {
     s.add_failure({"oom-kill", clip_message(line.text), "", "", line.ref()});
   }
-  if (triggers & kNcclTimeout) {
-    watchdog_line(s, line);
+  if ((triggers & kNcclTimeout) && watchdog_line(s, line)) {
   } else if (triggers & kGpuFault) {
     gpu_fault_line(s, line);
   } else if (triggers & kOutOfMemory) {

@@ -82,6 +82,10 @@ void other_line(ScanState& s, const LineView& line) {
   // Hugging Face Trainer: "{'loss': 0.8533, 'grad_norm': 4.87, 'learning_rate': 1.45e-05, 'epoch': 0.16}"
   static const RE2 dict(R"(\{'loss': ([-+0-9.eE]+))");
   if (has(t, "{'loss'") && RE2::PartialMatch(t, dict, &v)) pr.last_lm_loss = v;
+  // Megatron-DeepSpeed (2021): "Effective Tera Flops per GPU: 41.31 and total parameters 52.005 B" after each
+  // iteration line.
+  static const RE2 tera(R"(Effective Tera Flops per GPU:\s*([0-9.]+))");
+  if (has(t, "Tera Flops") && RE2::PartialMatch(t, tera, &v)) pr.step_tflops.add(v);
   // Megatron-Bridge: "Step Time : 12.78s GPU utilization: 528.1 TFLOP/s/GPU" (MODEL_TFLOP/s/GPU lines are read
   // as such by progress_lines.cpp).
   static const RE2 step_time(R"(Step Time\s*:\s*([0-9.]+)s(?: GPU utilization:\s*([0-9.]+)\s*(MODEL_)?TFLOP/s/GPU)?)");

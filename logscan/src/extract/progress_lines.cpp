@@ -214,6 +214,8 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
       field = p + e + kElapsedLen;
     } else if (const size_t n = rest.find("train_step_timing in s:"); n != std::string_view::npos) {
       elapsed_value = quick_number(p + n + 23, end) * 1000;  // NeMo 2 prints seconds
+    } else if (const size_t d = rest.find("elapsed time per iteration (s):"); d != std::string_view::npos) {
+      elapsed_value = quick_number(p + d + 31, end) * 1000;  // Megatron-DeepSpeed (BLOOM) prints seconds
     }
     if (field) {
       elapsed_value = quick_number(field, end);
@@ -229,9 +231,11 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
       }
       if (th) tflops_value = quick_number(th + kThroughputLen, end);
     }
-    if (std::isnan(tflops_value)) {  // NeMo 2: "| TFLOPS_per_GPU: 85.8"
+    if (std::isnan(tflops_value)) {  // NeMo 2: "| TFLOPS_per_GPU: 85.8"; Megatron-DeepSpeed: "| TFLOPs: 149.10 |"
       if (const size_t f = rest.find("TFLOPS_per_GPU:"); f != std::string_view::npos) {
         tflops_value = quick_number(p + f + 15, end);
+      } else if (const size_t g = rest.find("| TFLOPs:"); g != std::string_view::npos) {
+        tflops_value = quick_number(p + g + 9, end);
       }
     }
     if (elapsed) *elapsed = elapsed_value;

@@ -21,7 +21,8 @@ bool run_start(const LineView& line, uint32_t triggers, bool& same_file_only) {
   if ((triggers & kWorldSize) && has(t, "using world size")) return true;
   if (!(triggers & kRunStart)) return false;
   if (has(t, "- arguments -") || has(t, "Final configuration") || has(t, "Final Merged Configuration") ||
-      has(t, "Task Configuration") || has(t, "Configuration Summary") || has(t, "Starting job:")) {
+      has(t, "Task Configuration") || has(t, "Configuration Summary") || has(t, "Starting job:") ||
+      has(t, "initializing tensor model parallel with size")) {
     return true;
   }
   if (has(t, "NCCL version")) {
@@ -70,14 +71,15 @@ void extract_run_start(ScanState& s, const LineView& line, uint32_t triggers) {
   const bool failed = s.report.failures.size() > s.run_failures_from;
   const bool progressed = same_file_only ? pr.iteration_lines > s.run_lines_at_input_start : pr.any();
   if (progressed || (failed && !same_file_only)) {
-    s.close_run();
+    s.close_run(*line.file);
     s.run_start = line.ref();
   } else if (s.run_start.file.empty()) {
     s.run_start = line.ref();
   }
 }
 
-void ScanState::close_run() {
+void ScanState::close_run(const std::string& file) {
+  close_failure_blocks(*this, file);  // what the old run was printing when the new one started belongs to it
   settle_progress(*this);
   RunReport run;
   run.start = run_start;
@@ -100,6 +102,10 @@ void ScanState::close_run() {
   run.last_lm_loss = alone.progress.last_lm_loss;
   run.iteration_ms = alone.progress.iteration_ms();
   run.tflops = alone.progress.reported_tflops();
+  if (alone.progress.any()) {
+    last_progress = std::move(alone.progress);
+    last_progress_run = static_cast<int>(report.runs.size());
+  }
   if (!report.runs.empty() && !same_config(report.runs.back().intent, run.intent)) {
     add_warning("runs-differ",
                 "run " + std::to_string(report.runs.size()) + " (" + describe(report.runs.back().intent) + ") and run " +

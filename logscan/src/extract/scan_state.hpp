@@ -75,10 +75,14 @@ struct ScanState {
   int64_t bar_total = 0;
   // Runs (run_lines.cpp): where the current one started, and what the report held when it did.
   SourceRef run_start;
-  std::set<std::string> disagreements;  // configuration keys the inputs of the current run disagree on
+  std::set<std::string> disagreements;
+  // The progress of the last closed run that made any: the report's when the last run made none (a restart that
+  // died before its first step).
+  std::optional<Progress> last_progress;
+  int last_progress_run = -1;  // configuration keys the inputs of the current run disagree on
   uint64_t failures_before_run = 0;
   uint64_t run_lines_at_input_start = 0;  // the run's progress lines before the current input
-  void close_run();  // the current run ends: its summary goes to report.runs, the accumulators start afresh
+  void close_run(const std::string& file);  // the current run ends: its summary goes to report.runs, the accumulators start afresh
   void finish_runs(const ScanReport& decided);  // the training progress bar's total (an evaluation bar's is smaller)  // failures of the current run start here (a failure is counted once per run)
   // The last two iteration lines from their "iteration " word (at most 1024 bytes each): the counters of the last
   // and the loss of the last one that has it (a log cut mid-line) are read when the input ends. Kept as views

@@ -20,11 +20,13 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"step: ", kOtherProgress},  // torchtitan
       {"total steps", kOtherProgress},
       {"{'loss'", kOtherProgress},
+      {"Tera Flops", kOtherProgress},
       {"Step Time", kOtherProgress | kModelTflop},
       {"using world size", kWorldSize},
       {"- arguments -", kRunStart},   // Megatron's "------------------------ arguments ------------------------"
       {"onfiguration", kRunStart},    // Bridge "Final configuration:", "------- Task Configuration -------", ...
       {"Starting job:", kRunStart},   // torchtitan
+      {"model parallel with size", kRunStart},  // Megatron(-DeepSpeed) "> initializing tensor model parallel ..."
       {"NCCL version", kRunStart},
       {"_parallel_size", kConfigKey},
       {"_parallel_degree", kConfigKey},  // torchtitan  // context_, tensor_model_, pipeline_model_, hierarchical_context_
@@ -45,9 +47,9 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"ncclUnhandledCudaError", kNcclError},
       {"ncclRemoteError", kNcclError},
       {"ncclInvalidUsage", kNcclError},
-      {"Watchdog caught collective operation timeout", kNcclTimeout},
-      {"watchdog thread terminated", kNcclTimeout},
-      {"detected by watchdog", kNcclTimeout},  // "[PG 1 Rank 3] Exception (either an error or timeout) detected ..."
+      // c10d's watchdog: "Watchdog caught collective operation timeout", "watchdog thread terminated with
+      // exception", "Exception (either an error or timeout) detected by watchdog"; watchdog_line tells them apart.
+      {"atchdog", kNcclTimeout},
       {"communicator was aborted", kNcclError},
       {"illegal memory access", kGpuFault},
       {"evice-side assert", kGpuFault},  // "device-side assert triggered", HIP "Device-side assertion `...' failed"

@@ -107,6 +107,8 @@ void progress(JsonWriter& w, const Progress& p) {
   w.value(static_cast<int64_t>(p.iteration_lines));
   w.key("format");
   if (p.format == ProgressFormat::none) w.null(); else w.value(progress_format_name(p.format));
+  w.key("run");
+  w.value(static_cast<int64_t>(p.run));
   optional_int(w, "last_iteration", p.last_iteration);
   optional_int(w, "total_iterations", p.total_iterations);
   optional_number(w, "median_iteration_ms", p.iteration_ms());

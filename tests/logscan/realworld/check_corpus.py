@@ -4,8 +4,11 @@ reading the log expects (expected.jsonl): verdict, failed, failure kinds, last a
 
     check_corpus.py HCP_LOGSCAN|HCP [--verbose]
 
-Prints, per field, how many logs agree, and the logs that are fully right. Issue 19 makes this a test that fails
-on any difference; until then it measures (exit 0).
+Compares, per log: verdict, failed, the failures as (kind, rank) pairs, last and total iterations, last loss,
+throughput (TFLOP/s/GPU), median iteration time (ms) and the number of runs. Prints per field how many logs agree
+and exits 1 on any difference (ctest logscan.realworld_corpus).
+
+    --verbose   list every difference
 """
 import json
 import os
@@ -14,7 +17,11 @@ import sys
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIELDS = ["verdict", "failed", "failure kinds", "last_iteration", "total_iterations", "last_lm_loss"]
+FIELDS = ["verdict", "failed", "failures", "last_iteration", "total_iterations", "last_lm_loss",
+          "throughput_tflops_per_gpu", "iteration_time_ms", "runs"]
+# Medians of values a log prints with 1-2 decimals: agreement to 0.05% (a sample median of an even count is the
+# mean of the middle two, which a reader may round).
+RELATIVE = {"last_lm_loss": 1e-4, "throughput_tflops_per_gpu": 5e-4, "iteration_time_ms": 5e-4}
 
 
 def scan(tool, path):
@@ -31,16 +38,23 @@ def actual_fields(report):
     return {
         "verdict": report.get("verdict"),
         "failed": report.get("failed"),
-        "failure kinds": sorted(i.get("kind") for i in items),
+        "failures": failure_pairs(items),
         "last_iteration": progress.get("last_iteration"),
         "total_iterations": progress.get("total_iterations"),
         "last_lm_loss": progress.get("last_lm_loss"),
+        "throughput_tflops_per_gpu": progress.get("throughput_tflops_per_gpu"),
+        "iteration_time_ms": progress.get("median_iteration_ms"),
+        "runs": len(report.get("runs") or []),
     }
 
 
+def failure_pairs(items):
+    return sorted((i.get("kind"), -1 if i.get("rank") is None else i.get("rank")) for i in items)
+
+
 def same(field, want, got):
-    if field == "last_lm_loss" and want is not None and got is not None:
-        return abs(want - got) <= 1e-4 * max(1.0, abs(want))
+    if field in RELATIVE and want is not None and got is not None:
+        return abs(want - got) <= RELATIVE[field] * max(1.0, abs(want))
     return want == got
 
 
@@ -57,9 +71,11 @@ def main():
         exp = e["expect"]
         want = {
             "verdict": exp["verdict"], "failed": exp["failed"],
-            "failure kinds": sorted(x["kind"] for x in exp.get("failures", [])),
+            "failures": failure_pairs(exp.get("failures", [])),
             "last_iteration": exp.get("last_iteration"), "total_iterations": exp.get("total_iterations"),
             "last_lm_loss": exp.get("last_lm_loss"),
+            "throughput_tflops_per_gpu": exp.get("throughput_tflops_per_gpu"),
+            "iteration_time_ms": exp.get("iteration_time_ms"), "runs": exp.get("runs", 1),
         }
         got = actual_fields(report) if report else {}
         wrong = [k for k in FIELDS if not same(k, want[k], got.get(k))]
@@ -71,7 +87,7 @@ def main():
     for k in FIELDS:
         print(f"{k:18} {agree[k]:3}/{total}")
     print(f"fully right: {right}/{total}")
-    return 0
+    return 0 if right == total else 1
 
 
 if __name__ == "__main__":

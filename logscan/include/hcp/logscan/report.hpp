@@ -107,6 +107,7 @@ std::string_view progress_format_name(ProgressFormat f);
 struct Progress {
   uint64_t iteration_lines = 0;  // training progress lines of every format (validation never counts)
   ProgressFormat format = ProgressFormat::none;  // of the last one
+  int run = -1;  // the run this progress is of (ScanReport::runs index; -1 before runs are numbered)
   std::optional<int64_t> last_iteration, total_iterations;
   // Every iteration line is one entry of elapsed_ms and tflops (NaN: the line lacks the field or it could not be
   // read), so both samples keep the same lines and a line's fields are read only when it is kept.
