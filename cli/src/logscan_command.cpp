@@ -48,6 +48,7 @@ int run_diff(const LogscanArgs& a) {
     }
     if (r->unreadable_inputs()) return kExitInput;
   }
+  if (!d.comparable()) return kExitNotComparable;
   return d.regression() ? kExitFindings : kExitOk;
 }
 

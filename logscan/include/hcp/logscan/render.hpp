@@ -20,12 +20,25 @@ struct MetricChange {
   bool regression = false;
 };
 
+// A configuration value in which the two runs differ.
+struct ConfigDifference {
+  std::string key;   // "world size", "tp", "cp_comm_type", "gpu", "progress format", ...
+  std::string base, next;
+  bool cp = false;   // a context-parallel key: the change diff exists to judge
+};
+
 struct DiffReport {
+  // Whether the runs can be compared: "same" (no known key differs), "cp" (only the CP configuration differs,
+  // the comparison diff is for), "unrelated" (the model's scale or the hardware differs: no regression is
+  // judged), "unknown" (too little configuration shown to tell; compared, and said so).
+  std::string comparability = "unknown";
+  std::vector<ConfigDifference> differences;
   std::string base_verdict, next_verdict;
   bool verdict_regression = false;
   std::vector<MetricChange> metrics;
   double threshold = 0.05;
   bool regression() const;
+  bool comparable() const { return comparability != "unrelated"; }
 };
 
 DiffReport diff_reports(const ScanReport& base, const ScanReport& next, double threshold);
