@@ -1,4 +1,5 @@
 // C ABI over hcp::logscan.
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,9 @@
 
 struct hcp_logscanner {
   std::unique_ptr<hcp::logscan::LogScanner> scanner;  // null once finished
+  std::deque<hcp::logscan::LiveEvent> events;         // polled from the scanner, not yet handed out
+  hcp::logscan::LiveEvent current;                    // the one handed out last (its strings are the caller's)
+  std::string name, message;
 };
 
 struct hcp_logscan_report {
@@ -70,6 +74,48 @@ HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, s
     auto& s = live(scanner, fn);
     if (size > 0) require(data, fn, "data");
     s.feed(static_cast<const char*>(data), size);
+  });
+}
+
+HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* out) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    auto& s = live(scanner, fn);
+    if (scanner->events.empty()) {
+      for (auto& e : s.poll()) scanner->events.push_back(std::move(e));
+    }
+    hcp_logscan_event value{sizeof(hcp_logscan_event), HCP_LOGSCAN_EVENT_NONE, -1, "", "", "", 0};
+    if (!scanner->events.empty()) {
+      scanner->current = std::move(scanner->events.front());
+      scanner->events.pop_front();
+      const hcp::logscan::LiveEvent& e = scanner->current;
+      using K = hcp::logscan::LiveEvent::Kind;
+      hcp::logscan::SourceRef where;
+      if (e.kind == K::verdict) {
+        value.kind = HCP_LOGSCAN_EVENT_VERDICT;
+        scanner->name = std::string(hcp::logscan::verdict_name(e.verdict));
+        scanner->message = e.reasons.empty() ? "" : e.reasons.front().first;
+        if (!e.reasons.empty()) where = e.reasons.front().second;
+      } else if (e.kind == K::failure) {
+        value.kind = HCP_LOGSCAN_EVENT_FAILURE;
+        scanner->name = e.failure.kind;
+        scanner->message = e.failure.message;
+        where = e.failure.where;
+      } else {
+        value.kind = HCP_LOGSCAN_EVENT_WARNING;
+        scanner->name = e.warning.kind;
+        scanner->message = e.warning.message;
+        where = e.warning.where;
+      }
+      scanner->current.failure.where = where;  // keeps the file name alive with the event
+      value.rank = where.rank;
+      value.name = scanner->name.c_str();
+      value.message = scanner->message.c_str();
+      value.file = scanner->current.failure.where.file.c_str();
+      value.line = where.line;
+    }
+    write_versioned(out, value, sizeof(hcp_logscan_event), fn, "out");
   });
 }
 

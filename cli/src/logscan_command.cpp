@@ -1,5 +1,6 @@
 #include "logscan_command.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -7,6 +8,7 @@
 #include "hcp/error.hpp"
 #include "hcp/logscan/render.hpp"
 #include "hcp/logscan/scanner.hpp"
+#include "logscan_follow.hpp"
 
 namespace hcp::cli {
 namespace {
@@ -20,6 +22,11 @@ struct LogscanArgs {
   std::string base, next;
   double threshold = 5.0;
   CLI::App* diff = nullptr;
+  // --follow
+  bool follow = false;
+  std::string exit_on;
+  int poll_ms = 250;
+  double until_idle = 0;
 };
 
 logscan::ScanOptions options(const LogscanArgs& a) {
@@ -27,6 +34,38 @@ logscan::ScanOptions options(const LogscanArgs& a) {
   if (!a.gpu.empty()) o.gpu = a.gpu;
   return o;
 }
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+int run_follow_command(const LogscanArgs& a) {
+  FollowArgs f;
+  f.paths = a.paths;
+  f.format = a.format == "json" ? "json" : "text";
+  f.exit_on = split_list(a.exit_on);
+  static const std::vector<std::string> kKnown = {"cp-silently-off", "hcp-not-active", "hcp-active", "flat-cp",
+                                                  "no-cp", "unknown", "failure"};
+  for (const std::string& e : f.exit_on) {
+    if (std::find(kKnown.begin(), kKnown.end(), e) == kKnown.end()) {
+      throw Error(Errc::invalid_argument, "--exit-on: unknown event '" + e +
+                                              "' (cp-silently-off, hcp-not-active, hcp-active, flat-cp, no-cp, "
+                                              "unknown, failure)");
+    }
+  }
+  f.poll_ms = a.poll_ms;
+  f.until_idle_s = a.until_idle;
+  return run_follow(f, options(a));
+}
+
 
 bool expectation_met(const std::string& expect, logscan::Verdict v) {
   if (expect.empty()) return true;
@@ -81,13 +120,29 @@ std::function<int()> add_logscan_command(CLI::App& app) {
   cmd->add_option("--expect", a->expect, "Exit 1 unless the verdict is hcp-active, flat-cp or no-cp")
       ->check(CLI::IsMember({"hcp", "flat", "no-cp"}));
   cmd->add_option("--gpu", a->gpu, "GPU model when the log does not name it (h100, h200, a100, b200)");
+  cmd->add_flag("--follow", a->follow,
+                "Read the logs while the job writes them (new files in directories, rotation and truncation "
+                "survived); print the verdict once settled and each failure as it appears");
+  cmd->add_option("--exit-on", a->exit_on,
+                  "With --follow: stop at once on these events (comma list of verdicts and 'failure'): exit 5 for a "
+                  "verdict, 6 for a failure");
+  cmd->add_option("--poll-ms", a->poll_ms, "With --follow: how often to look at the files")->capture_default_str();
+  cmd->add_option("--until-idle", a->until_idle,
+                  "With --follow: stop after this many seconds without new output (0: until interrupted)")
+      ->capture_default_str();
   a->diff = cmd->add_subcommand("diff", "Compare two runs: verdict, iteration time, throughput, peak memory, loss");
   a->diff->add_option("base", a->base, "Logs of the base run")->required();
   a->diff->add_option("new", a->next, "Logs of the new run")->required();
   a->diff->add_option("--threshold", a->threshold, "Regression threshold in percent")->capture_default_str();
   a->diff->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   a->diff->add_option("--gpu", a->gpu, "GPU model when the logs do not name it");
-  return [a] { return a->diff->parsed() ? run_diff(*a) : run_scan(*a); };
+  return [a] {
+    if (a->diff->parsed()) return run_diff(*a);
+    if (!a->follow && (!a->exit_on.empty() || a->until_idle != 0)) {
+      throw Error(Errc::invalid_argument, "--exit-on and --until-idle need --follow");
+    }
+    return a->follow ? run_follow_command(*a) : run_scan(*a);
+  };
 }
 
 }  // namespace hcp::cli

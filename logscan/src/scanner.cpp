@@ -6,8 +6,10 @@
 
 #include <cstring>
 #include <deque>
+#include <map>
 
 #include "extract/scan_state.hpp"
+#include "hcp/error.hpp"
 #include "input/stream_decoder.hpp"
 #include "match/line_end.hpp"
 #include "match/literal_set.hpp"
@@ -65,6 +67,86 @@ struct LogScanner::Impl {
   // A line the terminal hard-wrapped, being joined from its pieces.
   std::string wrapped;
   uint64_t wrapped_number = 0;
+  const std::string* cur_name = nullptr;  // in names
+
+  // Several inputs may be open at once (a live per-rank directory). The one being fed is in the members above;
+  // the others wait in their slots, and switching swaps them.
+  struct Slot {
+    FileReport file;
+    std::unique_ptr<StreamDecoder> decoder;
+    std::string pending;
+    bool skipping = false;
+    uint64_t line_no = 0;
+    std::optional<std::string> read_damage;
+    LinePrefixes prefixes;
+    std::string learn_buf;
+    size_t learn_seen = 0;
+    std::string wrapped;
+    uint64_t wrapped_number = 0;
+    const std::string* name = nullptr;
+    InputBlocks blocks;
+    bool open = false;
+  };
+  std::map<int, Slot> slots;
+  // poll(): what was reported already.
+  size_t polled_failures = 0, polled_warnings = 0;
+  std::optional<Verdict> emitted_verdict;
+  std::vector<uint64_t> verdict_inputs;  // what the verdict was last computed from
+  int active = -1;  // the id of the input in the members (-1: begin_input's, not an id)
+  int next_id = 0;
+
+  void swap_with(Slot& s) {
+    std::swap(file, s.file);
+    std::swap(decoder, s.decoder);
+    std::swap(pending, s.pending);
+    std::swap(skipping, s.skipping);
+    std::swap(line_no, s.line_no);
+    std::swap(read_damage, s.read_damage);
+    std::swap(prefixes, s.prefixes);
+    std::swap(learn_buf, s.learn_buf);
+    std::swap(learn_seen, s.learn_seen);
+    std::swap(wrapped, s.wrapped);
+    std::swap(wrapped_number, s.wrapped_number);
+    std::swap(cur_name, s.name);
+    state.swap_input_blocks(s.blocks);
+    std::swap(open, s.open);
+  }
+
+  // Makes input `id` the one in the members, the one there going back to its slot.
+  void activate(int id) {
+    if (id == active) return;
+    if (open) {
+      if (active < 0) {
+        close_input();  // a begin_input() input: one at a time, as before
+      } else {
+        swap_with(slots[active]);
+      }
+    }
+    const auto it = slots.find(id);
+    if (it == slots.end()) throw Error(Errc::invalid_argument, "logscan: no open input " + std::to_string(id));
+    swap_with(it->second);
+    slots.erase(it);
+    active = id;
+  }
+
+  void start_input(const std::string& name) {
+    names.push_back(name);
+    cur_name = &names.back();
+    file = FileReport{};
+    file.path = name;
+    file.rank_from_name = rank_from_path(name);
+    line_no = 0;
+    skipping = false;
+    pending.clear();
+    prefixes = LinePrefixes{};
+    learn_buf.clear();
+    learn_seen = 0;
+    wrapped.clear();
+    read_damage.reset();
+    state.reset_input();
+    decoder = std::make_unique<StreamDecoder>([this](const char* p, size_t n) { on_text(p, n); });
+    open = true;
+  }
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
     for (const TriggerLiteral& t : trigger_literals()) {
@@ -87,7 +169,7 @@ struct LogScanner::Impl {
     if (const std::string_view raw(p + s, len); has_redraws(raw)) return redrawn_records(raw, number);
     LineView v = view_line(std::string_view(p + s, len), scratch, escape, prefixes);
     v.number = number;
-    v.file = &names.back();
+    v.file = cur_name;
     if (v.rank < 0) v.rank = file.rank_from_name;
     if (v.stable && p + key >= v.text.data() && p + key < v.text.data() + v.text.size()) {
       v.key = p + key;
@@ -115,7 +197,7 @@ struct LogScanner::Impl {
       if (v.rank < 0) v.rank = rank >= 0 ? rank : file.rank_from_name;  // later redraws lack the prefix
       rank = v.rank;
       v.number = number;
-      v.file = &names.back();
+      v.file = cur_name;
       v.stable = false;
       state.dispatch(v, triggers_in(record));
       state.end_region();
@@ -148,7 +230,7 @@ struct LogScanner::Impl {
     wrapped.clear();
     LineView v = view_line(line, scratch, true, prefixes);
     v.number = wrapped_number;
-    v.file = &names.back();
+    v.file = cur_name;
     v.stable = false;
     if (v.rank < 0) v.rank = file.rank_from_name;
     state.dispatch(v, triggers_in(line));
@@ -332,11 +414,11 @@ struct LogScanner::Impl {
     }
     flush_wrapped();
     if (state.list.active) {  // a YAML list that ran to the end of the input
-      LineView end{"", -1, line_no, &names.back()};
+      LineView end{"", -1, line_no, cur_name};
       follow_list(state, end);
     }
     settle_progress(state);
-    state.end_input(names.back());
+    state.end_input(*cur_name);
     file.lines = line_no;
     file.raw_bytes = decoder->raw_bytes();
     file.compression = std::string(compression_name(decoder->compression()));
@@ -357,21 +439,43 @@ LogScanner::~LogScanner() = default;
 
 void LogScanner::begin_input(const std::string& name) {
   Impl& m = *impl_;
+  if (m.active >= 0 && m.open) m.swap_with(m.slots[m.active]);  // an open_input() input waits in its slot
   m.close_input();
-  m.names.push_back(name);
-  m.file = FileReport{};
-  m.file.path = name;
-  m.file.rank_from_name = rank_from_path(name);
-  m.line_no = 0;
-  m.skipping = false;
-  m.pending.clear();
-  m.prefixes = LinePrefixes{};
-  m.learn_buf.clear();
-  m.learn_seen = 0;
-  m.wrapped.clear();
-  m.state.reset_input();
-  m.decoder = std::make_unique<StreamDecoder>([&m](const char* p, size_t n) { m.on_text(p, n); });
-  m.open = true;
+  m.active = -1;
+  m.start_input(name);
+}
+
+int LogScanner::open_input(const std::string& name) {
+  Impl& m = *impl_;
+  const int id = m.next_id++;
+  if (m.open) {
+    if (m.active < 0) m.close_input(); else m.swap_with(m.slots[m.active]);
+  }
+  m.start_input(name);
+  m.active = id;
+  return id;
+}
+
+void LogScanner::feed_input(int id, const char* data, size_t size) {
+  impl_->activate(id);
+  impl_->decoder->feed(data, size);
+}
+
+void LogScanner::close_input(int id) {
+  impl_->activate(id);
+  impl_->close_input();
+  impl_->active = -1;
+}
+
+void LogScanner::settle_learning() {
+  Impl& m = *impl_;
+  std::vector<int> ids;
+  for (const auto& [id, slot] : m.slots) ids.push_back(id);
+  for (int id : ids) {
+    m.activate(id);
+    m.end_learning();
+  }
+  if (m.open) m.end_learning();
 }
 
 void LogScanner::feed(const char* data, size_t size) {
@@ -393,9 +497,62 @@ void LogScanner::input_error(const std::string& name, const std::string& message
   impl_->state.report.files.push_back(std::move(f));
 }
 
+std::vector<LiveEvent> LogScanner::poll() {
+  Impl& m = *impl_;
+  settle_learning();  // a live reader wants the lines read now, not held back to learn prefixes from more
+  std::vector<LiveEvent> out;
+  const ScanReport& r = m.state.report;
+  // Failures and warnings are final once their line is read (an exception line's kind is settled on that line).
+  for (; m.polled_failures < r.failures.size(); ++m.polled_failures) {
+    LiveEvent e{LiveEvent::Kind::failure};
+    e.failure = r.failures[m.polled_failures];
+    out.push_back(std::move(e));
+  }
+  for (; m.polled_warnings < r.warnings.size(); ++m.polled_warnings) {
+    LiveEvent e{LiveEvent::Kind::warning};
+    e.warning = r.warnings[m.polled_warnings];
+    out.push_back(std::move(e));
+  }
+  // The verdict is recomputed only when what it depends on changed (a copy of the progress samples per poll
+  // would cost more than the scan): the runs, the configuration, the group evidence, the first step, and the
+  // throughput every 4096 progress lines.
+  const Intent& in = r.intent;
+  uint64_t groups = 0;
+  for (const auto& [key, g] : r.evidence.groups) groups += g.lines;
+  const std::vector<uint64_t> inputs = {
+      r.runs.size(), in.cp.value.has_value(), in.cp_comm_type.value.has_value(), in.hcp_sizes.value.has_value(),
+      in.use_decentralized_pg.value.has_value(), groups, r.evidence.hypercommgrid.has_value(),
+      r.progress.any(), r.progress.iteration_lines >> 12, r.gpu.has_value()};
+  if (inputs == m.verdict_inputs) return out;
+  m.verdict_inputs = inputs;
+  ScanReport now;
+  now.intent = r.intent;
+  now.evidence = r.evidence;
+  now.progress = r.progress;
+  now.gpu = m.options.gpu ? m.options.gpu : r.gpu;
+  now.gpu_where = r.gpu_where;
+  if (now.gpu) now.gpu_peak_tflops = peak_bf16_tflops(*now.gpu);
+  decide(now);
+  // Settled: conclusive evidence, or a training step (the configuration and the groups come before it).
+  const bool conclusive = now.verdict == Verdict::cp_silently_off || now.verdict == Verdict::hcp_active ||
+                          now.verdict == Verdict::hcp_not_active;
+  if ((conclusive || now.step_completed) && m.emitted_verdict != now.verdict) {
+    m.emitted_verdict = now.verdict;
+    LiveEvent e{LiveEvent::Kind::verdict};
+    e.verdict = now.verdict;
+    e.reasons = std::move(now.reasons);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 ScanReport LogScanner::finish() {
   Impl& m = *impl_;
   m.close_input();
+  while (!m.slots.empty()) {  // inputs still open, in the order they were opened
+    m.activate(m.slots.begin()->first);
+    m.close_input();
+  }
   ScanReport& r = m.state.report;
   if (m.options.gpu) {
     r.gpu = *m.options.gpu;

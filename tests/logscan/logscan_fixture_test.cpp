@@ -117,9 +117,13 @@ TEST(LogscanFailures, TracebacksOomValidationAndNccl) {
   const ScanReport oom = scan("failure_oom.log");
   EXPECT_TRUE(oom.failed);
   EXPECT_TRUE(has_failure(oom, "cuda-oom", "Tried to allocate 2.00 GiB"));
-  EXPECT_TRUE(has_failure(oom, "traceback", "torch.OutOfMemoryError"));  // rank 1's line in between is skipped
+  // The OOM and its traceback are one failure, whose message is the exception line (rank 1's line in between is
+  // skipped).
+  EXPECT_TRUE(has_failure(oom, "cuda-oom", "torch.OutOfMemoryError"));
+  EXPECT_EQ(oom.failure_count, 1u);
   const ScanReport hcp = scan("failure_hcp_assert.log");
-  EXPECT_TRUE(has_failure(hcp, "traceback", "AssertionError: --hierarchical-context-parallel-sizes must be set"));
+  EXPECT_TRUE(has_failure(hcp, "hcp-validation", "AssertionError: --hierarchical-context-parallel-sizes must be set"));
+  EXPECT_EQ(hcp.failure_count, 1u);
   bool mapped = false;
   for (const Failure& f : hcp.failures) mapped |= f.kind == "hcp-validation" && f.lint_code == "HCP001";
   EXPECT_TRUE(mapped);

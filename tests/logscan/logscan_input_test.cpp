@@ -227,9 +227,26 @@ TEST(LogscanInput, UnreadablePathsAreReportedNotFatal) {
   const ScanReport r = scan_paths({dir + "no_cp.log", "/no/such/log.txt", dir + "diff"});
   ASSERT_EQ(r.files.size(), 6u);
   EXPECT_TRUE(r.unreadable_inputs());
-  EXPECT_EQ(r.files[1].error, "no such file");
-  EXPECT_EQ(r.files[2].path, dir + "diff/base.log");  // a directory is read recursively, sorted
-  EXPECT_EQ(r.verdict, Verdict::hcp_active);          // the rest was still read
+  // Inputs are read in natural name order, whatever the order of the arguments; a directory recursively.
+  EXPECT_EQ(r.files[0].path, "/no/such/log.txt");
+  EXPECT_EQ(r.files[0].error, "no such file");
+  EXPECT_EQ(r.files[1].path, dir + "diff/base.log");
+  EXPECT_EQ(r.files[5].path, dir + "no_cp.log");
+  // The rest was still read: each file is a run of its own (each starts with its configuration), and the verdict
+  // is the last run's.
+  EXPECT_EQ(r.runs.size(), 5u);
+  EXPECT_EQ(r.runs[0].verdict, Verdict::hcp_active);
+  EXPECT_EQ(r.verdict, Verdict::no_cp);
+}
+
+TEST(LogscanInput, ReportDoesNotDependOnArgumentOrder) {
+  const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs/";
+  const std::string a = dir + "085_derived_bridge_yaml_a2a_p2p_hcp_null.log", b = dir + "022_megatron_args_dump_cp1_hcp_none.log";
+  const ScanReport ab = scan_paths({a, b}), ba = scan_paths({b, a});
+  EXPECT_EQ(render_json(ab), render_json(ba));
+  EXPECT_EQ(ab.verdict, Verdict::cp_silently_off);  // 085 comes last in name order
+  ASSERT_EQ(ab.runs.size(), 2u);
+  EXPECT_EQ(ab.runs[0].verdict, Verdict::no_cp);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ import pathlib
 from .errors import HcpError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
-EXPECTED_VERSION = (0, 3)
+EXPECTED_VERSION = (0, 4)
 
 
 class ParallelConfig(ctypes.Structure):
@@ -32,6 +32,18 @@ class RankCoords(ctypes.Structure):
 class Locality(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t)] + [
         (n, ctypes.c_int64) for n in ("group_size", "span", "groups", "groups_crossing_nodes")]
+
+
+class LogscanEvent(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("kind", ctypes.c_int32),
+        ("rank", ctypes.c_int32),
+        ("name", ctypes.c_char_p),
+        ("message", ctypes.c_char_p),
+        ("file", ctypes.c_char_p),
+        ("line", ctypes.c_uint64),
+    ]
 
 
 class LintOptions(ctypes.Structure):
@@ -118,6 +130,7 @@ _PROTOTYPES = {
     "hcp_logscan_feed": (ctypes.c_int, [_HANDLE, ctypes.c_void_p, ctypes.c_size_t]),
     "hcp_logscan_finish": (ctypes.c_int, [ctypes.POINTER(_HANDLE), _HANDLE]),
     "hcp_logscan_destroy": (None, [_HANDLE]),
+    "hcp_logscan_poll": (ctypes.c_int, [_HANDLE, ctypes.POINTER(LogscanEvent)]),
     "hcp_logscan_scan_paths": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t,
                                               ctypes.POINTER(LogscanOptions)]),
     "hcp_logscan_report_verdict": (ctypes.c_int, [ctypes.POINTER(ctypes.c_char_p), _HANDLE]),

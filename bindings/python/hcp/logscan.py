@@ -5,7 +5,7 @@ import json
 import os
 
 from . import _native
-from ._native import check, lib
+from ._native import LogscanEvent, check, lib
 from .errors import InvalidArgumentError
 
 
@@ -64,6 +64,23 @@ class LogScanner:
     def feed(self, data):
         data = bytes(data)
         check(lib.hcp_logscan_feed(self._handle, data, len(data)))
+
+    def poll(self):
+        """Events since the last poll, as dicts: {"event": "verdict"|"failure"|"warning", "name", "message",
+        "file", "line", "rank"}. The verdict comes once the evidence settles it and whenever it changes."""
+        events = []
+        while True:
+            e = LogscanEvent()
+            e.struct_size = ctypes.sizeof(LogscanEvent)
+            check(lib.hcp_logscan_poll(self._handle, ctypes.byref(e)))
+            if e.kind == 0:
+                return events
+            events.append({
+                "event": {1: "verdict", 2: "failure", 3: "warning"}[e.kind],
+                "name": e.name.decode(), "message": e.message.decode(errors="replace"),
+                "file": os.fsdecode(e.file) if e.file else None, "line": e.line or None,
+                "rank": e.rank if e.rank >= 0 else None,
+            })
 
     def finish(self):
         out = ctypes.c_void_p()

@@ -29,6 +29,22 @@ class LogscanTest(unittest.TestCase):
         with self.assertRaises(hcp.InvalidArgumentError):
             scanner.feed(b"more")
 
+    def test_live_events_as_lines_arrive(self):
+        scanner = hcp.LogScanner()
+        scanner.begin_input("train.log")
+        self.assertEqual(scanner.poll(), [])
+        lines = (FIXTURES / "bridge_issue_2667.log").read_bytes().splitlines(keepends=True)
+        scanner.feed(b"".join(lines[:4]))  # the config up to cp_comm_type: not settled yet
+        self.assertEqual([e for e in scanner.poll() if e["event"] == "verdict"], [])
+        scanner.feed(b"".join(lines[4:]))
+        scanner.feed(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+        events = scanner.poll()
+        self.assertEqual([(e["event"], e["name"]) for e in events],
+                         [("failure", "cuda-oom"), ("verdict", "cp-silently-off")])
+        self.assertEqual(events[0]["file"], "train.log")
+        self.assertEqual(scanner.poll(), [])  # nothing new
+        self.assertEqual(scanner.finish().verdict, "cp-silently-off")
+
     def test_gpu_option_and_directories(self):
         self.assertEqual(hcp.scan_logs([FIXTURES / "flat_cp_slurm.log"], gpu="a100").verdict, "cp-silently-off")
         self.assertEqual(hcp.scan_logs(FIXTURES / "per_rank_runtime").verdict, "hcp-active")

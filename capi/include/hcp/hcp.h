@@ -33,7 +33,7 @@ extern "C" {
 /* ---- version ------------------------------------------------------------------------------------------------- */
 
 #define HCP_VERSION_MAJOR 0
-#define HCP_VERSION_MINOR 3
+#define HCP_VERSION_MINOR 4
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
 #define HCP_VERSION_STRING "0.1.0"
@@ -247,6 +247,28 @@ HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, s
 /* Ends the inputs and computes the verdict. The scanner is spent: later feeds give HCP_ERR_INVALID_ARGUMENT. */
 HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* scanner);
 HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner);
+
+/* Live reading: what happened since the last poll, one event per call. The verdict comes once the evidence settles
+ * it (a conclusive verdict, or any verdict after the first training step) and again whenever it changes; each new
+ * failure and warning comes as it is read. The strings belong to the scanner and stay valid until the next poll,
+ * feed, begin_input or finish on it. Since 0.4. */
+typedef enum hcp_logscan_event_kind {
+  HCP_LOGSCAN_EVENT_NONE = 0, /* nothing new */
+  HCP_LOGSCAN_EVENT_VERDICT = 1,
+  HCP_LOGSCAN_EVENT_FAILURE = 2,
+  HCP_LOGSCAN_EVENT_WARNING = 3
+} hcp_logscan_event_kind;
+typedef struct hcp_logscan_event {
+  size_t struct_size;
+  int32_t kind;        /* hcp_logscan_event_kind */
+  int32_t rank;        /* the rank it was seen on; -1 when unknown */
+  const char* name;    /* VERDICT: "cp-silently-off", ...; FAILURE/WARNING: its kind ("cuda-oom", "nccl-timeout") */
+  const char* message; /* VERDICT: the first reason; FAILURE/WARNING: the line or a summary */
+  const char* file;    /* where it was seen; "" when the event has no place */
+  uint64_t line;       /* 1-based; 0 when none */
+} hcp_logscan_event;
+#define HCP_LOGSCAN_EVENT_INIT { sizeof(hcp_logscan_event), 0, -1, NULL, NULL, NULL, 0 }
+HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* out);
 
 /* Scans files and directories (recursively) in one call. Unreadable inputs are listed in the report, not errors.
  * Regular files are mapped; the first call installs a process-wide SIGBUS handler so that a file truncated while it

@@ -70,7 +70,12 @@ void extract_run_start(ScanState& s, const LineView& line, uint32_t triggers) {
   const Progress& pr = s.report.progress;
   const bool failed = s.report.failures.size() > s.run_failures_from;
   const bool progressed = same_file_only ? pr.iteration_lines > s.run_lines_at_input_start : pr.any();
-  if (progressed || (failed && !same_file_only)) {
+  // Another file's configuration dump, when this run already has one: another run (per-rank files of one run do
+  // not each print the configuration; only rank 0 does).
+  const Intent& in = s.report.intent;
+  const bool configured = in.cp.value || in.world_size.value || in.tp.value || in.cp_comm_type.value;
+  const bool other_file = !s.run_start.file.empty() && s.run_start.file != *line.file;
+  if (progressed || (failed && !same_file_only) || (!same_file_only && configured && other_file)) {
     s.close_run(*line.file);
     s.run_start = line.ref();
   } else if (s.run_start.file.empty()) {

@@ -61,6 +61,15 @@ struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2
   int lines_seen = 0;
 };
 
+// What one input is in the middle of: blocks that span its lines.
+struct InputBlocks {
+  std::map<int, TracebackState> tracebacks;
+  ListCapture list;
+  ChildFailedBlock child_failed;
+  AbortBlock abort;
+  bool wrap_pending = false;
+};
+
 struct ScanState {
   ScanReport report;
   std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
@@ -116,7 +125,16 @@ struct ScanState {
     copy.assign(view);
     view = copy;
   }
+  void swap_input_blocks(InputBlocks& b) {
+    std::swap(tracebacks, b.tracebacks);
+    std::swap(list, b.list);
+    std::swap(child_failed, b.child_failed);
+    std::swap(abort, b.abort);
+    std::swap(wrap_pending, b.wrap_pending);
+  }
   void reset_input() {
+    child_failed = {};
+    abort = {};
     run_lines_at_input_start = report.progress.iteration_lines;
     tracebacks.clear();
     list = {};

@@ -12,7 +12,8 @@ namespace hcp {
 
 class JsonWriter {
  public:
-  explicit JsonWriter(std::string& out) : out_(out) {}
+  // pretty: a value per line, indented; otherwise one line (JSON Lines, for event streams).
+  explicit JsonWriter(std::string& out, bool pretty = true) : out_(out), pretty_(pretty) {}
 
   void begin_object() { open('{'); }
   void end_object() { close('}'); }
@@ -69,12 +70,14 @@ class JsonWriter {
     newline();
   }
   void newline() {
+    if (!pretty_) return;
     out_ += '\n';
     out_.append(first_.size() * 2, ' ');
   }
   void string_literal(std::string_view s);
 
   std::string& out_;
+  bool pretty_ = true;
   std::vector<bool> first_;
   bool after_key_ = false;
 };

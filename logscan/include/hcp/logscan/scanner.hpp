@@ -10,6 +10,14 @@
 
 namespace hcp::logscan {
 
+struct LiveEvent {
+  enum class Kind { verdict, failure, warning } kind;
+  Verdict verdict = Verdict::unknown;  // kind verdict
+  std::vector<std::pair<std::string, SourceRef>> reasons;
+  Failure failure;                     // kind failure
+  Notice warning;                      // kind warning
+};
+
 struct ScanOptions {
   std::optional<std::string> gpu;  // GPU model when the log does not name it ("h200")
   size_t max_line = 64 * 1024;     // longer lines are matched on this prefix and counted as truncated
@@ -32,7 +40,20 @@ class LogScanner {
   // before is the input's report, and this is its damage, in place of any the decoder found after it.
   void input_damaged(uint64_t offset, const std::string& message);
 
-  // Closes an open input and computes the verdict. The scanner is spent afterwards.
+  // Several inputs open at once (a live per-rank directory): open_input gives an id to feed and close it by; the
+  // inputs' lines interleave as they are fed. begin_input's input is closed by the next begin/open_input.
+  int open_input(const std::string& name);
+  void feed_input(int id, const char* data, size_t size);
+  void close_input(int id);
+  // Live reading: stop holding each open input's first lines back to learn its line prefixes, and read them with
+  // what was learned so far (later lines keep that).
+  void settle_learning();
+  // Live reading (ends learning, as settle_learning): what happened since the last call - each new failure and
+  // warning, and the verdict once the evidence settles it (a conclusive verdict, or any verdict after the first
+  // training step) and whenever it changes.
+  std::vector<LiveEvent> poll();
+
+  // Closes the open inputs and computes the verdict. The scanner is spent afterwards.
   ScanReport finish();
 
  private:

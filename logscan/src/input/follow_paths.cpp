@@ -1,0 +1,145 @@
+#include "hcp/logscan/follow.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "hcp/error.hpp"
+
+namespace hcp::logscan {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+
+// One followed file: the descriptor read from, the file it was opened on, how far it was read.
+struct Followed {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  uint64_t offset = 0;
+  int input = -1;
+  int generation = 0;  // how many files this path has been (rotations)
+};
+
+class Follower {
+ public:
+  Follower(const ScanOptions& options) : scanner_(options), buf_(kChunk) {}
+  ~Follower() {
+    for (auto& [path, f] : files_) {
+      if (f.fd >= 0) ::close(f.fd);
+    }
+  }
+
+  // Opens the files the paths name now; returns true when bytes were read.
+  bool tick(const std::vector<std::string>& paths) {
+    bool grew = false;
+    for (const ScanInput& in : expand_inputs(paths)) {
+      if (in.kind == ScanInput::Kind::stdin_) throw Error(Errc::invalid_argument, "--follow reads files and directories, not -");
+      if (in.kind != ScanInput::Kind::file || files_.count(in.path)) continue;
+      Followed f;
+      if (open_file(in.path, f)) files_.emplace(in.path, f);  // else not there yet: looked for again next tick
+    }
+    for (auto& [path, f] : files_) grew = follow(path, f) || grew;
+    scanner_.settle_learning();
+    return grew;
+  }
+
+  LogScanner& scanner() { return scanner_; }
+
+  ScanReport finish() {
+    for (auto& [path, f] : files_) {
+      if (f.fd < 0) continue;
+      read_to_end(f);
+      scanner_.close_input(f.input);
+      ::close(f.fd);
+      f.fd = -1;
+    }
+    return scanner_.finish();
+  }
+
+ private:
+  bool open_file(const std::string& path, Followed& f) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return false;
+    }
+    f.fd = fd;
+    f.dev = st.st_dev;
+    f.ino = st.st_ino;
+    f.offset = 0;
+    f.input = scanner_.open_input(f.generation == 0 ? path : path + " (after rotation " + std::to_string(f.generation) + ")");
+    return true;
+  }
+
+  bool read_to_end(Followed& f) {
+    bool any = false;
+    for (;;) {
+      const ssize_t n = ::pread(f.fd, buf_.data(), buf_.size(), static_cast<off_t>(f.offset));
+      if (n <= 0) return any;
+      scanner_.feed_input(f.input, buf_.data(), static_cast<size_t>(n));
+      f.offset += static_cast<uint64_t>(n);
+      any = true;
+    }
+  }
+
+  bool follow(const std::string& path, Followed& f) {
+    bool grew = false;
+    struct stat named{};
+    const bool exists = ::stat(path.c_str(), &named) == 0;
+    if (exists && (named.st_ino != f.ino || named.st_dev != f.dev)) {
+      // Rotated: the old file's last lines, then the new file from its start.
+      grew = read_to_end(f);
+      scanner_.close_input(f.input);
+      ::close(f.fd);
+      f.fd = -1;
+      ++f.generation;
+      if (!open_file(path, f)) return grew;
+    }
+    if (f.fd < 0) return grew;
+    struct stat st{};
+    if (::fstat(f.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < f.offset) {
+      // Truncated in place (a job restarted with `>` redirection): read it again as a new input.
+      scanner_.close_input(f.input);
+      ++f.generation;
+      f.offset = 0;
+      f.input = scanner_.open_input(path + " (after truncation " + std::to_string(f.generation) + ")");
+    }
+    return read_to_end(f) || grew;
+  }
+
+  LogScanner scanner_;
+  std::vector<char> buf_;
+  std::map<std::string, Followed> files_;
+};
+
+}  // namespace
+
+ScanReport follow_paths(const std::vector<std::string>& paths, const ScanOptions& options,
+                        const FollowOptions& follow, const std::function<bool(const LiveEvent&)>& on_event) {
+  using Clock = std::chrono::steady_clock;
+  Follower f(options);
+  auto last_growth = Clock::now();
+  for (;;) {
+    if (f.tick(paths)) last_growth = Clock::now();
+    for (const LiveEvent& e : f.scanner().poll()) {
+      if (!on_event(e)) return f.finish();
+    }
+    if (follow.stop && follow.stop->load()) break;
+    if (follow.until_idle_s > 0 &&
+        std::chrono::duration<double>(Clock::now() - last_growth).count() >= follow.until_idle_s) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(follow.poll_ms));
+  }
+  ScanReport r = f.finish();
+  return r;
+}
+
+}  // namespace hcp::logscan
