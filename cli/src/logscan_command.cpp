@@ -18,6 +18,7 @@ struct LogscanArgs {
   std::string format = "text";
   std::string expect;
   std::string gpu;
+  unsigned jobs = 0;
   // diff
   std::string base, next;
   double threshold = 5.0;
@@ -32,6 +33,7 @@ struct LogscanArgs {
 logscan::ScanOptions options(const LogscanArgs& a) {
   logscan::ScanOptions o;
   if (!a.gpu.empty()) o.gpu = a.gpu;
+  o.jobs = a.jobs;
   return o;
 }
 
@@ -120,6 +122,9 @@ std::function<int()> add_logscan_command(CLI::App& app) {
   cmd->add_option("--expect", a->expect, "Exit 1 unless the verdict is hcp-active, flat-cp or no-cp")
       ->check(CLI::IsMember({"hcp", "flat", "no-cp"}));
   cmd->add_option("--gpu", a->gpu, "GPU model when the log does not name it (h100, h200, a100, b200)");
+  cmd->add_option("--jobs,-j", a->jobs,
+                  "Threads reading files (0: every core); the report is the same for any number")
+      ->capture_default_str();
   cmd->add_flag("--follow", a->follow,
                 "Read the logs while the job writes them (new files in directories, rotation and truncation "
                 "survived); print the verdict once settled and each failure as it appears");

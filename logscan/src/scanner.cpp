@@ -10,6 +10,7 @@
 
 #include "extract/scan_state.hpp"
 #include "hcp/error.hpp"
+#include "input/input_tape.hpp"
 #include "input/stream_decoder.hpp"
 #include "match/line_end.hpp"
 #include "match/literal_set.hpp"
@@ -68,6 +69,17 @@ struct LogScanner::Impl {
   std::string wrapped;
   uint64_t wrapped_number = 0;
   const std::string* cur_name = nullptr;  // in names
+  InputTape* tape = nullptr;  // record_to(): every line handed to the extractors is also recorded here
+
+  void dispatch(const LineView& v, uint32_t triggers) {
+    if (tape) record(InputTape::Kind::dispatch, v.text, v.rank, v.number, triggers);
+    state.dispatch(v, triggers);
+  }
+
+  void record(InputTape::Kind kind, std::string_view text, int rank, uint64_t number, uint32_t triggers) {
+    tape->entries.push_back({kind, rank, triggers, number, tape->arena.size(), text.size()});
+    tape->arena.append(text);
+  }
 
   // Several inputs may be open at once (a live per-rank directory). The one being fed is in the members above;
   // the others wait in their slots, and switching swaps them.
@@ -175,7 +187,7 @@ struct LogScanner::Impl {
       v.key = p + key;
       v.counters_end = counters_end;
     }
-    state.dispatch(v, triggers);
+    dispatch(v, triggers);
   }
 
   // "\r" inside a line: a progress bar or a line redrawn in place. Each redraw was a record of its own (a
@@ -199,7 +211,7 @@ struct LogScanner::Impl {
       v.number = number;
       v.file = cur_name;
       v.stable = false;
-      state.dispatch(v, triggers_in(record));
+      dispatch(v, triggers_in(record));
       state.end_region();
     }
   }
@@ -233,7 +245,7 @@ struct LogScanner::Impl {
     v.file = cur_name;
     v.stable = false;
     if (v.rank < 0) v.rank = file.rank_from_name;
-    state.dispatch(v, triggers_in(line));
+    dispatch(v, triggers_in(line));
     state.end_region();
   }
 
@@ -272,7 +284,7 @@ struct LogScanner::Impl {
           ++cur.pos;
         }
       }
-      if (!counters_end || !fast_lane(p, s, e, key, end.escape, ids, counters_end)) {
+      if (!counters_end || !fast_lane(p, s, e, key, end.escape, ids, counters_end, base + newlines + 1)) {
         handle(p, s, e, key, end.escape, triggers_of(ids), base + newlines + 1, counters_end);
       }
       cur = {e + 1, e + 1, newlines + (e < n ? 1 : 0)};
@@ -285,12 +297,17 @@ struct LogScanner::Impl {
   // or truncation to undo, no other literal, no open traceback or YAML list. Its rank prefix, line number and
   // the line view are not needed there (they were a third of the work on such a line).
   bool fast_lane(const char* p, size_t s, size_t e, size_t key, bool escape, uint64_t ids,
-                 const char* counters_end) {
+                 const char* counters_end, uint64_t number) {
     const bool only_key = (ids & (ids - 1)) == 0 && trigger_of[static_cast<size_t>(__builtin_ctzll(ids))] == kIteration;
     if (escape || e - s > options.max_line || !only_key || state.wants_every_line()) return false;
     const char* end = p + e;
     if (end[-1] == '\r') --end;
-    return settled_iteration_line(state, p + key + 1, counters_end, end);
+    if (!settled_iteration_line(state, p + key + 1, counters_end, end)) return false;
+    if (tape) {  // from the blank before the word: the replay checks the same text
+      record(InputTape::Kind::settled_iteration, std::string_view(p + key, static_cast<size_t>(end - (p + key))), -1,
+             number, static_cast<uint32_t>(counters_end - (p + key)));
+    }
+    return true;
   }
 
   // Where the counters after an iteration key at `at` end, or null when the line is not settled by its key.
@@ -428,6 +445,11 @@ struct LogScanner::Impl {
     } else if (decoder->damage()) {
       file.damage = "byte " + std::to_string(decoder->damage()->offset) + ": " + decoder->damage()->message;
     }
+    if (tape) {
+      tape->name = *cur_name;
+      tape->file = file;
+      tape->ended = true;
+    }
     state.report.files.push_back(std::move(file));
     decoder.reset();
     open = false;
@@ -489,11 +511,53 @@ void LogScanner::input_damaged(uint64_t offset, const std::string& message) {
   if (impl_->open) impl_->read_damage = "byte " + std::to_string(offset) + ": " + message;
 }
 
+void LogScanner::record_to(InputTape* tape) { impl_->tape = tape; }
+
+void LogScanner::replay(const InputTape& t) {
+  Impl& m = *impl_;
+  m.close_input();
+  if (!t.ended) {
+    m.state.report.files.push_back(t.file);
+    return;
+  }
+  m.names.push_back(t.name);
+  m.cur_name = &m.names.back();
+  ScanState& st = m.state;
+  st.reset_input();
+  for (const InputTape::Entry& e : t.entries) {
+    const std::string_view text(t.arena.data() + e.text, e.size);
+    if (e.kind == InputTape::Kind::settled_iteration) {
+      // [blank, "iteration ", counters ...): as the worker's fast lane saw it; e.triggers holds the counters' end.
+      const char* word = text.data() + 1;
+      if (settled_iteration_line(st, word, text.data() + e.triggers, text.data() + text.size())) continue;
+      LineView v{text.substr(1), -1, e.number, m.cur_name};
+      v.stable = false;
+      st.dispatch(v, kIteration);
+      continue;
+    }
+    LineView v{text, e.rank, e.number, m.cur_name};
+    v.stable = false;
+    st.dispatch(v, e.triggers);
+  }
+  if (st.list.active) {
+    LineView end{"", -1, t.file.lines, m.cur_name};
+    follow_list(st, end);
+  }
+  settle_progress(st);  // copies the last iteration lines out of the tape
+  st.end_input(*m.cur_name);
+  st.report.files.push_back(t.file);
+}
+
 void LogScanner::input_error(const std::string& name, const std::string& message) {
   impl_->close_input();
   FileReport f;
   f.path = name;
   f.error = message;
+  if (impl_->tape) {
+    impl_->tape->name = name;
+    impl_->tape->file = f;
+    impl_->tape->ended = false;
+  }
   impl_->state.report.files.push_back(std::move(f));
 }
 

@@ -251,3 +251,25 @@ TEST(LogscanInput, ReportDoesNotDependOnArgumentOrder) {
 
 }  // namespace
 }  // namespace hcp::logscan
+
+namespace hcp::logscan {
+namespace {
+
+TEST(LogscanParallel, SameReportForAnyThreadCount) {
+  // The real-world corpus as one directory: 96 files, runs, failures of every kind, prefixes, wraps.
+  const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs";
+  ScanOptions one;
+  const std::string sequential = render_json(scan_paths({dir}, one));
+  for (unsigned jobs : {2u, 3u, 8u, 0u}) {
+    ScanOptions o;
+    o.jobs = jobs;
+    EXPECT_EQ(render_json(scan_paths({dir}, o)), sequential) << "jobs " << jobs;
+  }
+  ScanOptions two;
+  two.jobs = 2;
+  const std::string fixtures = std::string(HCP_TESTS_DIR) + "/logscan/fixtures/per_rank_runtime";
+  EXPECT_EQ(render_json(scan_paths({fixtures}, two)), render_json(scan_paths({fixtures}, one)));
+}
+
+}  // namespace
+}  // namespace hcp::logscan

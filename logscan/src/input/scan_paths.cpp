@@ -9,10 +9,15 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "hcp/logscan/scanner.hpp"
 
+#include "input_tape.hpp"
 #include "mapped_scan.hpp"
 
 namespace hcp::logscan {
@@ -126,16 +131,112 @@ std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths) {
   return out;
 }
 
+namespace {
+
+void scan_input(LogScanner& scanner, const ScanInput& in, std::vector<char>& buf) {
+  switch (in.kind) {
+    case ScanInput::Kind::stdin_: scan_fd(scanner, STDIN_FILENO, "<stdin>", buf); break;
+    case ScanInput::Kind::file: scan_file(scanner, in.path, buf); break;
+    case ScanInput::Kind::error: scanner.input_error(in.path, in.error); break;
+  }
+}
+
+// Files up to this size are read on the workers; larger ones (their tape would hold all their iteration lines)
+// and standard input are read by the merging thread itself, in their turn.
+constexpr uint64_t kTapedFile = 16u << 20;
+// Tapes waiting to be replayed, per worker: the bound on the memory of a parallel scan.
+constexpr size_t kTapeBudgetPerThread = 8u << 20;
+
+bool taped(const ScanInput& in) {
+  if (in.kind != ScanInput::Kind::file) return false;
+  struct stat st{};
+  return ::stat(in.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= kTapedFile;
+}
+
+// Workers read, decode and search the files in input order, each into a tape; this thread replays the tapes in
+// input order. Workers start a new file only while the tapes waiting stay within the budget, or when the file is
+// the next one to replay (so the merge always progresses).
+ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions& options, unsigned jobs) {
+  const size_t n = inputs.size();
+  std::vector<std::unique_ptr<InputTape>> tapes(n);
+  std::vector<char> done(n, 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next = 0, replayed = 0, buffered = 0;
+  const size_t budget = kTapeBudgetPerThread * jobs;
+  bool stop = false;
+  auto work = [&] {
+    std::vector<char> buf(kChunk);
+    for (;;) {
+      size_t k = 0;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return stop || next >= n || buffered < budget || next == replayed; });
+        if (stop || next >= n) return;
+        k = next++;
+      }
+      auto tape = std::make_unique<InputTape>();
+      const bool here = taped(inputs[k]);
+      if (here) {
+        LogScanner scanner(options);
+        scanner.record_to(tape.get());
+        scan_input(scanner, inputs[k], buf);
+        scanner.record_to(nullptr);
+      }
+      std::lock_guard lock(mu);
+      if (here) {  // else the merging thread reads it
+        buffered += tape->bytes();
+        tapes[k] = std::move(tape);
+      }
+      done[k] = 1;
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned i = 0; i < jobs; ++i) workers.emplace_back(work);
+  LogScanner merged(options);
+  std::vector<char> buf(kChunk);
+  try {
+    for (size_t k = 0; k < n; ++k) {
+      std::unique_ptr<InputTape> tape;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return done[k] != 0; });
+        tape = std::move(tapes[k]);
+      }
+      if (tape) {
+        merged.replay(*tape);
+      } else {
+        scan_input(merged, inputs[k], buf);
+      }
+      std::lock_guard lock(mu);
+      if (tape) buffered -= tape->bytes();
+      replayed = k + 1;
+      cv.notify_all();
+    }
+  } catch (...) {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    for (std::thread& t : workers) t.join();
+    throw;
+  }
+  for (std::thread& t : workers) t.join();
+  return merged.finish();
+}
+
+}  // namespace
+
 ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options) {
+  const std::vector<ScanInput> inputs = expand_inputs(paths);
+  unsigned jobs = options.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.jobs;
+  jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
+  if (jobs > 1) return scan_parallel(inputs, options, jobs);
   LogScanner scanner(options);
   std::vector<char> buf(kChunk);
-  for (const ScanInput& in : expand_inputs(paths)) {
-    switch (in.kind) {
-      case ScanInput::Kind::stdin_: scan_fd(scanner, STDIN_FILENO, "<stdin>", buf); break;
-      case ScanInput::Kind::file: scan_file(scanner, in.path, buf); break;
-      case ScanInput::Kind::error: scanner.input_error(in.path, in.error); break;
-    }
-  }
+  for (const ScanInput& in : inputs) scan_input(scanner, in, buf);
   return scanner.finish();
 }
 

@@ -21,7 +21,10 @@ struct LiveEvent {
 struct ScanOptions {
   std::optional<std::string> gpu;  // GPU model when the log does not name it ("h200")
   size_t max_line = 64 * 1024;     // longer lines are matched on this prefix and counted as truncated
+  unsigned jobs = 1;               // scan_paths: threads reading files (0: every core); the report is the same
 };
+
+struct InputTape;  // input/input_tape.hpp
 
 class LogScanner {
  public:
@@ -52,6 +55,11 @@ class LogScanner {
   // warning, and the verdict once the evidence settles it (a conclusive verdict, or any verdict after the first
   // training step) and whenever it changes.
   std::vector<LiveEvent> poll();
+
+  // Parallel scanning: while a tape is set, what each input makes the extractors do is also recorded in it;
+  // replay() does the same to this scanner as scanning the recorded input here would.
+  void record_to(InputTape* tape);
+  void replay(const InputTape& tape);
 
   // Closes the open inputs and computes the verdict. The scanner is spent afterwards.
   ScanReport finish();
