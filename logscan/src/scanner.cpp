@@ -332,7 +332,7 @@ struct LogScanner::Impl {
   void on_text(const char* p, size_t n) {
     file.text_bytes += n;
     if (prefixes.settled() && learn_buf.empty()) return scan_text(p, n);
-    constexpr size_t kLearnBytes = 256 * 1024;
+    constexpr size_t kLearnBytes = 64 * 1024;
     learn_buf.append(p, n);
     while (!prefixes.settled() && learn_seen < learn_buf.size()) {
       const void* nl = std::memchr(learn_buf.data() + learn_seen, '\n', learn_buf.size() - learn_seen);

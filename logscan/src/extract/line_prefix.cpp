@@ -1,5 +1,6 @@
 #include "line_prefix.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -91,17 +92,23 @@ size_t separator(std::string_view t, size_t i) { return i < t.size() && t[i] == 
 // Whether the token ends the text or a blank or another token follows: a timestamp glued to a word is content.
 bool ends_token(std::string_view t, size_t i) { return i >= t.size() || t[i] == ' ' || t[i] == '[' || t[i] == ':'; }
 
-std::string fold_digits(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (is_digit(s[i])) {
-      if (out.empty() || out.back() != '#') out += '#';
+// The token's shape: its text with each run of digits folded to one '#', as a 64-bit FNV-1a hash (shapes are
+// compared, never shown), with `tail` appended.
+uint64_t fold_hash(std::string_view s, std::string_view tail = {}) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto add = [&](unsigned char c) { h = (h ^ c) * 0x100000001b3ull; };
+  bool in_digits = false;
+  for (char c : s) {
+    if (is_digit(c)) {
+      if (!in_digits) add('#');
+      in_digits = true;
     } else {
-      out += s[i];
+      add(static_cast<unsigned char>(c));
+      in_digits = false;
     }
   }
-  return out;
+  for (char c : tail) add(static_cast<unsigned char>(c));
+  return h;
 }
 
 int small_int(std::string_view t, size_t b, size_t e) {
@@ -143,13 +150,13 @@ bool bracket_token(std::string_view t, size_t i, PrefixToken& tok) {
       continue;
     }
     tok = {PrefixToken::rank_tag, rank_tag ? separator(t, end) : end, small_int(t, d, e), -1,
-           std::string(tag) + "#]", true};
+           fold_hash(tag, "#]"), true};
     return true;
   }
   if (const size_t ts = iso_timestamp(t, i + 1); ts != npos && ts < t.size() && t[ts] == ']') {
     size_t end = ts + 1;
     if (end < t.size() && t[end] == ':') ++end;
-    tok = {PrefixToken::timestamp, separator(t, end), -1, -1, "[ts]", true};
+    tok = {PrefixToken::timestamp, separator(t, end), -1, -1, fold_hash("[ts]"), true};
     return true;
   }
   size_t e = i + 1;
@@ -159,7 +166,7 @@ bool bracket_token(std::string_view t, size_t i, PrefixToken& tok) {
   size_t end = e + 1;
   if (end < t.size() && t[end] == ':') ++end;
   if (!ends_token(t, end) && t[end - 1] != ':') return false;
-  tok = {PrefixToken::bracket, separator(t, end), rank_inside(inner), -1, fold_digits(t.substr(i, end - i)), false};
+  tok = {PrefixToken::bracket, separator(t, end), rank_inside(inner), -1, fold_hash(t.substr(i, end - i)), false};
   if (digit_run(inner, 0) == inner.size()) tok.value = small_int(inner, 0, inner.size());
   return true;
 }
@@ -177,7 +184,7 @@ bool paren_token(std::string_view t, size_t i, PrefixToken& tok) {
   const std::string_view inner = t.substr(i + 1, e - i - 1);
   const bool ray = inner.find("pid=") != npos;
   tok = {ray ? PrefixToken::ray_tag : PrefixToken::bracket, separator(t, e + 1), rank_inside(inner), -1,
-         ray ? "(ray)" : fold_digits(t.substr(i, e + 1 - i)), ray};
+         ray ? fold_hash("(ray)") : fold_hash(t.substr(i, e + 1 - i)), ray};
   return true;
 }
 
@@ -190,7 +197,7 @@ bool number_token(std::string_view t, size_t i, PrefixToken& tok) {
   if (e == d || e - d > 9 || e >= t.size() || (t[e] != ':' && t[e] != '-')) return false;
   // "12:34" is a time, "2024-" a date, "3-7" a range: the number must be followed by text, not a digit.
   if (e + 1 < t.size() && is_digit(t[e + 1])) return false;
-  tok = {PrefixToken::number, separator(t, e + 1), -1, small_int(t, d, e), std::string("#") + t[e], false};
+  tok = {PrefixToken::number, separator(t, e + 1), -1, small_int(t, d, e), fold_hash("#", t.substr(e, 1)), false};
   return true;
 }
 
@@ -203,19 +210,20 @@ bool label_token(std::string_view t, size_t i, PrefixToken& tok) {
   size_t b = e;
   while (b < t.size() && t[b] == ' ') ++b;
   if (b > e && b + 1 < t.size() && t[b] == '|' && t[b + 1] == ' ') {
-    tok = {PrefixToken::label, b + 2, -1, -1, fold_digits(name) + " |", false};
+    tok = {PrefixToken::label, b + 2, -1, -1, fold_hash(name, " |"), false};
     return true;
   }
   // NeMo-Run's "role/replica " before the torchrun tag.
   if (t[e] == ' ') {
     const size_t slash = name.rfind('/');
     if (slash == npos || slash + 1 == name.size() || digit_run(name, slash + 1) != name.size()) return false;
-    tok = {PrefixToken::label, e + 1, -1, -1, fold_digits(name) + " ", false};
+    tok = {PrefixToken::label, e + 1, -1, -1, fold_hash(name, " "), false};
     return true;
   }
   // pdsh / DeepSpeed multi-node: "worker-3: text"; exception lines ("RuntimeError: ...") never.
   if (t[e] == ':' && e + 1 < t.size() && (t[e + 1] == ' ' || t[e + 1] == '[') && !names_an_exception(name)) {
-    tok = {PrefixToken::label, separator(t, e + 1), -1, -1, fold_digits(name) + ":", false};
+    tok = {PrefixToken::label, separator(t, e + 1), -1, -1, fold_hash(name, ":"), false};
+    tok.colon = true;
     return true;
   }
   return false;
@@ -228,14 +236,14 @@ bool token_at(std::string_view t, size_t i, PrefixToken& tok) {
   if (c == '(') return paren_token(t, i, tok);
   if (is_digit(c) || (c == ' ' && i == 0)) {
     if (const size_t ts = iso_timestamp(t, i); ts != npos && ends_token(t, ts)) {
-      tok = {PrefixToken::timestamp, separator(t, ts), -1, -1, "ts", true};
+      tok = {PrefixToken::timestamp, separator(t, ts), -1, -1, fold_hash("ts"), true};
       return true;
     }
     return number_token(t, i, tok);
   }
   if (is_alpha(c)) {
     if (const size_t ts = syslog_timestamp(t, i); ts != npos && ends_token(t, ts)) {
-      tok = {PrefixToken::timestamp, separator(t, syslog_source(t, ts)), -1, -1, "syslog", true};
+      tok = {PrefixToken::timestamp, separator(t, syslog_source(t, ts)), -1, -1, fold_hash("syslog"), true};
       return true;
     }
     return label_token(t, i, tok);
@@ -243,14 +251,43 @@ bool token_at(std::string_view t, size_t i, PrefixToken& tok) {
   return false;
 }
 
-constexpr size_t kSampleLines = 512;
+// Launchers prefix every line or, when they prefix only some, do so from the first lines on: 128 lines tell.
+// (Learning costs about a tenth of a microsecond a line; on a directory of small per-rank files it was a third of
+// the scan with 512.)
+constexpr size_t kSampleLines = 128;
+
+uint64_t load8(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// A cheap signature of a line, to tell whether lines of one width differ (not a hash table key): its length and
+// its first and last 16 bytes.
+uint64_t signature(std::string_view line) {
+  uint64_t h = line.size() * 0x9E3779B97F4A7C15ull;
+  if (line.size() < 16) {
+    for (char c : line) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return h;
+  }
+  const char* p = line.data();
+  const char* e = p + line.size() - 16;
+  for (uint64_t v : {load8(p), load8(p + 8), load8(e), load8(e + 8)}) h = (h ^ v) * 0x100000001b3ull + (h >> 31);
+  return h;
+}
 
 }  // namespace
 
 size_t char_width(std::string_view line) {
-  size_t n = 0;
-  for (char c : line) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+  // Bytes less UTF-8 continuation bytes (10xxxxxx), eight at a time.
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  size_t continuation = 0, i = 0;
+  for (; i + 8 <= line.size(); i += 8) {
+    const uint64_t x = load8(line.data() + i);
+    continuation += static_cast<size_t>(__builtin_popcountll(x & kHigh & ~(x << 1)));
+  }
+  for (; i < line.size(); ++i) continuation += (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+  return line.size() - continuation;
 }
 
 std::vector<PrefixToken> prefix_tokens(std::string_view line, size_t max_tokens) {
@@ -271,41 +308,42 @@ std::vector<PrefixToken> prefix_tokens(std::string_view line, size_t max_tokens)
   return out;
 }
 
+uint64_t combine(uint64_t key, uint64_t shape) { return (key ^ shape) * 0x9E3779B97F4A7C15ull + (key >> 29); }
+
+LinePrefixes::Template* LinePrefixes::find(uint64_t key) {
+  for (Template& t : templates_) {
+    if (t.key == key) return &t;
+  }
+  return nullptr;
+}
+
+const LinePrefixes::Template* LinePrefixes::find(uint64_t key) const {
+  return const_cast<LinePrefixes*>(this)->find(key);
+}
+
 void LinePrefixes::observe(std::string_view line) {
   if (settled_ || line.empty()) return;
   ++sample_lines_;
-  const std::vector<PrefixToken> tokens = prefix_tokens(line);
-  std::string key;
-  for (const PrefixToken& tok : tokens) {
-    if (!key.empty()) key += '\x1f';
-    key += tok.shape;
-    Template& t = templates_[key];
-    ++t.lines;
-    t.label_colon = tok.kind == PrefixToken::label && tok.shape.back() == ':';
+  uint64_t key = 0;
+  for (const PrefixToken& tok : prefix_tokens(line)) {
+    key = combine(key, tok.shape);
+    Template* t = find(key);
+    if (!t) {
+      if (templates_.size() >= 256) break;  // a sample of 128 lines has fewer; bounded whatever the input
+      templates_.push_back(Template{key});
+      t = &templates_.back();
+    }
+    ++t->lines;
+    t->label_colon = tok.colon;
     if (tok.value >= 0) {
-      if (t.last_value >= 0) {
-        ++t.steps;
-        t.counting_up += tok.value == t.last_value + 1;
+      if (t->last_value >= 0) {
+        ++t->steps;
+        t->counting_up += tok.value == t->last_value + 1;
       }
-      t.last_value = tok.value;
+      t->last_value = tok.value;
     }
   }
-  const size_t width = char_width(line);
-  std::string start = fold_digits(line.substr(0, 10));
-  if (previous_width_) {
-    Width& p = widths_[previous_width_];
-    ++p.successors;
-    p.successor_alike += start == previous_start_;
-    if (p.successor_starts.size() < 8) ++p.successor_starts[start];
-  }
-  Width& w = widths_[width];
-  const size_t h = std::hash<std::string_view>{}(line);
-  w.changes += w.lines == 0 || h != w.last_hash;
-  w.last_hash = h;
-  ++w.lines;
-  if (w.starts.size() < 8) ++w.starts[start];
-  previous_width_ = width;
-  previous_start_ = std::move(start);
+  samples_.push_back({char_width(line), signature(line), fold_hash(line.substr(0, 10))});
   if (sample_lines_ >= kSampleLines) settle();
 }
 
@@ -313,7 +351,7 @@ void LinePrefixes::settle() {
   if (settled_) return;
   settled_ = true;
   const uint64_t n = sample_lines_;
-  for (auto& [key, t] : templates_) {
+  for (Template& t : templates_) {
     // A prefix starts at least a tenth of the lines (a third for "name:" labels, which content can look like).
     t.prefix = t.lines >= 2 && t.lines * (t.label_colon ? 3 : 10) >= n;
     t.line_numbers = t.steps > 0 && t.counting_up * 5 >= t.steps * 4;
@@ -322,14 +360,34 @@ void LinePrefixes::settle() {
   // start as they do (Megatron's fixed-width iteration lines follow each other); and the cut falls in different
   // places: the W-wide pieces or the pieces after them start in more than one way (a fixed-width line followed
   // each time by the same kind of line, as Megatron's old timers follow its iteration lines, is no wrap).
-  if (!widths_.empty()) {
-    const auto& [width, w] = *widths_.rbegin();
-    if (width >= 60 && w.lines >= 3 && w.changes >= 3 && w.successors >= 2 && w.successor_alike * 4 < w.successors &&
-        (w.starts.size() >= 2 || w.successor_starts.size() >= 2)) {
-      wrap_width_ = width;
+  size_t width = 0;
+  for (const Sample& x : samples_) width = std::max(width, x.width);
+  uint64_t lines = 0, successors = 0, alike = 0;
+  std::vector<uint64_t> starts, successor_starts;
+  auto note = [](std::vector<uint64_t>& v, uint64_t s) {
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  };
+  for (size_t i = 0; i < samples_.size(); ++i) {
+    const Sample& x = samples_[i];
+    if (x.width != width) continue;
+    ++lines;
+    note(starts, x.start);
+    if (i + 1 < samples_.size()) {
+      ++successors;
+      alike += samples_[i + 1].start == x.start;
+      note(successor_starts, samples_[i + 1].start);
     }
   }
-  widths_.clear();
+  std::vector<uint64_t> texts;  // distinct W-wide lines
+  for (const Sample& x : samples_) {
+    if (x.width == width) note(texts, x.signature);
+  }
+  if (width >= 60 && lines >= 3 && texts.size() >= 3 && successors >= 2 && alike * 4 < successors &&
+      (starts.size() >= 2 || successor_starts.size() >= 2)) {
+    wrap_width_ = width;
+  }
+  samples_.clear();
+  samples_.shrink_to_fit();
 }
 
 LinePrefixes::Stripped LinePrefixes::strip(std::string_view line) const {
@@ -338,18 +396,17 @@ LinePrefixes::Stripped LinePrefixes::strip(std::string_view line) const {
   const char c = line[0];
   if (c != '[' && c != '(' && c != ' ' && !is_digit(c) && !is_alpha(c)) return out;
   const std::vector<PrefixToken> tokens = prefix_tokens(line);
-  std::string key;
+  uint64_t key = 0;
   int rank = -1, number_rank = -1;
   // The longest run of tokens that is a learned prefix or a prefix by form (a rank tag after a learned job label).
   for (const PrefixToken& tok : tokens) {
-    if (!key.empty()) key += '\x1f';
-    key += tok.shape;
-    const auto it = templates_.find(key);
-    const bool learned = it != templates_.end() && it->second.prefix;
+    key = combine(key, tok.shape);
+    const Template* t = find(key);
+    const bool learned = t && t->prefix;
     if (!learned && !tok.by_form) break;
     out.length = tok.end;
     if (tok.rank >= 0) rank = tok.rank;
-    if (tok.kind == PrefixToken::number && !(learned && it->second.line_numbers)) number_rank = static_cast<int>(tok.value);
+    if (tok.kind == PrefixToken::number && !(learned && t->line_numbers)) number_rank = static_cast<int>(tok.value);
   }
   out.rank = rank >= 0 ? rank : number_rank;
   return out;

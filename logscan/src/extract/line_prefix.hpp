@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +26,9 @@ struct PrefixToken {
   size_t end = 0;       // where the token, with the one separator it owns, ends in the line
   int rank = -1;        // a rank the token names ("[rank3]", "rank=3", "[default3]")
   int64_t value = -1;   // the number of a number or "[123]" token (a srun label or a grep line number)
-  std::string shape;    // the token's text with digit runs folded to '#'
+  uint64_t shape = 0;   // the token's text with digit runs folded to '#', hashed
   bool by_form = false;  // a prefix whatever the learning says
+  bool colon = false;    // a "name:" label, which content can look like
 };
 
 // At most `max_tokens` leading tokens of a line, each starting where the previous one ended.
@@ -54,6 +54,7 @@ class LinePrefixes {
 
  private:
   struct Template {
+    uint64_t key = 0;  // the shapes of a token sequence, hashed together
     uint64_t lines = 0;
     bool label_colon = false;
     // Numbers seen in this template's number token over consecutive sample lines: line numbers (grep -n)
@@ -63,16 +64,15 @@ class LinePrefixes {
     bool line_numbers = false;
     bool prefix = false;
   };
-  std::map<std::string, Template> templates_;  // by the shapes of a token sequence
-  struct Width {
-    uint64_t lines = 0, changes = 0;  // sample lines of this width, and how often one differed from the last
-    size_t last_hash = 0;
-    uint64_t successors = 0, successor_alike = 0;  // lines after one of this width, and those starting alike
-    std::map<std::string, uint64_t> starts, successor_starts;  // how these lines and their successors start
+  struct Sample {  // a sample line, for the wrap width
+    size_t width;
+    uint64_t signature, start;  // the line, and its first 10 bytes with digits folded
   };
-  std::map<size_t, Width> widths_;  // sample lines by their width in characters
-  size_t previous_width_ = 0;
-  std::string previous_start_;
+  Template* find(uint64_t key);
+  const Template* find(uint64_t key) const;
+
+  std::vector<Template> templates_;  // few: a linear search beats a map of strings
+  std::vector<Sample> samples_;
   size_t sample_lines_ = 0;
   size_t wrap_width_ = 0;
   bool settled_ = false;
