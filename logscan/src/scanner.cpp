@@ -333,17 +333,32 @@ struct LogScanner::Impl {
     file.text_bytes += n;
     if (prefixes.settled() && learn_buf.empty()) return scan_text(p, n);
     constexpr size_t kLearnBytes = 64 * 1024;
-    learn_buf.append(p, n);
-    while (!prefixes.settled() && learn_seen < learn_buf.size()) {
-      const void* nl = std::memchr(learn_buf.data() + learn_seen, '\n', learn_buf.size() - learn_seen);
-      if (!nl) break;
-      const size_t e = static_cast<size_t>(static_cast<const char*>(nl) - learn_buf.data());
-      std::string_view line(learn_buf.data() + learn_seen, std::min(e - learn_seen, options.max_line));
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      prefixes.observe(strip_ansi(line));
-      learn_seen = e + 1;
+    if (learn_buf.empty()) {
+      // Learn from the chunk in place: most inputs settle within their first chunk, which is then scanned
+      // without a copy.
+      const size_t seen = observe_lines(p, n, 0);
+      if (prefixes.settled()) return scan_text(p, n);
+      learn_buf.assign(p, n);
+      learn_seen = seen;
+    } else {
+      learn_buf.append(p, n);
+      learn_seen = observe_lines(learn_buf.data(), learn_buf.size(), learn_seen);
     }
     if (prefixes.settled() || learn_buf.size() >= kLearnBytes) end_learning();
+  }
+
+  // Shows the learner the complete lines of [p+from, p+n) until it settles; returns where it stopped.
+  size_t observe_lines(const char* p, size_t n, size_t from) {
+    while (!prefixes.settled() && from < n) {
+      const void* nl = std::memchr(p + from, '\n', n - from);
+      if (!nl) break;
+      const size_t e = static_cast<size_t>(static_cast<const char*>(nl) - p);
+      std::string_view line(p + from, std::min(e - from, options.max_line));
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      prefixes.observe(strip_ansi(line));
+      from = e + 1;
+    }
+    return from;
   }
 
   // Settles the prefixes on what has been seen and scans the held text.

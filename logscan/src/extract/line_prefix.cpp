@@ -284,7 +284,9 @@ size_t char_width(std::string_view line) {
   size_t continuation = 0, i = 0;
   for (; i + 8 <= line.size(); i += 8) {
     const uint64_t x = load8(line.data() + i);
-    continuation += static_cast<size_t>(__builtin_popcountll(x & kHigh & ~(x << 1)));
+    // One bit per continuation byte, at bit 0 of its byte; summed by a multiply (no popcnt on the base ISA).
+    const uint64_t ones = (x & kHigh & ~(x << 1)) >> 7;
+    continuation += static_cast<size_t>((ones * 0x0101010101010101ull) >> 56);
   }
   for (; i < line.size(); ++i) continuation += (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
   return line.size() - continuation;

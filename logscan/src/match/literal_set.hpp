@@ -43,6 +43,8 @@ class LiteralSet {
   std::vector<std::string> literals_;
   std::vector<uint32_t> bucket_members_[8];
   std::vector<uint32_t> heads_;  // first four bytes of each literal
+  static uint32_t head_hash(uint32_t head) { return (head * 0x9E3779B1u) >> 16; }
+  uint64_t head_filter_[1024];   // bit head_hash(head) set for each literal's head (8 KiB, in L1)
   alignas(32) uint8_t lo_[4][32];  // per fingerprint byte: bucket bits by low nibble (16 entries, twice for AVX2)
   alignas(32) uint8_t hi_[4][32];  // ... by high nibble
   bool use_avx2_ = false;
