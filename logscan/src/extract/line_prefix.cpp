@@ -292,21 +292,26 @@ size_t char_width(std::string_view line) {
   return line.size() - continuation;
 }
 
-std::vector<PrefixToken> prefix_tokens(std::string_view line, size_t max_tokens) {
-  std::vector<PrefixToken> out;
-  size_t at = 0;
+size_t prefix_tokens(std::string_view line, PrefixToken* out, size_t max_tokens) {
+  size_t n = 0, at = 0;
   PrefixToken tok{};
   // Content starts with brackets too ("[PG ID 5 ...]", "[Rank 0]", "[E321 ...]"): a generic bracket is a prefix
   // only as the first token, and the rank tag torchrun puts right before the text is the last one (another rank
   // tag aside).
-  while (out.size() < max_tokens && token_at(line, at, tok)) {
+  while (n < max_tokens && token_at(line, at, tok)) {
     if (tok.end <= at) break;
-    if (!out.empty() && tok.kind == PrefixToken::bracket) break;
-    if (!out.empty() && out.back().kind == PrefixToken::rank_tag && tok.kind != PrefixToken::rank_tag) break;
+    if (n > 0 && tok.kind == PrefixToken::bracket) break;
+    if (n > 0 && out[n - 1].kind == PrefixToken::rank_tag && tok.kind != PrefixToken::rank_tag) break;
     at = tok.end;
-    out.push_back(std::move(tok));
+    out[n++] = tok;
     tok = PrefixToken{};
   }
+  return n;
+}
+
+std::vector<PrefixToken> prefix_tokens(std::string_view line, size_t max_tokens) {
+  std::vector<PrefixToken> out(max_tokens);
+  out.resize(prefix_tokens(line, out.data(), max_tokens));
   return out;
 }
 
@@ -325,9 +330,16 @@ const LinePrefixes::Template* LinePrefixes::find(uint64_t key) const {
 
 void LinePrefixes::observe(std::string_view line) {
   if (settled_ || line.empty()) return;
+  if (samples_.empty()) {
+    samples_.reserve(kSampleLines);
+    templates_.reserve(16);
+  }
   ++sample_lines_;
+  PrefixToken tokens[kMaxPrefixTokens];
+  const size_t count = prefix_tokens(line, tokens, kMaxPrefixTokens);
   uint64_t key = 0;
-  for (const PrefixToken& tok : prefix_tokens(line)) {
+  for (size_t i = 0; i < count; ++i) {
+    const PrefixToken& tok = tokens[i];
     key = combine(key, tok.shape);
     Template* t = find(key);
     if (!t) {
@@ -397,11 +409,13 @@ LinePrefixes::Stripped LinePrefixes::strip(std::string_view line) const {
   if (line.empty()) return out;
   const char c = line[0];
   if (c != '[' && c != '(' && c != ' ' && !is_digit(c) && !is_alpha(c)) return out;
-  const std::vector<PrefixToken> tokens = prefix_tokens(line);
+  PrefixToken tokens[kMaxPrefixTokens];
+  const size_t count = prefix_tokens(line, tokens, kMaxPrefixTokens);
   uint64_t key = 0;
   int rank = -1, number_rank = -1;
   // The longest run of tokens that is a learned prefix or a prefix by form (a rank tag after a learned job label).
-  for (const PrefixToken& tok : tokens) {
+  for (size_t i = 0; i < count; ++i) {
+    const PrefixToken& tok = tokens[i];
     key = combine(key, tok.shape);
     const Template* t = find(key);
     const bool learned = t && t->prefix;

@@ -31,8 +31,11 @@ struct PrefixToken {
   bool colon = false;    // a "name:" label, which content can look like
 };
 
-// At most `max_tokens` leading tokens of a line, each starting where the previous one ended.
+// At most `max_tokens` leading tokens of a line, each starting where the previous one ended, into out; returns how
+// many (no allocation: every sampled and every stripped line comes here).
+size_t prefix_tokens(std::string_view line, PrefixToken* out, size_t max_tokens);
 std::vector<PrefixToken> prefix_tokens(std::string_view line, size_t max_tokens = 6);
+constexpr size_t kMaxPrefixTokens = 6;
 
 class LinePrefixes {
  public:
