@@ -27,7 +27,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"onfiguration", kRunStart},    // Bridge "Final configuration:", "------- Task Configuration -------", ...
       {"Starting job:", kRunStart},   // torchtitan
       {"model parallel with size", kRunStart},  // Megatron(-DeepSpeed) "> initializing tensor model parallel ..."
-      {"NCCL version", kRunStart},
+      {"L version", kRunStart},  // "NCCL version 2.21.5" (not "NCCL": every NCCL INFO line starts so)
       {"_parallel_size", kConfigKey},
       {"_parallel_degree", kConfigKey},  // torchtitan  // context_, tensor_model_, pipeline_model_, hierarchical_context_
       {"cp_comm_type", kConfigKey | kHcpValidation},  // also "Length of cp_comm_type (2) should equal ..."
