@@ -340,11 +340,29 @@ struct LogScanner::Impl {
       if (prefixes.settled()) return scan_text(p, n);
       learn_buf.assign(p, n);
       learn_seen = seen;
+      n = 0;
     } else {
-      learn_buf.append(p, n);
+      // Complete the held text's last line from this chunk, then learn from the rest in place: the decoder hands
+      // a file's first four bytes apart (to tell its compression), and appending a 16 MiB window to them was a
+      // copy of the window.
+      const void* nl = std::memchr(p, '\n', n);
+      const size_t head = nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) + 1 : n;
+      learn_buf.append(p, head);
       learn_seen = observe_lines(learn_buf.data(), learn_buf.size(), learn_seen);
+      p += head;
+      n -= head;
+      if (!prefixes.settled() && n > 0) {
+        const size_t held = learn_buf.size();
+        const size_t seen = observe_lines(p, n, 0);
+        if (!prefixes.settled()) {
+          learn_buf.append(p, n);
+          learn_seen = held + seen;
+          n = 0;
+        }
+      }
     }
-    if (prefixes.settled() || learn_buf.size() >= kLearnBytes) end_learning();
+    if (prefixes.settled() || learn_buf.size() >= kLearnBytes) end_learning();  // scans what was held
+    if (n > 0) scan_text(p, n);  // the rest of a chunk the learning settled in
   }
 
   // Shows the learner the complete lines of [p+from, p+n) until it settles; returns where it stopped.

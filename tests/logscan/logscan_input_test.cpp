@@ -255,6 +255,23 @@ TEST(LogscanInput, ReportDoesNotDependOnArgumentOrder) {
 namespace hcp::logscan {
 namespace {
 
+TEST(LogscanInput, PrefixLearningDoesNotDependOnChunking) {
+  // Prefixed logs whose prefixes are learned (Ray, grep -n, srun -l, compose) and a hard-wrapped one: the report is
+  // the same whether the bytes come whole, a byte at a time, or in uneven pieces (the decoder hands the first four
+  // bytes apart, and learning holds lines until it settles).
+  for (const char* name : {"089_derived_ray_actor_prefix_bridge_a2a_p2p_hcp_null.log",
+                           "091_derived_grepn_prefix_bridge_a2a_p2p_hcp_null.log",
+                           "092_derived_srun_label_bridge_a2a_p2p_hcp_null.log",
+                           "099_derived_hard_wrap_120_megatron_iterations.log", "042_ray_worker_watchdog_ansi_remnant.log"}) {
+    std::ifstream in(std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs/" + name, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(bytes.empty()) << name;
+    const std::string whole = render_json(feed(bytes));
+    EXPECT_EQ(render_json(feed(bytes, {1})), whole) << name;
+    EXPECT_EQ(render_json(feed(bytes, {3, 4093, 17, 65536})), whole) << name;
+  }
+}
+
 TEST(LogscanParallel, SameReportForAnyThreadCount) {
   // The real-world corpus as one directory: 96 files, runs, failures of every kind, prefixes, wraps.
   const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs";
