@@ -272,6 +272,35 @@ TEST(LogscanInput, PrefixLearningDoesNotDependOnChunking) {
   }
 }
 
+TEST(LogscanInput, FailuresAreCountedOnceWithTheirGroupAndRank) {
+  // torch prints a timeout in several lines per rank; the group may come on a later line (torch 2.4 form), the
+  // OOM comes with its traceback, the ECC error three times (traceback, watchdog, C++ terminate).
+  const std::string text =
+      "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000)\n"
+      "[rank1]:[E ProcessGroupNCCL.cpp:1537] [PG 9 (HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 1] Exception "
+      "(either an error or timeout) detected by watchdog at work: 5\n"
+      "[rank0]: Traceback (most recent call last):\n"
+      "[rank0]:   File \"train.py\", line 3, in <module>\n"
+      "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 9, in step\n"
+      "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+      "[E ProcessGroupNCCL.cpp:916] [Rank 3] NCCL watchdog thread terminated with exception: CUDA error: "
+      "uncorrectable ECC error encountered\n"
+      "terminate called after throwing an instance of 'c10::Error'\n"
+      "  what():  CUDA error: uncorrectable ECC error encountered\n"
+      "frame #0: c10::Error::Error() + 0x42\n";
+  const ScanReport r = feed(text);
+  ASSERT_EQ(r.failure_count, 3u) << render_json(r);
+  EXPECT_EQ(r.failures[0].kind, "nccl-timeout");
+  EXPECT_EQ(r.failures[0].where.rank, 1);
+  EXPECT_EQ(r.failures[0].group, "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0");  // from the later line
+  EXPECT_EQ(r.failures[1].kind, "cuda-oom");
+  EXPECT_EQ(r.failures[1].where.rank, 0);
+  EXPECT_EQ(r.failures[2].kind, "traceback");  // the ECC error, once
+}
+
 TEST(LogscanParallel, SameReportForAnyThreadCount) {
   // The real-world corpus as one directory: 96 files, runs, failures of every kind, prefixes, wraps.
   const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs";
