@@ -55,7 +55,9 @@ HCP_API hcp_status hcp_logscan_create(hcp_logscanner** out, const hcp_logscan_op
   return guarded(fn, [&] {
     require(out, fn, "out");
     *out = nullptr;
-    *out = new hcp_logscanner{std::make_unique<hcp::logscan::LogScanner>(to_options(options, fn))};
+    auto scanner = std::make_unique<hcp_logscanner>();
+    scanner->scanner = std::make_unique<hcp::logscan::LogScanner>(to_options(options, fn));
+    *out = scanner.release();
   });
 }
 
@@ -81,6 +83,7 @@ HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* 
   const char* fn = __func__;
   return guarded(fn, [&] {
     require(out, fn, "out");
+    checked_struct_size(out->struct_size, sizeof(hcp_logscan_event), fn, "out");  // before an event is taken
     auto& s = live(scanner, fn);
     if (scanner->events.empty()) {
       for (auto& e : s.poll()) scanner->events.push_back(std::move(e));

@@ -68,6 +68,7 @@ struct LogScanner::Impl {
   // A line the terminal hard-wrapped, being joined from its pieces.
   std::string wrapped;
   uint64_t wrapped_number = 0;
+  std::string wrap_scratch;
   const std::string* cur_name = nullptr;  // in names
   InputTape* tape = nullptr;  // record_to(): every line handed to the extractors is also recorded here
 
@@ -104,7 +105,8 @@ struct LogScanner::Impl {
   size_t polled_failures = 0, polled_warnings = 0;
   std::optional<Verdict> emitted_verdict;
   std::vector<uint64_t> verdict_inputs;  // what the verdict was last computed from
-  int active = -1;  // the id of the input in the members (-1: begin_input's, not an id)
+  int active = -1;  // the id of the input in the members (-1: none)
+  int stream = -1;  // begin_input's input
   int next_id = 0;
 
   void swap_with(Slot& s) {
@@ -126,14 +128,8 @@ struct LogScanner::Impl {
 
   // Makes input `id` the one in the members, the one there going back to its slot.
   void activate(int id) {
-    if (id == active) return;
-    if (open) {
-      if (active < 0) {
-        close_input();  // a begin_input() input: one at a time, as before
-      } else {
-        swap_with(slots[active]);
-      }
-    }
+    if (id == active && open) return;
+    if (open) swap_with(slots[active]);
     const auto it = slots.find(id);
     if (it == slots.end()) throw Error(Errc::invalid_argument, "logscan: no open input " + std::to_string(id));
     swap_with(it->second);
@@ -220,7 +216,8 @@ struct LogScanner::Impl {
   // the whole is read when a piece is shorter. True when the line was taken.
   bool join_wrapped(std::string_view raw, uint64_t number) {
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    const bool cut = char_width(raw) == prefixes.wrap_width();
+    // The width a terminal wraps at is the visible one, as learned: without ANSI codes.
+    const bool cut = char_width(remove_ansi(raw, wrap_scratch)) == prefixes.wrap_width();
     if (!state.wrap_pending) {
       if (!cut) return false;
       wrapped.assign(raw);
@@ -276,7 +273,8 @@ struct LogScanner::Impl {
       const LineEnd end = find_line_end(p, s, n);
       const size_t e = end.end;
       const uint64_t newlines = cur.newlines;
-      const char* const counters_end = settled(p, e, cur.pos, ids);
+      // A line with ANSI codes or '\r' redraws is searched to its end: a redraw may hold more records.
+      const char* const counters_end = end.escape ? nullptr : settled(p, e, cur.pos, ids);
       if (!counters_end) {
         if (ids != 0) ++cur.pos;
         while (const uint64_t more = literals.next(p, n, e, cur)) {
@@ -332,7 +330,9 @@ struct LogScanner::Impl {
   void on_text(const char* p, size_t n) {
     file.text_bytes += n;
     if (prefixes.settled() && learn_buf.empty()) return scan_text(p, n);
-    constexpr size_t kLearnBytes = 64 * 1024;
+    // The learner ends on its own after 64 lines or 64 KiB of lines; held text beyond this is a line with no end
+    // yet (a pathological input), read as it is.
+    const size_t kLearnBytes = 256 * 1024 + options.max_line;
     if (learn_buf.empty()) {
       // Learn from the chunk in place: most inputs settle within their first chunk, which is then scanned
       // without a copy.
@@ -389,11 +389,7 @@ struct LogScanner::Impl {
     scan_text(held.data(), held.size());
   }
 
-  std::string_view strip_ansi(std::string_view line) {
-    if (std::memchr(line.data(), 0x1b, line.size()) == nullptr) return line;
-    LinePrefixes none;
-    return view_line(line, scratch, true, none).text;
-  }
+  std::string_view strip_ansi(std::string_view line) { return remove_ansi(line, scratch); }
 
   void scan_text(const char* p, size_t n) {
     const size_t max_line = options.max_line;
@@ -486,26 +482,27 @@ struct LogScanner::Impl {
     state.report.files.push_back(std::move(file));
     decoder.reset();
     open = false;
+    // A recording scanner starts each input afresh: what a tape holds must depend on its input alone (a run split
+    // or a first iteration line carried over from another file would change which lines it records).
+    if (tape) state = ScanState{};
   }
 };
 
 LogScanner::LogScanner(ScanOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 LogScanner::~LogScanner() = default;
 
+// begin_input/feed/end_input work on one input at a time (the "stream" input, an id of its own); open_input and
+// its id functions on several at once. Inputs of both kinds wait in their slots while another is fed.
 void LogScanner::begin_input(const std::string& name) {
   Impl& m = *impl_;
-  if (m.active >= 0 && m.open) m.swap_with(m.slots[m.active]);  // an open_input() input waits in its slot
-  m.close_input();
-  m.active = -1;
-  m.start_input(name);
+  if (m.stream >= 0) close_input(m.stream);
+  m.stream = open_input(name);
 }
 
 int LogScanner::open_input(const std::string& name) {
   Impl& m = *impl_;
   const int id = m.next_id++;
-  if (m.open) {
-    if (m.active < 0) m.close_input(); else m.swap_with(m.slots[m.active]);
-  }
+  if (m.open) m.swap_with(m.slots[m.active]);  // the input being fed waits in its slot
   m.start_input(name);
   m.active = id;
   return id;
@@ -517,38 +514,50 @@ void LogScanner::feed_input(int id, const char* data, size_t size) {
 }
 
 void LogScanner::close_input(int id) {
-  impl_->activate(id);
-  impl_->close_input();
-  impl_->active = -1;
+  Impl& m = *impl_;
+  m.activate(id);
+  m.close_input();
+  m.active = -1;
+  if (id == m.stream) m.stream = -1;
 }
 
-void LogScanner::settle_learning() {
+void LogScanner::settle_learning(size_t min_lines) {
   Impl& m = *impl_;
   std::vector<int> ids;
+  if (m.open) ids.push_back(m.active);
   for (const auto& [id, slot] : m.slots) ids.push_back(id);
   for (int id : ids) {
     m.activate(id);
-    m.end_learning();
+    if (m.prefixes.observed() >= min_lines) m.end_learning();
   }
-  if (m.open) m.end_learning();
+}
+
+void LogScanner::settle_learning_of(int id) {
+  impl_->activate(id);
+  impl_->end_learning();
 }
 
 void LogScanner::feed(const char* data, size_t size) {
-  if (!impl_->open) begin_input("<stream>");
-  impl_->decoder->feed(data, size);
+  if (impl_->stream < 0) begin_input("<stream>");
+  feed_input(impl_->stream, data, size);
 }
 
-void LogScanner::end_input() { impl_->close_input(); }
+void LogScanner::end_input() {
+  if (impl_->stream >= 0) close_input(impl_->stream);
+}
 
 void LogScanner::input_damaged(uint64_t offset, const std::string& message) {
-  if (impl_->open) impl_->read_damage = "byte " + std::to_string(offset) + ": " + message;
+  Impl& m = *impl_;
+  if (m.stream < 0) return;
+  m.activate(m.stream);
+  m.read_damage = "byte " + std::to_string(offset) + ": " + message;
 }
 
 void LogScanner::record_to(InputTape* tape) { impl_->tape = tape; }
 
 void LogScanner::replay(const InputTape& t) {
   Impl& m = *impl_;
-  m.close_input();
+  end_input();
   if (!t.ended) {
     m.state.report.files.push_back(t.file);
     return;
@@ -579,24 +588,29 @@ void LogScanner::replay(const InputTape& t) {
   settle_progress(st);  // copies the last iteration lines out of the tape
   st.end_input(*m.cur_name);
   st.report.files.push_back(t.file);
+  if (t.error_after) st.report.files.push_back(*t.error_after);
 }
 
 void LogScanner::input_error(const std::string& name, const std::string& message) {
-  impl_->close_input();
+  end_input();
   FileReport f;
   f.path = name;
   f.error = message;
-  if (impl_->tape) {
-    impl_->tape->name = name;
-    impl_->tape->file = f;
-    impl_->tape->ended = false;
+  if (InputTape* t = impl_->tape) {
+    if (t->ended) {
+      t->error_after = f;  // the input was read in part: its lines, then the error
+    } else {
+      t->name = name;
+      t->file = f;
+    }
   }
   impl_->state.report.files.push_back(std::move(f));
 }
 
 std::vector<LiveEvent> LogScanner::poll() {
   Impl& m = *impl_;
-  settle_learning();  // a live reader wants the lines read now, not held back to learn prefixes from more
+  // A live reader wants the lines read now: inputs that showed enough lines to learn from stop holding them.
+  settle_learning(kLiveSampleLines);
   std::vector<LiveEvent> out;
   const ScanReport& r = m.state.report;
   // Failures and warnings are final once their line is read (an exception line's kind is settled on that line).
@@ -650,6 +664,8 @@ ScanReport LogScanner::finish() {
     m.activate(m.slots.begin()->first);
     m.close_input();
   }
+  m.active = -1;
+  m.stream = -1;
   ScanReport& r = m.state.report;
   if (m.options.gpu) {
     r.gpu = *m.options.gpu;

@@ -75,6 +75,15 @@ TEST(LinePrefix, LearnedJobLabelsComposeTagsAndLineNumbers) {
   EXPECT_EQ(none.strip("731:x").length, 0u);
 }
 
+TEST(LinePrefix, GrepMatchNumbersAreNoRank) {
+  // grep -n PATTERN: increasing line numbers with gaps.
+  std::vector<std::string> lines;
+  for (int i = 0; i < 20; ++i) lines.push_back(std::to_string(1000 + 37 * i) + ":iteration " + std::to_string(i));
+  const LinePrefixes p = learned(lines);
+  EXPECT_EQ(p.strip("1740:RuntimeError: boom").rank, -1);
+  EXPECT_EQ(text_after(p, "1740:RuntimeError: boom"), "RuntimeError: boom");
+}
+
 TEST(LinePrefix, ExceptionLinesAreNeverLabels) {
   std::vector<std::string> lines(10, "RuntimeError: CUDA error: an illegal memory access was encountered");
   const LinePrefixes p = learned(lines);

@@ -301,6 +301,22 @@ TEST(LogscanInput, FailuresAreCountedOnceWithTheirGroupAndRank) {
   EXPECT_EQ(r.failures[2].kind, "traceback");  // the ECC error, once
 }
 
+TEST(LogscanInput, RedrawnIterationLinesAreEachRead) {
+  // Megatron lines redrawn in place with '\r' (no ANSI codes): each record is an iteration, also after the first
+  // iteration line (when plain lines take the scanner's fast lane).
+  auto line = [](int i) {
+    return " iteration " + std::to_string(i) + "/     100 | consumed samples: 64 | elapsed time per iteration (ms): "
+           "812.0 | lm loss: 7.0" + std::to_string(i % 10) + "0000E+00 | number of skipped iterations:   0 | number "
+           "of nan iterations:   0 |";
+  };
+  const std::string text = line(1) + "\n" + line(2) + "\r" + line(3) + "\r" + line(4) + "\n" + line(5) + "\r\n";
+  for (const std::vector<size_t>& pieces : {std::vector<size_t>{1 << 20}, std::vector<size_t>{5}}) {
+    const ScanReport r = feed(text, pieces);
+    EXPECT_EQ(r.progress.iteration_lines, 5u);
+    EXPECT_EQ(r.progress.last_iteration, 5);
+  }
+}
+
 TEST(LogscanParallel, SameReportForAnyThreadCount) {
   // The real-world corpus as one directory: 96 files, runs, failures of every kind, prefixes, wraps.
   const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs";

@@ -233,9 +233,10 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
     gpu_fault_line(s, line);
   } else if (triggers & kOutOfMemory) {
     if (gpu_fault_kind(line.text) == "cuda-oom") {
+      // From a little before the words (the exception's name), or the whole line ("OutOfMemoryError" alone).
       const size_t at = line.text.find("out of memory");
-      s.add_failure({"cuda-oom", clip_message(line.text.substr(at > 20 ? at - 20 : 0)), "", "", line.ref()},
-                    "out of memory");
+      const size_t from = at != std::string_view::npos && at > 20 ? at - 20 : 0;
+      s.add_failure({"cuda-oom", clip_message(line.text.substr(from)), "", "", line.ref()}, "out of memory");
     }
   } else if (triggers & kCudaError) {
     exception_line(s, line);

@@ -77,6 +77,7 @@ class LinePrefixes {
   std::vector<Template> templates_;  // few: a linear search beats a map of strings
   std::vector<Sample> samples_;
   size_t sample_lines_ = 0;
+  size_t observed_bytes_ = 0;
   size_t wrap_width_ = 0;
   bool settled_ = false;
 };

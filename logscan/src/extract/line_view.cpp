@@ -46,23 +46,26 @@ std::optional<std::vector<int64_t>> to_int_list(std::string_view s) {
   return out;
 }
 
+std::string_view remove_ansi(std::string_view raw, std::string& scratch) {
+  if (std::memchr(raw.data(), 0x1b, raw.size()) == nullptr) return raw;
+  // Drop CSI sequences (ESC [ ... final byte) and lone ESC characters.
+  scratch.clear();
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] != 0x1b) {
+      scratch += raw[i];
+      continue;
+    }
+    if (i + 1 < raw.size() && raw[i + 1] == '[') {
+      i += 2;
+      while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
+    }
+  }
+  return scratch;
+}
+
 LineView view_line(std::string_view raw, std::string& scratch, bool escape, const LinePrefixes& prefixes) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-  if (escape && std::memchr(raw.data(), 0x1b, raw.size()) != nullptr) {
-    // Drop CSI sequences (ESC [ ... final byte) and lone ESC characters.
-    scratch.clear();
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] != 0x1b) {
-        scratch += raw[i];
-        continue;
-      }
-      if (i + 1 < raw.size() && raw[i + 1] == '[') {
-        i += 2;
-        while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
-      }
-    }
-    raw = scratch;
-  }
+  if (escape) raw = remove_ansi(raw, scratch);
   LineView v;
   v.stable = raw.data() != scratch.data();
   const LinePrefixes::Stripped p = prefixes.strip(raw);

@@ -34,18 +34,27 @@ bool run_start(const LineView& line, uint32_t triggers, bool& same_file_only) {
 
 std::string describe(const Intent& in) {
   std::string out;
-  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  auto add = [&](const std::string& s) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  };
   if (in.cp.value) add("context_parallel_size " + std::to_string(*in.cp.value));
   if (in.cp_comm_type.value) {
     std::string types;
-    for (const std::string& t : *in.cp_comm_type.value) types += (types.empty() ? "" : ",") + t;
+    for (const std::string& t : *in.cp_comm_type.value) {
+      if (!types.empty()) types += ',';
+      types += t;
+    }
     add("cp_comm_type " + types);
   }
   if (in.hcp_sizes.value) {
     std::string sizes = "None";
     if (*in.hcp_sizes.value) {
       sizes = "[";
-      for (int64_t v : **in.hcp_sizes.value) sizes += (sizes.size() > 1 ? "," : "") + std::to_string(v);
+      for (int64_t v : **in.hcp_sizes.value) {
+        if (sizes.size() > 1) sizes += ',';
+        sizes += std::to_string(v);
+      }
       sizes += "]";
     }
     add("hierarchical_context_parallel_sizes " + sizes);

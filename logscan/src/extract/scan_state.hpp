@@ -30,6 +30,8 @@ struct LineView {
 // The line without its launcher prefix (which gives the rank when it names one), ANSI colour codes (dropped into
 // scratch) and '\r' redraws. `escape` false says the caller knows the line holds no ESC byte.
 LineView view_line(std::string_view raw, std::string& scratch, bool escape, const LinePrefixes& prefixes);
+// raw without ANSI CSI sequences and lone ESC bytes (into scratch when it has any).
+std::string_view remove_ansi(std::string_view raw, std::string& scratch);
 
 struct TracebackState {
   uint64_t started_at = 0;
@@ -63,6 +65,7 @@ struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2
 
 // What one input is in the middle of: blocks that span its lines.
 struct InputBlocks {
+  uint64_t run_lines_at_input_start = 0;
   std::map<int, TracebackState> tracebacks;
   ListCapture list;
   ChildFailedBlock child_failed;
@@ -126,6 +129,7 @@ struct ScanState {
     view = copy;
   }
   void swap_input_blocks(InputBlocks& b) {
+    std::swap(run_lines_at_input_start, b.run_lines_at_input_start);
     std::swap(tracebacks, b.tracebacks);
     std::swap(list, b.list);
     std::swap(child_failed, b.child_failed);

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
+#include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "hcp/error.hpp"
@@ -21,8 +24,9 @@ struct Followed {
   dev_t dev = 0;
   ino_t ino = 0;
   uint64_t offset = 0;
-  int input = -1;
+  int input = -1;      // -1: no input open for it (waiting for the path to be reopened)
   int generation = 0;  // how many files this path has been (rotations)
+  bool ignored = false;  // a file already read under another name (a rotated copy), or one that cannot be read
 };
 
 class Follower {
@@ -43,16 +47,21 @@ class Follower {
       Followed f;
       if (open_file(in.path, f)) files_.emplace(in.path, f);  // else not there yet: looked for again next tick
     }
-    for (auto& [path, f] : files_) grew = follow(path, f) || grew;
-    scanner_.settle_learning();
+    for (auto& [path, f] : files_) {
+      if (f.ignored) continue;
+      if (follow(path, f)) {
+        grew = true;
+      } else if (f.input >= 0) {
+        scanner_.settle_learning_of(f.input);  // it stopped growing: read what it holds with what was learned
+      }
+    }
     return grew;
   }
-
   LogScanner& scanner() { return scanner_; }
 
   ScanReport finish() {
     for (auto& [path, f] : files_) {
-      if (f.fd < 0) continue;
+      if (f.fd < 0 || f.input < 0) continue;
       read_to_end(f);
       scanner_.close_input(f.input);
       ::close(f.fd);
@@ -62,13 +71,25 @@ class Follower {
   }
 
  private:
+  // Opens path for f; false when it does not exist (yet). A file already followed under another name (logrotate
+  // renamed it) is not read twice; one that cannot be opened for another reason is reported and left.
   bool open_file(const std::string& path, Followed& f) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return false;
+    if (fd < 0) {
+      if (errno == ENOENT) return false;
+      scanner_.input_error(path, std::string("cannot follow: ") + std::strerror(errno));
+      f.ignored = true;
+      return true;
+    }
     struct stat st{};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       return false;
+    }
+    if (!read_inodes_.insert({st.st_dev, st.st_ino}).second) {
+      ::close(fd);
+      f.ignored = true;
+      return true;
     }
     f.fd = fd;
     f.dev = st.st_dev;
@@ -91,6 +112,9 @@ class Follower {
 
   bool follow(const std::string& path, Followed& f) {
     bool grew = false;
+    if (f.fd < 0) {  // rotated away and not reopened yet
+      return open_file(path, f) && !f.ignored && read_to_end(f);
+    }
     struct stat named{};
     const bool exists = ::stat(path.c_str(), &named) == 0;
     if (exists && (named.st_ino != f.ino || named.st_dev != f.dev)) {
@@ -99,10 +123,10 @@ class Follower {
       scanner_.close_input(f.input);
       ::close(f.fd);
       f.fd = -1;
+      f.input = -1;
       ++f.generation;
-      if (!open_file(path, f)) return grew;
+      if (!open_file(path, f) || f.ignored) return grew;
     }
-    if (f.fd < 0) return grew;
     struct stat st{};
     if (::fstat(f.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < f.offset) {
       // Truncated in place (a job restarted with `>` redirection): read it again as a new input.
@@ -117,6 +141,7 @@ class Follower {
   LogScanner scanner_;
   std::vector<char> buf_;
   std::map<std::string, Followed> files_;
+  std::set<std::pair<dev_t, ino_t>> read_inodes_;  // files read so far, whatever their name now
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct InputTape {
   std::string arena;
   FileReport file;     // the input's report when it ended
   bool ended = false;  // close_input ran (else the input failed to open: file.error says why)
+  std::optional<FileReport> error_after;  // the input failed after part of it was read
+
 
   size_t bytes() const { return arena.size() + entries.size() * sizeof(Entry); }
 };

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -48,7 +49,15 @@ bool read_small_file(LogScanner& scanner, const std::string& path, std::vector<c
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st{};
-  const bool small = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= limit;
+  bool small = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= limit;
+  // A compressed file's text may be many times its size, and a tape holds the lines of it the extractors see:
+  // compressed files are left to the merging thread, which reads them without a tape.
+  unsigned char magic[4] = {};
+  if (small && ::pread(fd, magic, 4, 0) == 4 &&
+      ((magic[0] == 0x28 && magic[1] == 0xB5 && magic[2] == 0x2F && magic[3] == 0xFD) ||
+       (magic[0] == 0x1F && magic[1] == 0x8B))) {
+    small = false;
+  }
   if (small) scan_fd(scanner, fd, path, buf);
   ::close(fd);
   return small;
@@ -202,32 +211,43 @@ ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions
     if (waiting_for == k) merge_cv.notify_one();
   };
   auto may_claim = [&] { return next < n && (buffered < budget || next == replayed); };
+  std::exception_ptr failure;  // a worker's exception, rethrown by the merging thread
   auto work = [&] {
-    std::vector<char> buf(kChunk);
-    LogScanner scanner(options);
-    for (;;) {
-      size_t k = 0;
-      {
-        std::unique_lock lock(mu);
-        ++workers_waiting;
-        room_cv.wait(lock, [&] { return stop || next >= n || may_claim(); });
-        --workers_waiting;
-        if (stop || next >= n) return;
-        k = next++;
+    size_t k = SIZE_MAX;
+    try {
+      std::vector<char> buf(kChunk);
+      LogScanner scanner(options);
+      for (;;) {
+        {
+          std::unique_lock lock(mu);
+          ++workers_waiting;
+          room_cv.wait(lock, [&] { return stop || next >= n || may_claim(); });
+          --workers_waiting;
+          if (stop || next >= n) return;
+          k = next++;
+        }
+        scan_one(k, scanner, buf);
       }
-      scan_one(k, scanner, buf);
+    } catch (...) {
+      std::lock_guard lock(mu);
+      if (!failure) failure = std::current_exception();
+      stop = true;
+      if (k != SIZE_MAX) done[k] = 1;
+      merge_cv.notify_all();
+      room_cv.notify_all();
     }
   };
   // jobs - 1 workers: the merging thread is the last one, reading files itself while the one it needs is not done.
   std::vector<std::thread> workers;
-  for (unsigned i = 1; i < jobs; ++i) workers.emplace_back(work);
   LogScanner merged(options), helper(options);
   std::vector<char> buf(kChunk), helper_buf(kChunk);
   try {
+    for (unsigned i = 1; i < jobs; ++i) workers.emplace_back(work);
     for (size_t k = 0; k < n; ++k) {
       std::unique_ptr<InputTape> tape;
       for (;;) {
         std::unique_lock lock(mu);
+        if (failure) std::rethrow_exception(failure);
         if (done[k]) {
           tape = std::move(tapes[k]);
           break;
@@ -239,7 +259,7 @@ ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions
           continue;
         }
         waiting_for = k;
-        merge_cv.wait(lock, [&] { return done[k] != 0; });
+        merge_cv.wait(lock, [&] { return done[k] != 0 || failure; });
         waiting_for = SIZE_MAX;
       }
       if (tape) {

@@ -9,7 +9,8 @@ namespace hcp::logscan {
 
 struct LineEnd {
   size_t end;   // offset of the '\n' at or after `from`, or n
-  bool escape;  // an ESC (0x1b) lies in [from, end)
+  bool escape;  // an ESC (0x1b), or a CR that is not the last byte before the '\n', lies in [from, end): the line
+                // needs view_line (ANSI codes, '\r' redraws)
 };
 
 LineEnd find_line_end(const char* data, size_t from, size_t n);

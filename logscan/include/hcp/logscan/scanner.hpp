@@ -44,14 +44,17 @@ class LogScanner {
   void input_damaged(uint64_t offset, const std::string& message);
 
   // Several inputs open at once (a live per-rank directory): open_input gives an id to feed and close it by; the
-  // inputs' lines interleave as they are fed. begin_input's input is closed by the next begin/open_input.
+  // inputs' lines interleave as they are fed. begin_input's input is closed by the next begin_input.
   int open_input(const std::string& name);
   void feed_input(int id, const char* data, size_t size);
   void close_input(int id);
-  // Live reading: stop holding each open input's first lines back to learn its line prefixes, and read them with
-  // what was learned so far (later lines keep that).
-  void settle_learning();
-  // Live reading (ends learning, as settle_learning): what happened since the last call - each new failure and
+  // Live reading: inputs that have shown at least min_lines lines stop holding their first lines back to learn
+  // their line prefixes and read them with what was learned (later lines keep that); settle_learning_of does it
+  // for one input whatever it showed (a file that stopped growing).
+  void settle_learning(size_t min_lines = 0);
+  void settle_learning_of(int id);
+  static constexpr size_t kLiveSampleLines = 16;
+  // Live reading (ends learning as settle_learning(kLiveSampleLines)): what happened since the last call - each new failure and
   // warning, and the verdict once the evidence settles it (a conclusive verdict, or any verdict after the first
   // training step) and whenever it changes.
   std::vector<LiveEvent> poll();
