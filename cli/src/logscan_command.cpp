@@ -33,6 +33,7 @@ struct LogscanArgs {
 logscan::ScanOptions options(const LogscanArgs& a) {
   logscan::ScanOptions o;
   if (!a.gpu.empty()) o.gpu = a.gpu;
+  if (a.jobs > 1024) throw Error(Errc::invalid_argument, "--jobs must be 0 (every core) to 1024");
   o.jobs = a.jobs;
   return o;
 }

@@ -46,20 +46,15 @@ std::optional<double> peak_bf16_tflops(std::string_view gpu) {
   return std::nullopt;
 }
 
-struct LogScanner::Impl {
-  ScanOptions options;
-  LiteralSet literals{literal_texts()};
-  std::vector<uint32_t> trigger_of;  // by literal id
-  uint64_t settles_line = 0;        // literals after which the rest of a line is not searched
-  ScanState state;
-  std::deque<std::string> names;  // stable storage for LineView::file
+// What reading one input takes: its report, decoder, line state, learned prefixes and the text held while they
+// are learned, a hard-wrapped line being joined.
+struct InputReading {
   bool open = false;
   FileReport file;
   std::unique_ptr<StreamDecoder> decoder;
   std::string pending;  // a line split across chunks
   bool skipping = false;
   uint64_t line_no = 0;
-  std::string scratch;
   std::optional<std::string> read_damage;  // see input_damaged
   // The input's first lines, held until its line prefixes and wrap width are learned from them.
   LinePrefixes prefixes;
@@ -68,8 +63,18 @@ struct LogScanner::Impl {
   // A line the terminal hard-wrapped, being joined from its pieces.
   std::string wrapped;
   uint64_t wrapped_number = 0;
-  std::string wrap_scratch;
   const std::string* cur_name = nullptr;  // in names
+};
+
+struct LogScanner::Impl : InputReading {
+  ScanOptions options;
+  LiteralSet literals{literal_texts()};
+  std::vector<uint32_t> trigger_of;  // by literal id
+  uint64_t settles_line = 0;        // literals after which the rest of a line is not searched
+  ScanState state;
+  std::deque<std::string> names;  // stable storage for LineView::file
+  std::string scratch;
+  std::string wrap_scratch;
   InputTape* tape = nullptr;  // record_to(): every line handed to the extractors is also recorded here
 
   void dispatch(const LineView& v, uint32_t triggers) {
@@ -82,23 +87,11 @@ struct LogScanner::Impl {
     tape->arena.append(text);
   }
 
-  // Several inputs may be open at once (a live per-rank directory). The one being fed is in the members above;
-  // the others wait in their slots, and switching swaps them.
+  // Several inputs may be open at once (a live per-rank directory). The one being fed is in the InputReading
+  // base; the others wait in their slots, and switching swaps them.
   struct Slot {
-    FileReport file;
-    std::unique_ptr<StreamDecoder> decoder;
-    std::string pending;
-    bool skipping = false;
-    uint64_t line_no = 0;
-    std::optional<std::string> read_damage;
-    LinePrefixes prefixes;
-    std::string learn_buf;
-    size_t learn_seen = 0;
-    std::string wrapped;
-    uint64_t wrapped_number = 0;
-    const std::string* name = nullptr;
+    InputReading reading;
     InputBlocks blocks;
-    bool open = false;
   };
   std::map<int, Slot> slots;
   // poll(): what was reported already.
@@ -110,20 +103,8 @@ struct LogScanner::Impl {
   int next_id = 0;
 
   void swap_with(Slot& s) {
-    std::swap(file, s.file);
-    std::swap(decoder, s.decoder);
-    std::swap(pending, s.pending);
-    std::swap(skipping, s.skipping);
-    std::swap(line_no, s.line_no);
-    std::swap(read_damage, s.read_damage);
-    std::swap(prefixes, s.prefixes);
-    std::swap(learn_buf, s.learn_buf);
-    std::swap(learn_seen, s.learn_seen);
-    std::swap(wrapped, s.wrapped);
-    std::swap(wrapped_number, s.wrapped_number);
-    std::swap(cur_name, s.name);
+    std::swap(static_cast<InputReading&>(*this), s.reading);
     state.swap_input_blocks(s.blocks);
-    std::swap(open, s.open);
   }
 
   // Makes input `id` the one in the members, the one there going back to its slot.

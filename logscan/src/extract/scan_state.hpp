@@ -65,45 +65,40 @@ struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2
 
 // What one input is in the middle of: blocks that span its lines.
 struct InputBlocks {
-  uint64_t run_lines_at_input_start = 0;
-  std::map<int, TracebackState> tracebacks;
+  uint64_t run_lines_at_input_start = 0;     // the run's progress lines before the input
+  std::map<int, TracebackState> tracebacks;  // by rank
+  bool wrap_pending = false;                 // a hard-wrapped line is being joined: its next piece is wanted
   ListCapture list;
   ChildFailedBlock child_failed;
   AbortBlock abort;
-  bool wrap_pending = false;
 };
 
-struct ScanState {
+// The per-input blocks are a base, so that switching between live inputs swaps them as one.
+struct ScanState : InputBlocks {
   ScanReport report;
-  std::map<int, TracebackState> tracebacks;  // by rank, for the input being read
   std::set<std::string> slurm_cancellations;  // "kind:job id" already reported (a JOB line and its STEP twin)
-  ListCapture list;
-  ChildFailedBlock child_failed;
-  AbortBlock abort;
   // What each failure in report.failures was caused by ("uncorrectable ECC error encountered"): the same fault
   // reported again (a traceback, then the watchdog, then the C++ terminate) is one failure.
   std::vector<std::string> failure_causes;
-  size_t run_failures_from = 0;
-  int64_t bar_total = 0;
+  size_t run_failures_from = 0;  // failures of the current run start here (a failure is counted once per run)
+  int64_t bar_total = 0;         // the training progress bar's total (an evaluation bar's is smaller)
   // Runs (run_lines.cpp): where the current one started, and what the report held when it did.
   SourceRef run_start;
-  std::set<std::string> disagreements;
+  uint64_t failures_before_run = 0;
+  std::set<std::string> disagreements;  // configuration keys the inputs of the current run disagree on
   // The progress of the last closed run that made any: the report's when the last run made none (a restart that
   // died before its first step).
   std::optional<Progress> last_progress;
-  int last_progress_run = -1;  // configuration keys the inputs of the current run disagree on
-  uint64_t failures_before_run = 0;
-  uint64_t run_lines_at_input_start = 0;  // the run's progress lines before the current input
-  void close_run(const std::string& file);  // the current run ends: its summary goes to report.runs, the accumulators start afresh
-  void finish_runs(const ScanReport& decided);  // the training progress bar's total (an evaluation bar's is smaller)  // failures of the current run start here (a failure is counted once per run)
+  int last_progress_run = -1;
+  // The current run ends: its summary goes to report.runs, the accumulators start afresh.
+  void close_run(const std::string& file);
+  void finish_runs(const ScanReport& decided);  // the last run, when the inputs end
   // The last two iteration lines from their "iteration " word (at most 1024 bytes each): the counters of the last
   // and the loss of the last one that has it (a log cut mid-line) are read when the input ends. Kept as views
   // while the region they lie in is being scanned, and copied once when the region ends (a copy per line was a
   // fifth of the extraction time).
   std::string_view last_iteration, previous_iteration;
   std::string last_iteration_copy, previous_iteration_copy;
-
-  bool wrap_pending = false;  // a hard-wrapped line is being joined: its next piece is wanted
 
   bool wants_every_line() const {
     return !tracebacks.empty() || list.active || wrap_pending || child_failed.active || abort.active;
@@ -128,21 +123,10 @@ struct ScanState {
     copy.assign(view);
     view = copy;
   }
-  void swap_input_blocks(InputBlocks& b) {
-    std::swap(run_lines_at_input_start, b.run_lines_at_input_start);
-    std::swap(tracebacks, b.tracebacks);
-    std::swap(list, b.list);
-    std::swap(child_failed, b.child_failed);
-    std::swap(abort, b.abort);
-    std::swap(wrap_pending, b.wrap_pending);
-  }
+  void swap_input_blocks(InputBlocks& b) { std::swap(static_cast<InputBlocks&>(*this), b); }
   void reset_input() {
-    child_failed = {};
-    abort = {};
-    run_lines_at_input_start = report.progress.iteration_lines;
-    tracebacks.clear();
-    list = {};
-    wrap_pending = false;
+    static_cast<InputBlocks&>(*this) = InputBlocks{};
+    run_lines_at_input_start = report.progress.iteration_lines;  // the run's progress lines before this input
   }
   // Records a failure unless it is one already counted in this run: the same kind on the same rank, the same
   // cause, or a traceback of a rank whose failure is known; a traceback just before a more specific failure of
