@@ -20,6 +20,7 @@
 
 #include "input_tape.hpp"
 #include "mapped_scan.hpp"
+#include "walk_dirs.hpp"
 
 namespace hcp::logscan {
 namespace {
@@ -28,9 +29,19 @@ namespace {
 constexpr size_t kChunk = 256u << 10;
 constexpr uint64_t kReadBelow = 1u << 20;
 
-void scan_fd(LogScanner& scanner, int fd, const std::string& name, std::vector<char>& buf) {
+// Files of /proc and /sys say 0 and still hold text: those are read to their end.
+uint64_t known_size(const struct stat& st) {
+  return st.st_size > 0 ? static_cast<uint64_t>(st.st_size) : UINT64_MAX;
+}
+
+// Reads fd to its end; a regular file only to the size fstat gave (one read instead of two for a small file, and
+// the same snapshot a mapping of it would read). The first `have` bytes of buf were read already.
+void scan_fd(LogScanner& scanner, int fd, const std::string& name, std::vector<char>& buf,
+             uint64_t size = UINT64_MAX, size_t have = 0) {
   scanner.begin_input(name);
-  for (;;) {
+  uint64_t total = have;
+  if (have > 0) scanner.feed(buf.data(), have);
+  while (total < size) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
@@ -38,27 +49,35 @@ void scan_fd(LogScanner& scanner, int fd, const std::string& name, std::vector<c
       return;
     }
     if (n == 0) break;
+    total += static_cast<uint64_t>(n);
     scanner.feed(buf.data(), static_cast<size_t>(n));
   }
   scanner.end_input();
 }
 
+bool compressed_magic(const char* p, size_t n) {
+  const auto* m = reinterpret_cast<const unsigned char*>(p);
+  return (n >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) ||
+         (n >= 2 && m[0] == 0x1F && m[1] == 0x8B);
+}
+
 // Workers read() small files (mapping and unmapping from several threads costs TLB shootdowns on every core);
-// false, with nothing read, for anything else, which the merging thread then reads itself.
+// false, with nothing scanned, for anything else, which the merging thread then reads itself.
 bool read_small_file(LogScanner& scanner, const std::string& path, std::vector<char>& buf, uint64_t limit) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st{};
   bool small = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= limit;
-  // A compressed file's text may be many times its size, and a tape holds the lines of it the extractors see:
-  // compressed files are left to the merging thread, which reads them without a tape.
-  unsigned char magic[4] = {};
-  if (small && ::pread(fd, magic, 4, 0) == 4 &&
-      ((magic[0] == 0x28 && magic[1] == 0xB5 && magic[2] == 0x2F && magic[3] == 0xFD) ||
-       (magic[0] == 0x1F && magic[1] == 0x8B))) {
-    small = false;
+  ssize_t n = -1;
+  if (small) {
+    do n = ::read(fd, buf.data(), buf.size());
+    while (n < 0 && errno == EINTR);
   }
-  if (small) scan_fd(scanner, fd, path, buf);
+  // A compressed file's text may be many times its size, and a tape holds the lines of it the extractors see:
+  // compressed files are left to the merging thread, which reads them without a tape. So is a failed read, which
+  // the merging thread then reports.
+  small = small && n >= 0 && !compressed_magic(buf.data(), static_cast<size_t>(n));
+  if (small) scan_fd(scanner, fd, path, buf, known_size(st), static_cast<size_t>(n));
   ::close(fd);
   return small;
 }
@@ -80,7 +99,7 @@ void scan_file(LogScanner& scanner, const std::string& path, std::vector<char>& 
   // Small files are read: mapping costs two system calls and page faults, more than a read of 1 MiB copies.
   if (static_cast<uint64_t>(st.st_size) <= kReadBelow ||
       !scan_mapped(scanner, fd, path, static_cast<uint64_t>(st.st_size))) {
-    scan_fd(scanner, fd, path, buf);
+    scan_fd(scanner, fd, path, buf, known_size(st));
   }
   ::close(fd);
 }
@@ -112,7 +131,7 @@ bool natural_less(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths) {
+std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths, unsigned jobs) {
   namespace fs = std::filesystem;
   std::vector<ScanInput> out;
   std::vector<ScanInput> files;
@@ -126,25 +145,13 @@ std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths) {
       files.push_back({ScanInput::Kind::file, path, ""});
       continue;
     }
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) {
-      files.push_back({ScanInput::Kind::error, path, "cannot list directory: " + ec.message()});
-      continue;
+    bool found = false;
+    for (WalkEntry& e : walk_directory(path, jobs)) {
+      found = found || e.error.empty() || e.path == path;
+      files.push_back({e.error.empty() ? ScanInput::Kind::file : ScanInput::Kind::error, std::move(e.path),
+                       std::move(e.error)});
     }
-    size_t found = 0;
-    for (; it != end; it.increment(ec)) {
-      if (ec) break;
-      const std::string name = it->path().filename().string();
-      if (!name.empty() && name[0] == '.') {
-        if (it->is_directory(ec)) it.disable_recursion_pending();
-        continue;
-      }
-      if (it->is_regular_file(ec)) {
-        files.push_back({ScanInput::Kind::file, it->path().string(), ""});
-        ++found;
-      }
-    }
-    if (found == 0) files.push_back({ScanInput::Kind::error, path, "directory holds no files"});
+    if (!found) files.push_back({ScanInput::Kind::error, path, "directory holds no files"});
   }
   // Standard input first, then every file in natural order, however the paths were given: the report does not
   // depend on the order of the arguments.
@@ -288,8 +295,8 @@ ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions
 }  // namespace
 
 ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options) {
-  const std::vector<ScanInput> inputs = expand_inputs(paths);
   unsigned jobs = options.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.jobs;
+  const std::vector<ScanInput> inputs = expand_inputs(paths, jobs);
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
   if (jobs > 1) return scan_parallel(inputs, options, jobs);
   LogScanner scanner(options);

@@ -79,8 +79,9 @@ struct ScanInput {
   std::string error;
 };
 // The inputs that paths name: "-" first, then the files (directories recursively, hidden entries skipped) in
-// natural name order, each once, whatever the order of the paths.
-std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths);
+// natural name order, each once, whatever the order of the paths. A subdirectory that cannot be listed is an
+// error input. Directories are listed by up to `jobs` threads.
+std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths, unsigned jobs = 1);
 
 // Scans files, directories (recursively) and "-" (standard input), in expand_inputs' order.
 ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options = {});
