@@ -141,10 +141,14 @@ std::vector<Diagnostic> run_rules(const ConfigTree& tree, const LintOptions& o, 
       Diagnostic& d = out[i];
       if (d.unknown_fact) continue;
       if (d.severity == Severity::error) d.severity = Severity::warning;
+      // A Python parameter's default says whose default it is; a script's ${X:-v} is the environment's to change.
+      const std::string whose = defaulted->setting && defaulted->setting->why.rfind("the default value of", 0) == 0
+                                    ? "with " + defaulted->setting->why + ", which a caller can change"
+                                    : "a default the environment can override";
       d.message += " (assuming " + (defaulted->setting ? defaulted->setting->spelled + " = " +
                                                              defaulted->setting->value.display()
                                                        : std::string("a default")) +
-                   ", a default the environment can override)";
+                   ", " + whose + ")";
     }
   }
   for (Diagnostic& d : out) {
@@ -160,20 +164,23 @@ bool same_finding(const Diagnostic& a, const Diagnostic& b) {
 
 // A finding is as certain as the paths it holds on: on every path of the script it keeps its severity; on some
 // paths only it is at most a warning that names the path's conditions.
+// Paths are compared within their unit (a Python file's functions each build their own config).
 std::vector<Diagnostic> merge_paths(const std::vector<ConfigVariant>& variants,
                                     const std::vector<std::vector<Diagnostic>>& found) {
-  std::vector<int> paths;
-  for (const ConfigVariant& v : variants) {
-    if (std::find(paths.begin(), paths.end(), v.path_index) == paths.end()) paths.push_back(v.path_index);
-  }
   std::vector<Diagnostic> out;
   for (size_t i = 0; i < found.size(); ++i) {
+    std::vector<int> paths;
+    for (const ConfigVariant& v : variants) {
+      if (v.unit == variants[i].unit && std::find(paths.begin(), paths.end(), v.path_index) == paths.end()) {
+        paths.push_back(v.path_index);
+      }
+    }
     for (const Diagnostic& d : found[i]) {
       if (std::any_of(out.begin(), out.end(), [&](const Diagnostic& e) { return same_finding(e, d) && e.message == d.message; })) continue;
       size_t holds = 0;
       for (int p : paths) {
         for (size_t j = 0; j < variants.size(); ++j) {
-          if (variants[j].path_index != p) continue;
+          if (variants[j].unit != variants[i].unit || variants[j].path_index != p) continue;
           if (std::any_of(found[j].begin(), found[j].end(), [&](const Diagnostic& e) { return same_finding(e, d); })) {
             ++holds;
             break;
@@ -375,7 +382,7 @@ std::vector<std::string> collect_inputs(const std::vector<std::string>& paths, c
         continue;
       }
       const std::string ext = p.extension().string();
-      if (it->is_regular_file(ec) && (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args")) {
+      if (it->is_regular_file(ec) && (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args" || ext == ".py")) {
         const std::string found_path = p.string();
         if (std::none_of(exclude.begin(), exclude.end(), [&](const std::string& g) { return path_matches(g, found_path); })) {
           found.push_back(found_path);

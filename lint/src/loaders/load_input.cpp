@@ -13,6 +13,11 @@ void load_source(const SourceText& source, ConfigTree& tree) {
     case InputFormat::yaml: return load_yaml(source, tree);
     case InputFormat::overrides: return load_overrides_file(source, tree);
     case InputFormat::megatron: return load_megatron_args(source, tree);
+    case InputFormat::python: {
+      const LoadedInput in = load_python(source);
+      if (!in.variants.empty()) tree = in.variants.front().tree;
+      return;
+    }
     case InputFormat::automatic: break;
   }
   throw Error(Errc::internal, "unreachable input format");
@@ -22,6 +27,7 @@ LoadedInput load_input(const SourceText& source) {
   InputFormat format = source.format;
   if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
   if (format == InputFormat::megatron) return load_megatron_script(source);
+  if (format == InputFormat::python) return load_python(source);
   LoadedInput out;
   if (format == InputFormat::yaml) {
     const YamlClass c = classify_yaml(source.text);

@@ -13,6 +13,7 @@ std::string_view format_name(InputFormat f) {
     case InputFormat::yaml: return "yaml";
     case InputFormat::overrides: return "overrides";
     case InputFormat::megatron: return "megatron";
+    case InputFormat::python: return "python";
   }
   return "auto";
 }
@@ -23,8 +24,9 @@ InputFormat parse_format_name(std::string_view name) {
   if (name == "yaml" || name == "yml") return InputFormat::yaml;
   if (name == "overrides" || name == "hydra") return InputFormat::overrides;
   if (name == "megatron" || name == "args" || name == "sh") return InputFormat::megatron;
+  if (name == "python" || name == "py") return InputFormat::python;
   throw Error(Errc::invalid_argument,
-              "unknown input format '" + std::string(name) + "' (expected auto, toml, yaml, overrides or megatron)");
+              "unknown input format '" + std::string(name) + "' (expected auto, toml, yaml, overrides, megatron or python)");
 }
 
 std::string_view SourceText::line(int n) const {
@@ -60,9 +62,14 @@ InputFormat sniff(std::string_view text) {
     const size_t b = line.find_first_not_of(" \t\r");
     if (b == std::string_view::npos) continue;
     line = line.substr(b);
-    if (line.rfind("#!", 0) == 0) return InputFormat::megatron;
+    if (line.rfind("#!", 0) == 0) {
+      return line.find("python") != std::string_view::npos ? InputFormat::python : InputFormat::megatron;
+    }
     if (line[0] == '#') continue;
     ++looked;
+    if (line.rfind("import ", 0) == 0 || (line.rfind("from ", 0) == 0 && line.find(" import ") != std::string_view::npos)) {
+      return InputFormat::python;
+    }
     if (line.find("--") != std::string_view::npos || line.rfind("torchrun", 0) == 0 ||
         line.rfind("export ", 0) == 0) {
       return InputFormat::megatron;
@@ -92,6 +99,7 @@ InputFormat detect_format(const std::string& name, std::string_view text) {
     if (ends_with(name, ext)) return InputFormat::megatron;
   }
   for (const char* ext : {".overrides", ".hydra"}) if (ends_with(name, ext)) return InputFormat::overrides;
+  if (ends_with(name, ".py")) return InputFormat::python;
   return sniff(text);
 }
 

@@ -15,10 +15,6 @@ constexpr std::string_view kBridgeSections[] = {
     "nvrx_straggler", "inprocess_restart", "validation", "tensor_inspect", "cluster", "env",
 };
 
-bool is_bridge_section(std::string_view k) {
-  return std::find(std::begin(kBridgeSections), std::end(kBridgeSections), k) != std::end(kBridgeSections);
-}
-
 // Top-level keys: lines that start a mapping entry in column 0. A `- ` in column 0 first means a list document.
 std::vector<std::string> top_level_keys(std::string_view text, bool* list_first) {
   std::vector<std::string> keys;
@@ -53,6 +49,10 @@ bool has(const std::vector<std::string>& keys, std::string_view k) {
 }
 
 }  // namespace
+
+bool is_bridge_section(std::string_view k) {
+  return std::find(std::begin(kBridgeSections), std::end(kBridgeSections), k) != std::end(kBridgeSections);
+}
 
 YamlClass classify_yaml(std::string_view text) {
   bool list_first = false;

@@ -23,4 +23,7 @@ struct YamlClass {
 
 YamlClass classify_yaml(std::string_view text);
 
+// A section of Bridge's ConfigContainer ("model", "dataset", "dist", ...) or hcp's own "cluster" / "env".
+bool is_bridge_section(std::string_view key);
+
 }  // namespace hcp::lint

@@ -126,8 +126,9 @@ void check(const LintContext& ctx, Reporter& r) {
       r.report(s->key_loc,
                "unknown key '" + s->spelled + "': " + std::string(section->name) + " has no such field in "
                    "Megatron-Bridge" + (closest_field->empty() ? "" : "; did you mean '" + *closest_field + "'?"),
-               "Bridge skips a YAML key its config does not have with only a log warning, and refuses such a "
-               "command-line override; fix the name or drop the key");
+               "Bridge skips a YAML key its config does not have with only a log warning and refuses such a "
+               "command-line override; in Python the assignment adds an attribute that nothing reads. Fix the "
+               "name or drop the key");
       continue;
     }
     const bool flag = key.rfind("--", 0) == 0;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bash_syntax.hpp"
+#include "../syntax/syntax_tree.hpp"
 #include "shell_model.hpp"
 
 namespace hcp::lint::shell {

@@ -53,7 +53,7 @@ void add_unreadable(LintReport& report, const std::string& path, const std::stri
 
 // Reads a file; throws Error{io} naming it. Directories are refused here (see collect_inputs).
 SourceText read_source(const std::string& path);
-// Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args (sorted), leaving out the
+// Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args, .py (sorted), leaving out the
 // files that match an `exclude` glob. Throws Error{io} for a path that does not exist.
 std::vector<std::string> collect_inputs(const std::vector<std::string>& paths,
                                         const std::vector<std::string>& exclude = {});

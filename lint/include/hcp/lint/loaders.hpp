@@ -33,6 +33,9 @@ struct ConfigVariant {
   ConfigTree tree;
   std::vector<std::string> conditions;  // the conditions of the script's path ("not [ -f \"$CKPT\" ]")
   int path_index = 0;                   // which path of the script (launches on one path share it)
+  // Which unit of the input: a Python file's functions each build their own config, and a finding is weighed
+  // against the other paths of its own unit only.
+  int unit = 0;
 };
 
 struct LoadedInput {
@@ -48,6 +51,7 @@ LoadedInput load_megatron_script(const SourceText& source);
 LoadedInput load_functional_test(const SourceText& source);  // Megatron-LM functional-test model_config.yaml
 LoadedInput load_nemo_launcher(const SourceText& source);    // NeMo-1 / NeMo-Framework-Launcher training YAML
 LoadedInput load_megatron_yaml_cfg(const SourceText& source);  // Megatron-LM --yaml-cfg YAML
+LoadedInput load_python(const SourceText& source);  // Megatron-Bridge and NeMo 2 Python configs
 
 // Builds a parse error "file:line:col: message".
 [[noreturn]] void throw_parse_error(const Location& where, const std::string& message);

@@ -7,10 +7,11 @@
 
 namespace hcp::lint {
 
-enum class InputFormat { automatic, toml, yaml, overrides, megatron };
+enum class InputFormat { automatic, toml, yaml, overrides, megatron, python };
 
 std::string_view format_name(InputFormat f);
-// "toml", "yaml", "overrides", "megatron" (also "args", "sh"); throws Error{invalid_argument}.
+// "toml", "yaml", "overrides", "megatron" (also "args", "sh"), "python" (also "py"); throws
+// Error{invalid_argument}.
 InputFormat parse_format_name(std::string_view name);
 
 struct SourceText {

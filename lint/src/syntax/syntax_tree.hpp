@@ -1,5 +1,6 @@
-// The bash grammar of tree-sitter behind a small C++ face: parse a text once, then walk its nodes by type and
-// field with their text and position. Nodes are views into the tree and valid while the BashTree lives.
+// tree-sitter's grammars (bash for launch scripts, Python for Bridge and NeMo 2 configs) behind a small C++ face:
+// parse a text once, then walk its nodes by type and field with their text and position. Nodes are views into the
+// tree and valid while the SyntaxTree lives.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,10 @@
 
 namespace hcp::lint {
 
-class BashNode {
+class SyntaxNode {
  public:
-  BashNode() = default;
-  BashNode(TSNode node, std::string_view text) : node_(node), text_(text) {}
+  SyntaxNode() = default;
+  SyntaxNode(TSNode node, std::string_view text) : node_(node), text_(text) {}
 
   bool null() const { return ts_node_is_null(node_); }
   std::string_view type() const { return ts_node_type(node_); }
@@ -30,10 +31,10 @@ class BashNode {
   int col() const { return static_cast<int>(ts_node_start_point(node_).column) + 1; }
 
   uint32_t child_count() const { return ts_node_child_count(node_); }
-  BashNode child(uint32_t i) const { return {ts_node_child(node_, i), text_}; }
+  SyntaxNode child(uint32_t i) const { return {ts_node_child(node_, i), text_}; }
   uint32_t named_child_count() const { return ts_node_named_child_count(node_); }
-  BashNode named_child(uint32_t i) const { return {ts_node_named_child(node_, i), text_}; }
-  BashNode field(std::string_view name) const {
+  SyntaxNode named_child(uint32_t i) const { return {ts_node_named_child(node_, i), text_}; }
+  SyntaxNode field(std::string_view name) const {
     return {ts_node_child_by_field_name(node_, name.data(), static_cast<uint32_t>(name.size())), text_};
   }
   // The field name of child i, or empty.
@@ -44,11 +45,13 @@ class BashNode {
   std::string_view text_;
 };
 
-class BashTree {
+enum class Grammar { bash, python };
+
+class SyntaxTree {
  public:
   // Parses `text`, which must outlive the tree. Never fails: syntax errors become ERROR nodes.
-  explicit BashTree(std::string_view text);
-  BashNode root() const;
+  SyntaxTree(std::string_view text, Grammar grammar);
+  SyntaxNode root() const;
 
  private:
   struct Free {
@@ -56,6 +59,13 @@ class BashTree {
   };
   std::string_view text_;
   std::unique_ptr<TSTree, Free> tree_;
+};
+
+// The shell model's names for them.
+using BashNode = SyntaxNode;
+class BashTree : public SyntaxTree {
+ public:
+  explicit BashTree(std::string_view text) : SyntaxTree(text, Grammar::bash) {}
 };
 
 }  // namespace hcp::lint

@@ -1,0 +1,51 @@
+// The state of one path through a unit of a Python config file, and the expression evaluator that reads it
+// (python_eval.cpp). Objects live in the path, so that forked paths own their copies.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../syntax/syntax_tree.hpp"
+#include "hcp/lint/config_tree.hpp"
+#include "hcp/lint/source.hpp"
+#include "python_model.hpp"
+
+namespace hcp::lint {
+
+struct PyPath {
+  std::map<std::string, PyValue> names;
+  std::vector<PyObject> objects;  // PyValue::object indexes here
+  ConfigTree tree;
+  std::vector<std::string> conditions;
+  bool returned = false;
+  bool builds = false;  // built, received or changed a config object
+};
+
+// What a unit's statements need besides the path: the file, and the module's names for a function.
+struct PyContext {
+  const SourceText* source = nullptr;
+  const std::map<std::string, PyValue>* globals = nullptr;
+  std::string unit;                 // function name, "" for the module
+};
+
+Location py_loc(const PyContext& cx, const SyntaxNode& n);
+
+// The value of an expression on a path. Building a config object (a known constructor, a recipe call) adds it
+// to the path, with its keyword arguments as settings.
+PyValue py_eval(PyPath& p, const PyContext& cx, const SyntaxNode& n);
+
+// The object an attribute chain's base names, making a name of unknown origin a config root when the chain
+// names a ConfigContainer section (cfg.model.x) or a NeMo 2 recipe part (recipe.trainer.strategy.x); -1 when
+// the base is not a config object.
+int py_object_of(PyPath& p, const PyContext& cx, const SyntaxNode& base, const std::vector<std::string>& rest);
+
+// attr of object `obj` = v: a setting when the object's path maps the attribute to a key; an object assigned
+// to a section places it there; a section assigned anything else loses what the path knew of it.
+void py_set_attribute(PyPath& p, int obj, const std::string& attr, const PyValue& v, const Location& key_loc,
+                      const std::string& spelled);
+
+// Python truthiness of a known value.
+bool py_truthy(const Value& v);
+
+}  // namespace hcp::lint
