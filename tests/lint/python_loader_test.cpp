@@ -92,6 +92,38 @@ TEST(PythonLoader, AFindingOnADefaultIsAWarningThatSaysWhose) {
   EXPECT_THAT(ds[0].message, HasSubstr("the default value of `context_parallel_size` in `recipe()`"));
 }
 
+TEST(PythonLoader, AFunctionTheFileCallsIsLintedWithTheCallsArguments) {
+  const std::string def =
+      "import megatron.bridge\n"
+      "def recipe(context_parallel_size: int = 3, seq_length: int = 4096):\n"
+      "    cfg = _pretrain_common()\n"
+      "    cfg.model.context_parallel_size = context_parallel_size\n"
+      "    cfg.model.seq_length = seq_length\n"
+      "    return cfg\n";
+  // Called with its defaults: they are the values that run, and the finding keeps its severity.
+  std::vector<Diagnostic> ds = findings(def + "if __name__ == '__main__':\n    recipe()\n");
+  ASSERT_EQ(codes(ds), std::vector<std::string>{"HCP003 error"});
+  EXPECT_THAT(ds[0].message, HasSubstr("in `recipe()` as called at line 8: "));
+  // Called with other values, each call is linted: the one with cp 2 is fine, the one with cp 3 is not.
+  ds = findings(def + "a = recipe(context_parallel_size=2)\nb = recipe(3, 4096)\n");
+  ASSERT_EQ(codes(ds), std::vector<std::string>{"HCP003 error"});
+  EXPECT_THAT(ds[0].message, HasSubstr("as called at line 8: "));
+  // A call that may pass anything (**kwargs of unknown content) knows nothing of the parameters it does not name.
+  EXPECT_TRUE(findings(def + "def main(**kw):\n    return recipe(**kw)\n").empty());
+  // A call from another function passes that function's values, defaults staying defaults.
+  ds = findings(def + "def outer(cp: int = 3):\n    return recipe(context_parallel_size=cp)\n");
+  ASSERT_EQ(codes(ds), std::vector<std::string>{"HCP003 warning"});
+  EXPECT_THAT(ds[0].message, HasSubstr("the default value of `cp` in `outer()`"));
+}
+
+TEST(PythonLoader, LightningDevicesAutoIsUnknownNotATypeError) {
+  EXPECT_TRUE(findings("import nemo_run as run\n"
+                       "def f():\n"
+                       "    return run.Config(nl.Trainer, devices='auto', num_nodes=2,\n"
+                       "        strategy=run.Config(nl.MegatronStrategy, tensor_model_parallel_size=8))\n")
+                  .empty());
+}
+
 TEST(PythonLoader, UnknownValuesAreNeverErrors) {
   EXPECT_TRUE(findings("import megatron.bridge\n"
                        "def main(args):\n"

@@ -295,6 +295,38 @@ void open_keys(PyPath& p, int obj, const std::string& why, const Location& loc,
   }
 }
 
+// A call of the file's own function: recorded once per call site (the first path that reaches it).
+void record_call(PyPath& p, const PyContext& cx, const SyntaxNode& n, const std::string& name, const SyntaxNode& args,
+                 int depth) {
+  PyCall c;
+  c.function = name;
+  c.at = py_loc(cx, n);
+  for (const PyCall& seen : *cx.calls) {
+    if (seen.at.line == c.at.line && seen.at.col == c.at.col) return;
+  }
+  for (uint32_t i = 0; args.is("argument_list") && i < args.named_child_count(); ++i) {
+    const SyntaxNode a = args.named_child(i);
+    if (a.is("comment")) continue;
+    if (a.is("keyword_argument")) {
+      c.keywords.emplace_back(str(a.field("name")), eval(p, cx, a.field("value"), depth + 1));
+    } else if (a.is("dictionary_splat")) {
+      const PyValue d = eval(p, cx, a.named_child(0), depth + 1);
+      if (d.kind == PyValue::Kind::dict) {
+        for (const auto& kv : d.dict) c.keywords.push_back(kv);
+      } else {
+        c.open = "may be given by " + str(a) + " at line " + std::to_string(a.line());
+      }
+    } else if (a.is("list_splat")) {
+      c.open = "may be given by " + str(a) + " at line " + std::to_string(a.line());
+    } else {
+      c.positional.push_back(eval(p, cx, a, depth + 1));
+    }
+  }
+  for (PyValue& v : c.positional) v = py_carry(v, p.objects, c.objects);
+  for (auto& kv : c.keywords) kv.second = py_carry(kv.second, p.objects, c.objects);
+  cx.calls->push_back(std::move(c));
+}
+
 PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
   const SyntaxNode fn = n.field("function");
   const SyntaxNode args = n.field("arguments");
@@ -308,6 +340,10 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
         positional.push_back(a);
       }
     }
+  }
+  if (fn.is("identifier") && cx.functions && cx.calls &&
+      std::find(cx.functions->begin(), cx.functions->end(), name) != cx.functions->end()) {
+    record_call(p, cx, n, name, args, depth);
   }
   // The environment: known only when the job runs.
   if (name == "os.getenv" || name == "getenv" || name == "os.environ.get" || name == "environ.get") {
@@ -334,6 +370,15 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
   } else if (const std::string section = python_class_section(cls); section != "none") {
     obj = add_object(p, section, true);
   } else {
+    // Its arguments are still evaluated: they may build config objects or call the file's own functions.
+    for (uint32_t i = 0; args.is("argument_list") && i < args.named_child_count(); ++i) {
+      const SyntaxNode a = args.named_child(i);
+      if (a.is("keyword_argument")) {
+        eval(p, cx, a.field("value"), depth + 1);
+      } else if (!a.is("comment")) {
+        eval(p, cx, a.is("dictionary_splat") || a.is("list_splat") ? a.named_child(0) : a, depth + 1);
+      }
+    }
     return unknown_at(cx, n, "the result of " + (name.empty() ? std::string("a call") : name + "()"));
   }
   p.builds = true;
@@ -374,7 +419,7 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
 
 // The object under `id` at attribute `attr`: a view with the joined path (the same config, seen deeper).
 int view(PyPath& p, int id, const std::string& attr) {
-  if (id < 0) return -1;
+  if (id < 0 || static_cast<size_t>(id) >= p.objects.size()) return -1;
   const PyObject& o = p.objects[static_cast<size_t>(id)];
   if (!o.placed) return -1;
   return add_object(p, o.path.empty() ? attr : o.path + "." + attr, true);
@@ -515,6 +560,17 @@ Location py_loc(const PyContext& cx, const SyntaxNode& n) {
 
 PyValue py_eval(PyPath& p, const PyContext& cx, const SyntaxNode& n) { return eval(p, cx, n, 0); }
 
+PyValue py_carry(const PyValue& v, const std::vector<PyObject>& from, std::vector<PyObject>& to) {
+  PyValue out = v;
+  if (v.kind == PyValue::Kind::object) {
+    if (v.object < 0 || static_cast<size_t>(v.object) >= from.size()) return PyValue::unknown("a config object", v.loc);
+    to.push_back(from[static_cast<size_t>(v.object)]);
+    out.object = static_cast<int>(to.size()) - 1;
+  }
+  for (auto& kv : out.dict) kv.second = py_carry(kv.second, from, to);
+  return out;
+}
+
 bool py_truthy(const Value& v) {
   switch (v.kind) {
     case Value::Kind::null: return false;
@@ -534,7 +590,7 @@ int py_object_of(PyPath& p, const PyContext& cx, const SyntaxNode& base, const s
   if (base.is("identifier")) {
     const std::string name = str(base);
     const PyValue* v = lookup(p, cx, name);
-    if (v && v->kind == PyValue::Kind::object) {
+    if (v && v->kind == PyValue::Kind::object && static_cast<size_t>(v->object) < p.objects.size()) {
       id = v->object;
     } else if ((!v || v->kind == PyValue::Kind::unknown) && name != "self" && name != "cls" && attrs.size() >= 2) {
       // A config whose origin the file does not show (a parameter, a call's result, the guide's bare `cfg`):
@@ -549,7 +605,7 @@ int py_object_of(PyPath& p, const PyContext& cx, const SyntaxNode& base, const s
     }
   } else {
     const PyValue v = py_eval(p, cx, base);
-    if (v.kind != PyValue::Kind::object) return -1;
+    if (v.kind != PyValue::Kind::object || v.object < 0 || static_cast<size_t>(v.object) >= p.objects.size()) return -1;
     id = v.object;
   }
   for (size_t i = 0; i + 1 < attrs.size() && id >= 0; ++i) id = view(p, id, attrs[i]);
@@ -568,6 +624,7 @@ void py_set_attribute(PyPath& p, int obj, const std::string& attr, const PyValue
     s.value = v.kind == PyValue::Kind::value ? v.value : Value::make_null(v.loc);
     return s;
   };
+  if (obj < 0 || static_cast<size_t>(obj) >= p.objects.size()) return;
   PyObject& o = p.objects[static_cast<size_t>(obj)];
   if (!o.placed) {
     if (v.kind != PyValue::Kind::object) o.pending.push_back(setting(attr));
@@ -575,6 +632,7 @@ void py_set_attribute(PyPath& p, int obj, const std::string& attr, const PyValue
   }
   const std::string child = o.path.empty() ? attr : o.path + "." + attr;
   if (v.kind == PyValue::Kind::object) {  // cfg.model = provider: the provider's settings are the section's
+    if (v.object < 0 || static_cast<size_t>(v.object) >= p.objects.size()) return;
     PyObject& placed = p.objects[static_cast<size_t>(v.object)];
     if (placed.placed && placed.path == child) return;
     placed.placed = true;
@@ -592,7 +650,15 @@ void py_set_attribute(PyPath& p, int obj, const std::string& attr, const PyValue
   }
   const std::string key = python_config_key(o.path, attr);
   if (!key.empty()) {
-    p.tree.set(setting(key));
+    Setting s = setting(key);
+    // Lightning's Trainer takes devices="auto" / -1 and decides when the job starts.
+    if (key.rfind("cluster.", 0) == 0 && s.provenance != Provenance::unknown &&
+        (s.value.kind != Value::Kind::integer || s.value.integer < 1)) {
+      s.provenance = Provenance::unknown;
+      s.why = "`" + spelled + " = " + s.value.display() + "`: chosen by Lightning when the job starts";
+      s.value = Value::make_null(s.value.loc);
+    }
+    p.tree.set(std::move(s));
     p.builds = true;
     return;
   }

@@ -4,13 +4,16 @@
 // unknown. `return` ends a path. Nested functions and classes are not followed.
 #include "python_interpreter.hpp"
 
+#include <algorithm>
+
 #include "python_state.hpp"
 
 namespace hcp::lint {
 namespace {
 
 constexpr size_t kMaxPaths = 32;
-constexpr int kMaxNesting = 64;  // blocks inside blocks; deeper ones are reported as not followed
+constexpr int kMaxNesting = 64;
+constexpr size_t kMaxCallsPerFunction = 8;  // call sites of one function linted each; the rest are not  // blocks inside blocks; deeper ones are reported as not followed
 
 std::string str(const SyntaxNode& n) { return std::string(n.text()); }
 
@@ -299,9 +302,14 @@ SyntaxNode function_of(const SyntaxNode& s) {
   return {};
 }
 
-// A function's parameters as names of its path: a default is known as a default; a parameter annotated as a
-// ConfigContainer is a config; the others are whatever the caller passes.
-void bind_parameters(PyPath& p, const PyContext& cx, const SyntaxNode& params, const std::string& fn) {
+// A function's parameters as names of its path. Linted on its own, a default is known as a default and the other
+// parameters are whatever a caller passes; linted as the file calls it, an argument has the value the call gave,
+// and a parameter the call leaves out has its default as the value that runs. A parameter annotated as a
+// ConfigContainer is a config either way.
+void bind_parameters(PyPath& p, const PyContext& cx, const SyntaxNode& params, const std::string& fn,
+                     const PyCall* call) {
+  size_t position = 0;
+  bool keyword_only = false;
   for (uint32_t i = 0; i < params.named_child_count(); ++i) {
     const SyntaxNode a = params.named_child(i);
     std::string name;
@@ -316,8 +324,11 @@ void bind_parameters(PyPath& p, const PyContext& cx, const SyntaxNode& params, c
       type = a.field("type");
       value = a.field("value");
     } else {
-      continue;  // *args, **kwargs, / and *: nothing the file names
+      // *args or a bare * ends the positional parameters; **kwargs and / name nothing the file sets.
+      if (a.is("list_splat_pattern") || a.is("keyword_separator")) keyword_only = true;
+      continue;
     }
+    const size_t index = keyword_only ? SIZE_MAX : position++;
     if (!type.null() && type.text().find("ConfigContainer") != std::string_view::npos) {
       p.objects.push_back(PyObject{true, "", {}});
       PyValue v;
@@ -327,19 +338,36 @@ void bind_parameters(PyPath& p, const PyContext& cx, const SyntaxNode& params, c
       continue;
     }
     PyValue v = PyValue::unknown("parameter `" + name + "` of `" + fn + "()`, given by its caller", py_loc(cx, a));
-    if (!value.null()) {
+    const PyValue* given = nullptr;
+    if (call) {
+      for (const auto& [k, arg] : call->keywords) {
+        if (k == name) given = &arg;
+      }
+      if (!given && index < call->positional.size()) given = &call->positional[index];
+    }
+    if (given) {
+      v = py_carry(*given, call->objects, p.objects);
+    } else if (call && !call->open.empty()) {
+      v = PyValue::unknown("parameter `" + name + "` " + call->open, py_loc(cx, a));
+    } else if (!value.null()) {
       PyValue d = py_eval(p, cx, value);
-      if (d.known()) {
+      if (d.known() && !call) {
         d.provenance = Provenance::defaulted;
         d.why = "the default value of `" + name + "` in `" + fn + "()`";
-        v = d;
       }
+      if (d.known()) v = d;
     }
     p.names[name] = v;
   }
 }
 
-void add_unit(PythonRun& run, std::string name, std::vector<PyPath>& paths) {
+PyValue without_objects(PyValue v) {
+  if (v.kind == PyValue::Kind::object) return PyValue::unknown("a config object built at module level", v.loc);
+  for (auto& kv : v.dict) kv.second = without_objects(std::move(kv.second));
+  return v;
+}
+
+void add_unit(PythonRun& run, std::string name, int family, std::string context, std::vector<PyPath>& paths) {
   bool builds = false;
   for (const PyPath& p : paths) builds = builds || p.builds;
   if (!builds) return;
@@ -351,6 +379,8 @@ void add_unit(PythonRun& run, std::string name, std::vector<PyPath>& paths) {
     v.tree = std::move(p.tree);
     v.conditions = std::move(p.conditions);
     v.path_index = index++;
+    v.context = context;
+    v.family = family;
     unit.variants.push_back(std::move(v));
   }
   run.units.push_back(std::move(unit));
@@ -377,32 +407,68 @@ PythonRun run_python(const SourceText& source) {
       for (uint32_t i = n.child_count(); i-- > 0;) stack.push_back(n.child(i));
     }
   }
+  std::vector<SyntaxNode> functions;
+  std::vector<std::string> function_names;
+  for (uint32_t i = 0; i < root.named_child_count(); ++i) {
+    const SyntaxNode fn = function_of(root.named_child(i));
+    if (fn.null()) continue;
+    functions.push_back(fn);
+    function_names.push_back(str(fn.field("name")));
+  }
   // The module's own statements first; their names are the functions' globals.
+  std::vector<PyCall> calls;
   PyContext module_cx;
   module_cx.source = &source;
+  module_cx.functions = &function_names;
+  module_cx.calls = &calls;
   std::vector<PyPath> module_paths(1);
   Interpreter(module_cx, run).block(module_paths, root, 0);
   PyPath globals = module_paths[0];
   for (size_t i = 1; i < module_paths.size(); ++i) {
     globals = join(std::move(globals), module_paths[i], "set differently on the paths through the module");
   }
+  // Values only: a config object built at module level is not the functions' to change.
   std::map<std::string, PyValue> names;
   for (auto& [name, v] : globals.names) {
-    if (v.kind == PyValue::Kind::value || v.kind == PyValue::Kind::dict) names[name] = v;
+    if (v.kind == PyValue::Kind::value || v.kind == PyValue::Kind::dict) names[name] = without_objects(v);
   }
-  add_unit(run, "", module_paths);
-  for (uint32_t i = 0; i < root.named_child_count(); ++i) {
-    const SyntaxNode fn = function_of(root.named_child(i));
-    if (fn.null()) continue;
+  add_unit(run, "", -1, "", module_paths);
+  // Each function on its own first, recording the calls of the file's functions (the module's calls were
+  // recorded above); then a function the file calls is linted as each call gives it its arguments, not alone.
+  auto run_function = [&](const SyntaxNode& fn, const PyCall* call, std::vector<PyCall>* record) {
     PyContext cx;
     cx.source = &source;
     cx.globals = &names;
     cx.unit = str(fn.field("name"));
+    cx.functions = &function_names;
+    cx.calls = record;
     std::vector<PyPath> paths(1);
-    bind_parameters(paths[0], cx, fn.field("parameters"), cx.unit);
+    bind_parameters(paths[0], cx, fn.field("parameters"), cx.unit, call);
     Interpreter(cx, run).block(paths, fn.field("body"), 0);
-    add_unit(run, cx.unit, paths);
+    return paths;
+  };
+  std::vector<std::vector<PyPath>> alone;
+  for (const SyntaxNode& fn : functions) alone.push_back(run_function(fn, nullptr, &calls));
+  for (size_t f = 0; f < functions.size(); ++f) {
+    size_t linted = 0;
+    for (const PyCall& c : calls) {
+      if (c.function != function_names[f] || linted == kMaxCallsPerFunction) continue;
+      ++linted;
+      std::vector<PyPath> paths = run_function(functions[f], &c, nullptr);
+      add_unit(run, function_names[f], static_cast<int>(f),
+               "in `" + function_names[f] + "()` as called at line " + std::to_string(c.at.line), paths);
+    }
+    if (linted == 0) add_unit(run, function_names[f], -1, "", alone[f]);
   }
+  // A function run once alone and once per call reports what it could not follow once.
+  std::vector<std::pair<Location, std::string>> unread;
+  for (auto& u : run.unread) {
+    const bool seen = std::any_of(unread.begin(), unread.end(), [&](const auto& e) {
+      return e.first.line == u.first.line && e.first.col == u.first.col && e.second == u.second;
+    });
+    if (!seen) unread.push_back(std::move(u));
+  }
+  run.unread = std::move(unread);
   return run;
 }
 

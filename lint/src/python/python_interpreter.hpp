@@ -15,7 +15,7 @@ namespace hcp::lint {
 
 struct PythonUnit {
   std::string name;                     // "" for the module's own statements, else the function's name
-  std::vector<ConfigVariant> variants;  // one per path
+  std::vector<ConfigVariant> variants;  // one per path (with the call's family and context, see ConfigVariant)
 };
 
 struct PythonRun {

@@ -22,11 +22,28 @@ struct PyPath {
   bool builds = false;  // built, received or changed a config object
 };
 
-// What a unit's statements need besides the path: the file, and the module's names for a function.
+// A call of one of the file's own functions, with the values its arguments had on the calling path: the
+// function is then linted with them (a default the file calls it with is the value that runs).
+struct PyCall {
+  std::string function;
+  Location at;
+  std::vector<PyValue> positional;
+  std::vector<std::pair<std::string, PyValue>> keywords;
+  std::string open;  // why arguments the call does not name may still be given (an unknown *args / **kwargs)
+  std::vector<PyObject> objects;  // the config objects the arguments pass, which PyValue::object indexes here
+};
+
+// v with the objects it refers to in `from` copied into `to` (and its ids renumbered): a value that leaves its path.
+PyValue py_carry(const PyValue& v, const std::vector<PyObject>& from, std::vector<PyObject>& to);
+
+// What a unit's statements need besides the path: the file, the module's names for a function, and where calls
+// of the file's own functions are recorded.
 struct PyContext {
   const SourceText* source = nullptr;
   const std::map<std::string, PyValue>* globals = nullptr;
-  std::string unit;                 // function name, "" for the module
+  std::string unit;  // function name, "" for the module
+  const std::vector<std::string>* functions = nullptr;  // the file's top-level functions
+  std::vector<PyCall>* calls = nullptr;
 };
 
 Location py_loc(const PyContext& cx, const SyntaxNode& n);
