@@ -417,6 +417,15 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
   return object_value(obj, py_loc(cx, n));
 }
 
+bool conventional_config_name(const std::string& name) {
+  static const char* const kNames[] = {"cfg", "config", "recipe", "pretrain", "finetune", "conf", "container",
+                                       "cfg_container", "config_container", "run_config", "train_config"};
+  for (const char* k : kNames) {
+    if (name == k) return true;
+  }
+  return false;
+}
+
 // The object under `id` at attribute `attr`: a view with the joined path (the same config, seen deeper).
 int view(PyPath& p, int id, const std::string& attr) {
   if (id < 0 || static_cast<size_t>(id) >= p.objects.size()) return -1;
@@ -592,9 +601,11 @@ int py_object_of(PyPath& p, const PyContext& cx, const SyntaxNode& base, const s
     const PyValue* v = lookup(p, cx, name);
     if (v && v->kind == PyValue::Kind::object && static_cast<size_t>(v->object) < p.objects.size()) {
       id = v->object;
-    } else if ((!v || v->kind == PyValue::Kind::unknown) && name != "self" && name != "cls" && attrs.size() >= 2) {
+    } else if ((!v || v->kind == PyValue::Kind::unknown) && cx.implicit_roots && conventional_config_name(name) &&
+               attrs.size() >= 2) {
       // A config whose origin the file does not show (a parameter, a call's result, the guide's bare `cfg`):
-      // taken for one only when the chain names one's parts.
+      // taken for one only under the names configs go by, in a file of a config library (or a bare snippet), and
+      // when the chain names one's parts - an HF processor's `tokenizer` or a NeMo 1 OmegaConf `model` is not.
       const bool nemo = attrs[0] == "trainer" || attrs[0] == "data" || (attrs[0] == "model" && attrs[1] == "config");
       const bool bridge = !nemo && is_bridge_section(attrs[0]) && attrs[0] != "cluster" && attrs[0] != "env";
       if (!nemo && !bridge) return -1;

@@ -94,17 +94,7 @@ class Interpreter {
           out.push_back(std::move(p));
           continue;
         }
-        std::vector<PyPath> branches = if_chain(std::move(p), s, 0, nesting);
-        if (out.size() + branches.size() > kMaxPaths) {
-          PyPath joined = std::move(branches[0]);
-          for (size_t i = 1; i < branches.size(); ++i) {
-            joined = join(std::move(joined), branches[i], "set differently on the branches of the `if` at line " +
-                                                              std::to_string(s.line()));
-          }
-          out.push_back(std::move(joined));
-        } else {
-          for (PyPath& b : branches) out.push_back(std::move(b));
-        }
+        for (PyPath& b : if_chain(std::move(p), s, 0, nesting)) out.push_back(std::move(b));
       }
       paths = std::move(out);
       return;
@@ -135,11 +125,26 @@ class Interpreter {
       const PyValue test = py_eval(p, cx_, tests[i]);
       if (test.known() && !py_truthy(test.value)) continue;
       std::vector<PyPath> taken{p};
-      if (!test.known()) taken[0].conditions.push_back(condition_text(tests[i]));
+      if (!test.known()) {
+        ++live_;
+        taken[0].conditions.push_back(condition_text(tests[i]));
+      }
       block(taken, bodies[i], nesting + 1);
-      for (PyPath& b : taken) out.push_back(std::move(b));
-      if (test.known()) return out;
+      if (test.known()) return taken;
       p.conditions.push_back("not (" + condition_text(tests[i]) + ")");
+      if (live_ > kMaxPaths) {
+        // No room for another path: the ways through the rest of the `if` are run and joined into one, so that
+        // a statement never runs on more than kMaxPaths paths, however deep the `if`s nest.
+        std::vector<PyPath> rest = if_chain(std::move(p), s, i + 1, nesting);
+        PyPath joined = std::move(taken[0]);
+        const std::string why = "set differently on the branches of the `if` at line " + std::to_string(s.line());
+        for (size_t k = 1; k < taken.size(); ++k) joined = join(std::move(joined), taken[k], why);
+        for (const PyPath& b : rest) joined = join(std::move(joined), b, why);
+        live_ -= taken.size() + rest.size() - 1;
+        out.push_back(std::move(joined));
+        return out;
+      }
+      for (PyPath& b : taken) out.push_back(std::move(b));
     }
     std::vector<PyPath> rest{std::move(p)};
     if (!otherwise.null()) block(rest, otherwise, nesting + 1);
@@ -150,6 +155,7 @@ class Interpreter {
   // A block that may run any number of times (a loop's body): run once, then joined with not running.
   void maybe_repeated(PyPath& p, const SyntaxNode& body, const SyntaxNode& loop, int nesting) {
     std::vector<PyPath> once{p};
+    ++live_;
     block(once, body, nesting + 1);
     const std::string why = "set in the loop at line " + std::to_string(loop.line());
     for (const PyPath& b : once) {
@@ -157,6 +163,7 @@ class Interpreter {
       p = join(std::move(p), b, why);
       p.returned = returned;
     }
+    live_ -= once.size();
   }
 
   void simple(PyPath& p, const SyntaxNode& s, int nesting) {
@@ -180,6 +187,7 @@ class Interpreter {
       block(inner, s.field("body"), nesting + 1);
       p = std::move(inner[0]);
       for (size_t i = 1; i < inner.size(); ++i) p = join(std::move(p), inner[i], "set inside a `with` block");
+      live_ -= inner.size() - 1;
     } else if (t == "try_statement") {
       // The body as written; handlers run only when it fails, and are not followed.
       std::vector<PyPath> inner{std::move(p)};
@@ -190,6 +198,7 @@ class Interpreter {
       }
       p = std::move(inner[0]);
       for (size_t i = 1; i < inner.size(); ++i) p = join(std::move(p), inner[i], "set inside a `try` block");
+      live_ -= inner.size() - 1;
     } else if (t == "for_statement" || t == "while_statement") {
       maybe_repeated(p, s.field("body"), s, nesting);
     } else if (t == "ERROR") {
@@ -277,20 +286,24 @@ class Interpreter {
 
   const PyContext& cx_;
   PythonRun& run_;
+  size_t live_ = 1;  // the unit's paths alive now (each fork adds one, each join takes away what it merged)
 };
 
-bool imports_config_library(const SyntaxNode& root) {
+// 0: the file imports nothing; 1: it imports a config library (Megatron-Bridge, NeMo 2's llm / lightning,
+// NeMo-Run); 2: only other modules (NeMo 1's nlp collection reads as that: its OmegaConf trees are not Bridge's).
+int imports(const SyntaxNode& root) {
+  int found = 0;
   for (uint32_t i = 0; i < root.named_child_count(); ++i) {
     const SyntaxNode s = root.named_child(i);
-    if (!s.is("import_statement") && !s.is("import_from_statement")) continue;
+    if (!s.is("import_statement") && !s.is("import_from_statement") && !s.is("future_import_statement")) continue;
     const std::string_view t = s.text();
-    if (t.find("megatron.bridge") != std::string_view::npos || t.find("nemo_run") != std::string_view::npos ||
-        t.find("nemo.collections") != std::string_view::npos || t.find("nemo.lightning") != std::string_view::npos ||
-        t.find("nemo import") != std::string_view::npos) {
-      return true;
+    for (const char* lib : {"megatron.bridge", "nemo_run", "nemo.collections.llm", "nemo.lightning",
+                            "from nemo import lightning", "from nemo.collections import llm"}) {
+      if (t.find(lib) != std::string_view::npos) return 1;
     }
+    found = 2;
   }
-  return false;
+  return found;
 }
 
 SyntaxNode function_of(const SyntaxNode& s) {
@@ -392,7 +405,8 @@ PythonRun run_python(const SourceText& source) {
   PythonRun run;
   const SyntaxTree tree(source.text, Grammar::python);
   const SyntaxNode root = tree.root();
-  run.imports_config_library = imports_config_library(root);
+  const int imported = imports(root);
+  run.imports_config_library = imported == 1;
   if (root.has_error()) {
     // The first error only: tree-sitter recovers, and the rest of the file is still read.
     std::vector<SyntaxNode> stack{root};
@@ -421,6 +435,7 @@ PythonRun run_python(const SourceText& source) {
   module_cx.source = &source;
   module_cx.functions = &function_names;
   module_cx.calls = &calls;
+  module_cx.implicit_roots = imported != 2;
   std::vector<PyPath> module_paths(1);
   Interpreter(module_cx, run).block(module_paths, root, 0);
   PyPath globals = module_paths[0];
@@ -442,6 +457,7 @@ PythonRun run_python(const SourceText& source) {
     cx.unit = str(fn.field("name"));
     cx.functions = &function_names;
     cx.calls = record;
+    cx.implicit_roots = imported != 2;
     std::vector<PyPath> paths(1);
     bind_parameters(paths[0], cx, fn.field("parameters"), cx.unit, call);
     Interpreter(cx, run).block(paths, fn.field("body"), 0);

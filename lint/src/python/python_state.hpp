@@ -44,6 +44,9 @@ struct PyContext {
   std::string unit;  // function name, "" for the module
   const std::vector<std::string>* functions = nullptr;  // the file's top-level functions
   std::vector<PyCall>* calls = nullptr;
+  // Whether `cfg` and the like of unknown origin may be taken for a config: in a file that imports a config
+  // library, or one that imports nothing (a snippet such as the guide's four lines).
+  bool implicit_roots = false;
 };
 
 Location py_loc(const PyContext& cx, const SyntaxNode& n);
