@@ -18,8 +18,8 @@ if [ ! -f "$fuzz_build/CMakeCache.txt" ]; then
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_lint_toml fuzz_lint_yaml fuzz_lint_overrides fuzz_lint_megatron fuzz_lint_config fuzz_logscan fuzz_logscan_prefix
-                                     fuzz_capi_text)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_lint_toml fuzz_lint_yaml fuzz_lint_overrides fuzz_lint_megatron fuzz_lint_python
+                                     fuzz_lint_config fuzz_logscan fuzz_logscan_prefix fuzz_capi_text)
 cmake --build "$fuzz_build" -j "$HCP_JOBS" --target "${targets[@]}"
 
 seeds() {

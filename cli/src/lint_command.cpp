@@ -176,10 +176,10 @@ std::function<int()> add_lint_command(CLI::App& app) {
   auto a = std::make_shared<LintArgs>();
   CLI::App* cmd = app.add_subcommand("lint", "Lint training configs for context-parallel pitfalls (also: hcp-lint)");
   cmd->add_option("inputs", a->positional,
-                  "Config files (TOML, YAML, Megatron-LM scripts), directories, '-' for stdin, and Hydra overrides "
+                  "Config files (TOML, YAML, Megatron-LM scripts, Python), directories, '-' for stdin, and Hydra overrides "
                   "(key=value, ++key=value, ~key)");
   cmd->add_option("--input-format", a->input_format, "Input format for every file")
-      ->check(CLI::IsMember({"auto", "toml", "yaml", "overrides", "megatron"}))
+      ->check(CLI::IsMember({"auto", "toml", "yaml", "overrides", "megatron", "python"}))
       ->capture_default_str();
   cmd->add_option("--overrides-file", a->overrides_file, "A file of Hydra overrides, one per line");
   add_int_option(cmd, "--world-size", a->world_size, "Total number of GPUs");

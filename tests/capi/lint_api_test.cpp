@@ -88,6 +88,33 @@ TEST(CapiLint, OptionsSelectOverridesAndFacts) {
   }
 }
 
+TEST(CapiLint, PythonConfigsByNameOrByInputFormat) {
+  // The Megatron-Bridge guide's lines without the sizes: HCP001 at cp_comm_type, from a name ending in .py or from
+  // any name with input_format "python".
+  const char* py = "cfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = \"a2a+p2p\"\n";
+  auto errors = [](const hcp_lint_report* r) {
+    size_t n = 0;
+    EXPECT_EQ(hcp_lint_report_count(&n, r), HCP_OK);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; ++i) {
+      hcp_lint_diagnostic d = HCP_LINT_DIAGNOSTIC_INIT;
+      EXPECT_EQ(hcp_lint_report_get(&d, r, i), HCP_OK);
+      if (d.severity == HCP_SEVERITY_ERROR) {
+        out.push_back(std::string(d.code) + "@" + std::to_string(d.line) + ":" + std::to_string(d.col));
+      }
+    }
+    return out;
+  };
+  Report rep;
+  ASSERT_EQ(hcp_lint_text(&rep.r, py, std::strlen(py), "recipe.py", nullptr), HCP_OK) << hcp_last_error();
+  EXPECT_EQ(errors(rep.r), std::vector<std::string>{"HCP001@2:11"});
+  hcp_lint_options o = HCP_LINT_OPTIONS_INIT;
+  o.input_format = "python";
+  Report rep2;
+  ASSERT_EQ(hcp_lint_text(&rep2.r, py, std::strlen(py), "snippet", &o), HCP_OK) << hcp_last_error();
+  EXPECT_EQ(errors(rep2.r), std::vector<std::string>{"HCP001@2:11"});
+}
+
 TEST(CapiLint, InputErrorsAreStatuses) {
   hcp_lint_report* r = reinterpret_cast<hcp_lint_report*>(0x1);
   EXPECT_EQ(hcp_lint_file(&r, "/no/such/config.toml", nullptr), HCP_ERR_IO);

@@ -31,6 +31,14 @@ class LintTest(unittest.TestCase):
         diags = hcp.lint("--context-parallel-size 4 --cp-comm-type a2a+p2p\n", input_format="megatron")
         self.assertIn("HCP001", [d.code for d in diags])
 
+    def test_python_config(self):
+        guide = ("cfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = \"a2a+p2p\"\n"
+                 "cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n")
+        self.assertEqual([d for d in hcp.lint(guide, name="recipe.py") if d.severity != "info"], [])
+        without = guide.rsplit("cfg.model.hier", 1)[0]
+        diags = hcp.lint(without, input_format="python")
+        self.assertEqual([(d.code, d.line) for d in diags if d.severity != "info"], [("HCP001", 2)])
+
     def test_render(self):
         report = hcp.lint_report(SILENTLY_OFF, name="cfg.toml")
         self.assertIn('"code": "HCP001"', report.render("json"))

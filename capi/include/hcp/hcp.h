@@ -176,7 +176,7 @@ typedef enum hcp_severity { HCP_SEVERITY_INFO = 0, HCP_SEVERITY_WARNING = 1, HCP
 /* Since 0.1. Every field after struct_size is optional: NULL / 0 means "not given". */
 typedef struct hcp_lint_options {
   size_t struct_size;
-  const char* input_format;      /* "auto" (NULL), "toml", "yaml", "overrides", "megatron" */
+  const char* input_format;      /* "auto" (NULL), "toml", "yaml", "overrides", "megatron", "python" */
   const char* const* overrides;  /* Hydra-style overrides applied on top of the input, e.g. "model.x=1" */
   size_t num_overrides;
   const char* select;            /* comma-separated rule codes or prefixes; NULL: every rule */

@@ -225,13 +225,13 @@ PyValue dictionary(PyPath& p, const PyContext& cx, const SyntaxNode& n, int dept
   out.kind = PyValue::Kind::dict;
   out.loc = py_loc(cx, n);
   auto put = [&](const std::string& k, PyValue v) {
-    for (auto& [key, value] : out.dict) {
-      if (key == k) {
-        value = std::move(v);
+    for (PyDictEntry& e : out.dict) {
+      if (e.key == k) {
+        e.value = std::move(v);
         return;
       }
     }
-    out.dict.emplace_back(k, std::move(v));
+    out.dict.push_back(PyDictEntry{k, std::move(v)});
   };
   for (uint32_t i = 0; i < n.named_child_count(); ++i) {
     const SyntaxNode c = n.named_child(i);
@@ -242,7 +242,7 @@ PyValue dictionary(PyPath& p, const PyContext& cx, const SyntaxNode& n, int dept
     } else if (c.is("dictionary_splat")) {
       const PyValue d = eval(p, cx, c.named_child(0), depth + 1);
       if (d.kind != PyValue::Kind::dict) return unknown_at(cx, n, "a dict merged with one known at run time");
-      for (const auto& [k, v] : d.dict) put(k, v);
+      for (const PyDictEntry& e : d.dict) put(e.key, e.value);
     } else if (!c.is("comment")) {
       return unknown_at(cx, n, "a dict comprehension");
     }
@@ -312,7 +312,7 @@ void record_call(PyPath& p, const PyContext& cx, const SyntaxNode& n, const std:
     } else if (a.is("dictionary_splat")) {
       const PyValue d = eval(p, cx, a.named_child(0), depth + 1);
       if (d.kind == PyValue::Kind::dict) {
-        for (const auto& kv : d.dict) c.keywords.push_back(kv);
+        for (const PyDictEntry& e : d.dict) c.keywords.emplace_back(e.key, e.value);
       } else {
         c.open = "may be given by " + str(a) + " at line " + std::to_string(a.line());
       }
@@ -404,7 +404,9 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
       } else if (a.is("dictionary_splat") && !python_recipe_call(cls, &root)) {
         const PyValue d = eval(p, cx, a.named_child(0), depth + 1);
         if (d.kind == PyValue::Kind::dict) {
-          for (const auto& [k, v] : d.dict) {
+          for (const PyDictEntry& e : d.dict) {
+            const std::string& k = e.key;
+            const PyValue& v = e.value;
             given.push_back(k);
             py_set_attribute(p, obj, k, v, py_loc(cx, a), k);
           }
@@ -468,8 +470,8 @@ PyValue subscript(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth
   const PyValue v = eval(p, cx, n.field("value"), depth + 1);
   const PyValue k = eval(p, cx, n.field("subscript"), depth + 1);
   if (v.kind == PyValue::Kind::dict && k.known() && k.value.kind == Value::Kind::string) {
-    for (const auto& [key, value] : v.dict) {
-      if (key == k.value.text) return value;
+    for (const PyDictEntry& e : v.dict) {
+      if (e.key == k.value.text) return e.value;
     }
     return unknown_at(cx, n, "key " + k.value.display() + " is not in the dict");
   }
@@ -576,7 +578,7 @@ PyValue py_carry(const PyValue& v, const std::vector<PyObject>& from, std::vecto
     to.push_back(from[static_cast<size_t>(v.object)]);
     out.object = static_cast<int>(to.size()) - 1;
   }
-  for (auto& kv : out.dict) kv.second = py_carry(kv.second, from, to);
+  for (PyDictEntry& e : out.dict) e.value = py_carry(e.value, from, to);
   return out;
 }
 

@@ -248,13 +248,13 @@ class Interpreter {
         it->second = PyValue::unknown("a dict changed at a key known at run time", py_loc(cx_, left));
         return;
       }
-      for (auto& [key, value] : it->second.dict) {
-        if (key == k.value.text) {
-          value = v;
+      for (PyDictEntry& e : it->second.dict) {
+        if (e.key == k.value.text) {
+          e.value = v;
           return;
         }
       }
-      it->second.dict.emplace_back(k.value.text, v);
+      it->second.dict.push_back(PyDictEntry{k.value.text, v});
     }
   }
 
@@ -376,7 +376,7 @@ void bind_parameters(PyPath& p, const PyContext& cx, const SyntaxNode& params, c
 
 PyValue without_objects(PyValue v) {
   if (v.kind == PyValue::Kind::object) return PyValue::unknown("a config object built at module level", v.loc);
-  for (auto& kv : v.dict) kv.second = without_objects(std::move(kv.second));
+  for (PyDictEntry& e : v.dict) e.value = without_objects(std::move(e.value));
   return v;
 }
 

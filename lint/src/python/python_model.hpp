@@ -23,6 +23,8 @@ struct PyObject {
   std::vector<Setting> pending;  // keys relative to the object
 };
 
+struct PyDictEntry;
+
 struct PyValue {
   enum class Kind { unknown, value, object, dict };
   Kind kind = Kind::unknown;
@@ -30,25 +32,35 @@ struct PyValue {
   Provenance provenance = Provenance::unknown;  // literal, computed or defaulted for values
   std::string why;                              // why unknown, or whose default it is
   int object = -1;                              // Kind::object: the id of the object in its path's state
-  std::vector<std::pair<std::string, PyValue>> dict;  // Kind::dict: string keys only
+  std::vector<PyDictEntry> dict;                // Kind::dict: string keys only
   Location loc;
 
   bool known() const { return kind == Kind::value; }
-  static PyValue unknown(std::string why, Location loc = {}) {
-    PyValue v;
-    v.why = std::move(why);
-    v.loc = loc;
-    return v;
-  }
-  static PyValue of(Value value, Provenance p) {
-    PyValue v;
-    v.kind = Kind::value;
-    v.loc = value.loc;
-    v.value = std::move(value);
-    v.provenance = p;
-    return v;
-  }
+  static PyValue unknown(std::string why, Location loc = {});
+  static PyValue of(Value value, Provenance p);
 };
+
+// A dict's entries are a struct declared after PyValue (a std::pair of an incomplete type is refused by clang).
+struct PyDictEntry {
+  std::string key;
+  PyValue value;
+};
+
+inline PyValue PyValue::unknown(std::string why, Location loc) {
+  PyValue v;
+  v.why = std::move(why);
+  v.loc = std::move(loc);
+  return v;
+}
+
+inline PyValue PyValue::of(Value value, Provenance p) {
+  PyValue v;
+  v.kind = Kind::value;
+  v.loc = value.loc;
+  v.value = std::move(value);
+  v.provenance = p;
+  return v;
+}
 
 // The canonical key of an attribute path under a config object ("model" + "context_parallel_size" ->
 // "model.context_parallel_size"; "@nemo.trainer.strategy" + "context_parallel_size" -> the same), or empty when
