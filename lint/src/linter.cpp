@@ -164,31 +164,6 @@ bool same_finding(const Diagnostic& a, const Diagnostic& b) {
 
 // A finding is as certain as the paths it holds on: on every path of the script it keeps its severity; on some
 // paths only it is at most a warning that names the path's conditions.
-// Whether finding d of variant i is found, word for word, in every unit of its family (each call of a function).
-bool in_every_call(const std::vector<ConfigVariant>& variants, const std::vector<std::vector<Diagnostic>>& found,
-                   size_t i, const Diagnostic& d) {
-  if (variants[i].family < 0) return false;
-  // With one call only, the call is what explains the values.
-  std::vector<int> units;
-  for (const ConfigVariant& u : variants) {
-    if (u.family == variants[i].family && std::find(units.begin(), units.end(), u.unit) == units.end()) {
-      units.push_back(u.unit);
-    }
-  }
-  if (units.size() < 2) return false;
-  for (const ConfigVariant& u : variants) {
-    if (u.family != variants[i].family) continue;
-    bool here = false;
-    for (size_t j = 0; j < variants.size() && !here; ++j) {
-      if (variants[j].unit != u.unit) continue;
-      here = std::any_of(found[j].begin(), found[j].end(),
-                         [&](const Diagnostic& e) { return same_finding(e, d) && e.message == d.message; });
-    }
-    if (!here) return false;
-  }
-  return true;
-}
-
 // Paths are compared within their unit (a Python file's functions each build their own config).
 std::vector<Diagnostic> merge_paths(const std::vector<ConfigVariant>& variants,
                                     const std::vector<std::vector<Diagnostic>>& found) {
@@ -213,9 +188,6 @@ std::vector<Diagnostic> merge_paths(const std::vector<ConfigVariant>& variants,
         }
       }
       Diagnostic copy = d;
-      if (!variants[i].context.empty() && !d.unknown_fact && !in_every_call(variants, found, i, d)) {
-        copy.message = variants[i].context + ": " + copy.message;
-      }
       if (holds < paths.size() && !d.unknown_fact) {
         if (copy.severity == Severity::error) copy.severity = Severity::warning;
         std::string when;

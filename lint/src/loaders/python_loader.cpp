@@ -15,7 +15,8 @@ LoadedInput load_python(const SourceText& source) {
     out.skipped = run.imports_config_library
                       ? "Python that builds no Megatron-Bridge ConfigContainer, NeMo 2 recipe, or provider or "
                         "strategy hcp-lint knows"
-                      : "Python that imports neither Megatron-Bridge nor NeMo and sets no config attributes";
+                      : "Python that imports neither Megatron-Bridge nor NeMo 2 (nemo.collections.llm, nemo.lightning, "
+                        "NeMo-Run)";
     out.unread.clear();
     return out;
   }

@@ -4,6 +4,7 @@
 // objects. Everything else (a call's result, an attribute of a run-time object, the environment) is unknown and
 // says why.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <string_view>
@@ -157,7 +158,8 @@ PyValue comparison(PyPath& p, const PyContext& cx, const SyntaxNode& n, int dept
       operands.push_back(c);
     } else {
       if (!ops.empty() && operands.size() == ops.size()) {
-        ops.back() += " " + str(c);  // "not in", "is not"
+        ops.back() += ' ';  // "not in", "is not" (appended piece by piece: GCC 12 warns falsely on " " + s)
+        ops.back() += c.text();
       } else {
         ops.push_back(str(c));
       }
@@ -259,7 +261,7 @@ const PyValue* lookup(const PyPath& p, const PyContext& cx, const std::string& n
 }
 
 int add_object(PyPath& p, std::string path, bool placed) {
-  p.objects.push_back(PyObject{placed, std::move(path), {}});
+  p.objects.push_back(PyObject{placed, std::move(path), {}, {}, -1, false});
   return static_cast<int>(p.objects.size()) - 1;
 }
 
@@ -295,15 +297,12 @@ void open_keys(PyPath& p, int obj, const std::string& why, const Location& loc,
   }
 }
 
-// A call of the file's own function: recorded once per call site (the first path that reaches it).
-void record_call(PyPath& p, const PyContext& cx, const SyntaxNode& n, const std::string& name, const SyntaxNode& args,
-                 int depth) {
+// A call of the file's own function, with its arguments' values on this path.
+PyCall own_call(PyPath& p, const PyContext& cx, const SyntaxNode& n, const std::string& name, const SyntaxNode& args,
+                int depth) {
   PyCall c;
   c.function = name;
   c.at = py_loc(cx, n);
-  for (const PyCall& seen : *cx.calls) {
-    if (seen.at.line == c.at.line && seen.at.col == c.at.col) return;
-  }
   for (uint32_t i = 0; args.is("argument_list") && i < args.named_child_count(); ++i) {
     const SyntaxNode a = args.named_child(i);
     if (a.is("comment")) continue;
@@ -324,14 +323,32 @@ void record_call(PyPath& p, const PyContext& cx, const SyntaxNode& n, const std:
   }
   for (PyValue& v : c.positional) v = py_carry(v, p.objects, c.objects);
   for (auto& kv : c.keywords) kv.second = py_carry(kv.second, p.objects, c.objects);
-  cx.calls->push_back(std::move(c));
+  return c;
+}
+
+// NeMo 2 recipe factories (llm.<model>.pretrain_recipe(...)) pass these to the trainer they build.
+std::string nemo_recipe_argument(const std::string& k) {
+  static const std::pair<const char*, const char*> kArgs[] = {
+      {"num_nodes", "trainer.num_nodes"},
+      {"num_gpus_per_node", "trainer.devices"},
+      {"tensor_parallelism", "trainer.strategy.tensor_model_parallel_size"},
+      {"pipeline_parallelism", "trainer.strategy.pipeline_model_parallel_size"},
+      {"context_parallelism", "trainer.strategy.context_parallel_size"},
+      {"sequence_parallelism", "trainer.strategy.sequence_parallel"},
+      {"expert_parallelism", "trainer.strategy.expert_model_parallel_size"},
+  };
+  for (const auto& [name, target] : kArgs) {
+    if (k == name) return target;
+  }
+  return {};
 }
 
 PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
   const SyntaxNode fn = n.field("function");
   const SyntaxNode args = n.field("arguments");
   const std::string name = dotted(fn);
-  std::string cls = last_part(name);
+  // The method's name even on a call's result: AutoBridge.from_hf_pretrained(...).to_megatron_provider().
+  std::string cls = fn.is("attribute") ? str(fn.field("attribute")) : last_part(name);
   std::vector<SyntaxNode> positional;
   if (args.is("argument_list")) {
     for (uint32_t i = 0; i < args.named_child_count(); ++i) {
@@ -341,9 +358,9 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
       }
     }
   }
-  if (fn.is("identifier") && cx.functions && cx.calls &&
+  if (fn.is("identifier") && cx.functions && cx.call_function &&
       std::find(cx.functions->begin(), cx.functions->end(), name) != cx.functions->end()) {
-    record_call(p, cx, n, name, args, depth);
+    return (*cx.call_function)(p, own_call(p, cx, n, name, args, depth));
   }
   // The environment: known only when the job runs.
   if (name == "os.getenv" || name == "getenv" || name == "os.environ.get" || name == "environ.get") {
@@ -357,18 +374,33 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
     return unknown_at(cx, n, v.known() ? "a conversion the loader does not evaluate" : v.why);
   }
   // Fiddle / NeMo-Run configs of a class: run.Config(MegatronStrategy, ...), run.Partial(llm.pretrain, ...).
+  bool via_run = false;
   if ((cls == "Config" || cls == "Partial") && !positional.empty() && !dotted(positional[0]).empty()) {
     cls = last_part(dotted(positional[0]));
     positional.erase(positional.begin());
+    via_run = true;
   }
+  // NeMo 2's entry points (llm.pretrain(model=, data=, trainer=), run.Partial(llm.train, ...)); a bare pretrain()
+  // is Megatron-LM's or Bridge's, which take other arguments.
+  const bool nemo_entry = (cls == "pretrain" || cls == "finetune" || cls == "train") &&
+                          (via_run || name == "llm." + cls || name == "nemo.collections.llm." + cls);
   std::string root;
   int obj = -1;
-  if (python_recipe_call(cls, &root)) {
+  const bool recipe = python_recipe_call(cls, &root);
+  if (recipe) {
     obj = add_object(p, root, true);
-  } else if (cls == "pretrain" || cls == "finetune") {
-    obj = add_object(p, "@nemo", true);  // llm.pretrain(model=..., data=..., trainer=...)
+  } else if (nemo_entry) {
+    obj = add_object(p, "@nemo", true);
+  } else if (cls == "to_megatron_provider") {
+    obj = add_object(p, "model", true);  // AutoBridge...to_megatron_provider(): a GPTModelProvider of that model
   } else if (const std::string section = python_class_section(cls); section != "none") {
     obj = add_object(p, section, true);
+  } else if (!cls.empty() && std::isupper(static_cast<unsigned char>(cls[0]))) {
+    // A class the loader does not place: an object whose keyword arguments count once the file puts it into a
+    // config (ConfigContainer(dataset=MyDatasetConfig(seq_length=...)), run.Config(llm.LlamaModel, config=...)).
+    // Another framework's strategy keeps its own settings (FSDP2's context parallelism is not Megatron's).
+    obj = add_object(p, "", false);
+    p.objects[static_cast<size_t>(obj)].opaque = cls.size() > 8 && cls.compare(cls.size() - 8, 8, "Strategy") == 0;
   } else {
     // Its arguments are still evaluated: they may build config objects or call the file's own functions.
     for (uint32_t i = 0; args.is("argument_list") && i < args.named_child_count(); ++i) {
@@ -381,38 +413,37 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
     }
     return unknown_at(cx, n, "the result of " + (name.empty() ? std::string("a call") : name + "()"));
   }
-  p.builds = true;
-  const bool nemo_recipe = root == "@nemo";
+  const PyObject& made = p.objects[static_cast<size_t>(obj)];
+  if (made.placed) p.builds = true;
   std::vector<std::string> given;
   if (args.is("argument_list")) {
     for (uint32_t i = 0; i < args.named_child_count(); ++i) {
       const SyntaxNode a = args.named_child(i);
       if (a.is("keyword_argument")) {
         const SyntaxNode key = a.field("name");
-        std::string k = str(key);
+        const std::string k = str(key);
         const PyValue v = eval(p, cx, a.field("value"), depth + 1);
-        if (python_recipe_call(cls, &root)) {
-          // A recipe's own arguments: NeMo 2's cluster shape is read; a Bridge recipe's parameters are its own
-          // (whatever the recipe does with them is not in this file).
-          if (!nemo_recipe || (k != "num_nodes" && k != "num_gpus_per_node")) continue;
-          const int trainer = add_object(p, "@nemo.trainer", true);
-          py_set_attribute(p, trainer, k == "num_nodes" ? "num_nodes" : "devices", v, py_loc(cx, key), k);
+        if (recipe) {
+          // A recipe's own arguments: NeMo 2 recipe factories take the cluster shape and parallel sizes under
+          // names of their own; a Bridge recipe's parameters are its own (what it does with them is not here).
+          const std::string target = root == "@nemo" ? nemo_recipe_argument(k) : std::string();
+          if (!target.empty()) py_set_attribute(p, obj, target, v, py_loc(cx, key), k);
           continue;
         }
         given.push_back(k);
         py_set_attribute(p, obj, k, v, py_loc(cx, key), k);
-      } else if (a.is("dictionary_splat") && !python_recipe_call(cls, &root)) {
+      } else if (a.is("dictionary_splat") && !recipe) {
         const PyValue d = eval(p, cx, a.named_child(0), depth + 1);
         if (d.kind == PyValue::Kind::dict) {
           for (const PyDictEntry& e : d.dict) {
-            const std::string& k = e.key;
-            const PyValue& v = e.value;
-            given.push_back(k);
-            py_set_attribute(p, obj, k, v, py_loc(cx, a), k);
+            given.push_back(e.key);
+            py_set_attribute(p, obj, e.key, e.value, py_loc(cx, a), e.key);
           }
         } else {
           open_keys(p, obj, "may be given by " + str(a) + " (" + d.why + ")", py_loc(cx, a), given);
         }
+      } else if (!a.is("comment") && !a.is("keyword_argument")) {
+        eval(p, cx, a.is("dictionary_splat") || a.is("list_splat") ? a.named_child(0) : a, depth + 1);
       }
     }
   }
@@ -575,7 +606,16 @@ PyValue py_carry(const PyValue& v, const std::vector<PyObject>& from, std::vecto
   PyValue out = v;
   if (v.kind == PyValue::Kind::object) {
     if (v.object < 0 || static_cast<size_t>(v.object) >= from.size()) return PyValue::unknown("a config object", v.loc);
-    to.push_back(from[static_cast<size_t>(v.object)]);
+    PyObject o = from[static_cast<size_t>(v.object)];
+    o.owner = -1;  // an id of the other table
+    for (auto& part : o.parts) {  // objects given as its attributes go with it
+      PyValue pv;
+      pv.kind = PyValue::Kind::object;
+      pv.object = part.second;
+      const PyValue moved = part.second == v.object ? pv : py_carry(pv, from, to);
+      part.second = moved.kind == PyValue::Kind::object ? moved.object : -1;
+    }
+    to.push_back(std::move(o));
     out.object = static_cast<int>(to.size()) - 1;
   }
   for (PyDictEntry& e : out.dict) e.value = py_carry(e.value, from, to);
@@ -625,6 +665,48 @@ int py_object_of(PyPath& p, const PyContext& cx, const SyntaxNode& base, const s
   return id;
 }
 
+namespace {
+
+// Forgets what the path knew under an attribute path that was just replaced (cfg.model = another provider), but
+// for what object `keep` set itself (the provider's own keyword arguments).
+void forget_under(PyPath& p, const std::string& path, int keep) {
+  // Set by `keep` or by an object placed into it (its strategy, its model config), at any depth.
+  auto kept = [&](int id) {
+    for (int depth = 0; id >= 0 && static_cast<size_t>(id) < p.objects.size() && depth < 64; ++depth) {
+      if (id == keep) return true;
+      id = p.objects[static_cast<size_t>(id)].owner;
+    }
+    return false;
+  };
+  std::vector<std::string> stale;
+  for (const auto& [key, from] : p.origin) {
+    const std::string& f = from.first;
+    if (f.size() > path.size() && f.compare(0, path.size(), path) == 0 && f[path.size()] == '.' &&
+        !kept(from.second)) {
+      stale.push_back(key);
+    }
+  }
+  for (const std::string& k : stale) {
+    p.tree.remove(k);
+    p.origin.erase(k);
+  }
+}
+
+void set_key(PyPath& p, Setting s, const std::string& from, int object) {
+  // Lightning's Trainer takes devices="auto" / -1 and decides when the job starts.
+  if (s.key.rfind("cluster.", 0) == 0 && s.provenance != Provenance::unknown &&
+      (s.value.kind != Value::Kind::integer || s.value.integer < 1)) {
+    s.provenance = Provenance::unknown;
+    s.why = "`" + s.spelled + " = " + s.value.display() + "`: chosen by Lightning when the job starts";
+    s.value = Value::make_null(s.value.loc);
+  }
+  p.origin[s.key] = {from, object};
+  p.tree.set(std::move(s));
+  p.builds = true;
+}
+
+}  // namespace
+
 void py_set_attribute(PyPath& p, int obj, const std::string& attr, const PyValue& v, const Location& key_loc,
                       const std::string& spelled) {
   auto setting = [&](std::string key) {
@@ -639,52 +721,47 @@ void py_set_attribute(PyPath& p, int obj, const std::string& attr, const PyValue
   };
   if (obj < 0 || static_cast<size_t>(obj) >= p.objects.size()) return;
   PyObject& o = p.objects[static_cast<size_t>(obj)];
+  if (o.opaque) return;
   if (!o.placed) {
-    if (v.kind != PyValue::Kind::object) o.pending.push_back(setting(attr));
+    if (v.kind == PyValue::Kind::object) {
+      o.parts.emplace_back(attr, v.object);
+    } else {
+      o.pending.push_back(setting(attr));
+    }
     return;
   }
   const std::string child = o.path.empty() ? attr : o.path + "." + attr;
+  // Whatever is assigned, what the path knew under this attribute is replaced.
+  forget_under(p, child, v.kind == PyValue::Kind::object ? v.object : -2);
   if (v.kind == PyValue::Kind::object) {  // cfg.model = provider: the provider's settings are the section's
     if (v.object < 0 || static_cast<size_t>(v.object) >= p.objects.size()) return;
     PyObject& placed = p.objects[static_cast<size_t>(v.object)];
-    if (placed.placed && placed.path == child) return;
+    const bool moved = !(placed.placed && placed.path == child);
     placed.placed = true;
     placed.path = child;
+    if (v.object != obj) placed.owner = obj;
     std::vector<Setting> pending = std::move(placed.pending);
     placed.pending.clear();
+    const bool opaque = placed.opaque;
+    const std::vector<std::pair<std::string, int>> parts = std::move(placed.parts);
+    placed.parts.clear();
     for (Setting& s : pending) {
-      const std::string key = python_config_key(child, s.key);
-      if (key.empty()) continue;
-      s.key = key;
-      p.tree.set(std::move(s));
+      const std::string from = child + "." + s.key;
+      s.key = python_config_key(child, s.key);
+      if (!s.key.empty() && !opaque) set_key(p, std::move(s), from, v.object);
     }
-    p.builds = true;
+    for (const auto& [part, id] : parts) {
+      if (!opaque && id != v.object) py_set_attribute(p, v.object, part, object_value(id, key_loc), key_loc, part);
+    }
+    if (moved) p.builds = true;
     return;
   }
   const std::string key = python_config_key(o.path, attr);
   if (!key.empty()) {
-    Setting s = setting(key);
-    // Lightning's Trainer takes devices="auto" / -1 and decides when the job starts.
-    if (key.rfind("cluster.", 0) == 0 && s.provenance != Provenance::unknown &&
-        (s.value.kind != Value::Kind::integer || s.value.integer < 1)) {
-      s.provenance = Provenance::unknown;
-      s.why = "`" + spelled + " = " + s.value.display() + "`: chosen by Lightning when the job starts";
-      s.value = Value::make_null(s.value.loc);
-    }
-    p.tree.set(std::move(s));
-    p.builds = true;
+    set_key(p, setting(key), child, obj);
     return;
   }
-  // A whole section replaced by something the file does not show: what the path knew of it no longer holds.
-  const std::string probe = python_config_key(child, "x");
-  if (probe.empty()) return;
-  const std::string prefix = probe.substr(0, probe.size() - 1);
-  std::vector<std::string> stale;
-  for (const std::string& k : p.tree.keys_in_order()) {
-    if (k.rfind(prefix, 0) == 0) stale.push_back(k);
-  }
-  for (const std::string& k : stale) p.tree.remove(k);
-  p.builds = true;
+  if (!python_config_key(child, "x").empty()) p.builds = true;  // a section replaced by what the file does not show
 }
 
 }  // namespace hcp::lint

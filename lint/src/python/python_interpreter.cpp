@@ -12,8 +12,12 @@ namespace hcp::lint {
 namespace {
 
 constexpr size_t kMaxPaths = 32;
-constexpr int kMaxNesting = 64;
-constexpr size_t kMaxCallsPerFunction = 8;  // call sites of one function linted each; the rest are not  // blocks inside blocks; deeper ones are reported as not followed
+constexpr int kMaxNesting = 64;       // blocks inside blocks; deeper ones are reported as not followed
+constexpr size_t kMaxCallDepth = 4;   // calls of the file's functions read inside each other; deeper ones are unknown
+// Statements read per file, on all paths, before calls of its own functions stop being followed (their results
+// are then unknown): reading a call again for each caller is what costs, and a library module of a thousand
+// small functions calling each other must not take seconds. Real config files stay far below it.
+constexpr size_t kMaxSteps = 200000;
 
 std::string str(const SyntaxNode& n) { return std::string(n.text()); }
 
@@ -60,6 +64,10 @@ PyPath join(PyPath a, const PyPath& b, const std::string& why) {
     s.why = why;
     a.tree.set(std::move(s));
   }
+  for (const auto& [key, from] : b.origin) a.origin.emplace(key, from);
+  if (b.result && (!a.result || !same(*a.result, *b.result))) {
+    a.result = a.result ? PyValue::unknown(why, a.result->loc) : *b.result;
+  }
   size_t common = 0;
   while (common < a.conditions.size() && common < b.conditions.size() &&
          a.conditions[common] == b.conditions[common]) {
@@ -81,7 +89,10 @@ class Interpreter {
       run_.unread.emplace_back(py_loc(cx_, body), "blocks nested more than " + std::to_string(kMaxNesting) + " deep");
       return;
     }
-    for (uint32_t i = 0; i < body.named_child_count(); ++i) statement(paths, body.named_child(i), nesting);
+    for (uint32_t i = 0; i < body.named_child_count(); ++i) {
+      run_.steps += paths.size();
+      statement(paths, body.named_child(i), nesting);
+    }
   }
 
  private:
@@ -180,7 +191,7 @@ class Interpreter {
         }
       }
     } else if (t == "return_statement") {
-      if (s.named_child_count() > 0) py_eval(p, cx_, s.named_child(0));
+      if (s.named_child_count() > 0) p.result = py_eval(p, cx_, s.named_child(0));
       p.returned = true;
     } else if (t == "with_statement") {
       std::vector<PyPath> inner{std::move(p)};
@@ -290,20 +301,49 @@ class Interpreter {
 };
 
 // 0: the file imports nothing; 1: it imports a config library (Megatron-Bridge, NeMo 2's llm / lightning,
-// NeMo-Run); 2: only other modules (NeMo 1's nlp collection reads as that: its OmegaConf trees are not Bridge's).
-int imports(const SyntaxNode& root) {
+// NeMo-Run), at the top or inside a function; 2: only other modules (NeMo 1's nlp collection reads as that: its
+// OmegaConf trees are not Bridge's).
+int imports(std::string_view text) {
   int found = 0;
-  for (uint32_t i = 0; i < root.named_child_count(); ++i) {
-    const SyntaxNode s = root.named_child(i);
-    if (!s.is("import_statement") && !s.is("import_from_statement") && !s.is("future_import_statement")) continue;
-    const std::string_view t = s.text();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t b = line.find_first_not_of(" \t");
+    if (b == std::string_view::npos) continue;
+    line = line.substr(b);
+    if (line.rfind("import ", 0) != 0 && line.rfind("from ", 0) != 0) continue;
     for (const char* lib : {"megatron.bridge", "nemo_run", "nemo.collections.llm", "nemo.lightning",
                             "from nemo import lightning", "from nemo.collections import llm"}) {
-      if (t.find(lib) != std::string_view::npos) return 1;
+      if (line.find(lib) != std::string_view::npos) return 1;
     }
     found = 2;
   }
   return found;
+}
+
+// The file's functions that it calls by name somewhere (in the module or in another function).
+std::vector<std::string> called_by_name(const SyntaxNode& root, const std::vector<std::string>& functions) {
+  std::vector<std::string> out;
+  std::vector<SyntaxNode> stack{root};
+  while (!stack.empty()) {
+    const SyntaxNode n = stack.back();
+    stack.pop_back();
+    if (n.is("call")) {
+      const SyntaxNode f = n.field("function");
+      if (f.is("identifier")) {
+        const std::string name = str(f);
+        if (std::find(functions.begin(), functions.end(), name) != functions.end() &&
+            std::find(out.begin(), out.end(), name) == out.end()) {
+          out.push_back(name);
+        }
+      }
+    }
+    for (uint32_t i = 0; i < n.named_child_count(); ++i) stack.push_back(n.named_child(i));
+  }
+  return out;
 }
 
 SyntaxNode function_of(const SyntaxNode& s) {
@@ -343,7 +383,7 @@ void bind_parameters(PyPath& p, const PyContext& cx, const SyntaxNode& params, c
     }
     const size_t index = keyword_only ? SIZE_MAX : position++;
     if (!type.null() && type.text().find("ConfigContainer") != std::string_view::npos) {
-      p.objects.push_back(PyObject{true, "", {}});
+      p.objects.push_back(PyObject{true, "", {}, {}, -1, false});
       PyValue v;
       v.kind = PyValue::Kind::object;
       v.object = static_cast<int>(p.objects.size()) - 1;
@@ -380,7 +420,89 @@ PyValue without_objects(PyValue v) {
   return v;
 }
 
-void add_unit(PythonRun& run, std::string name, int family, std::string context, std::vector<PyPath>& paths) {
+std::string value_key(const PyValue& v, const std::vector<PyObject>& objects) {
+  switch (v.kind) {
+    case PyValue::Kind::unknown: return "?";
+    case PyValue::Kind::value:
+      return std::to_string(static_cast<int>(v.provenance)) + ":" + v.value.display() + ":" + v.why;
+    case PyValue::Kind::object: {
+      if (v.object < 0 || static_cast<size_t>(v.object) >= objects.size()) return "o?";
+      const PyObject& o = objects[static_cast<size_t>(v.object)];
+      // An object with settings of its own waiting to be placed has no short key: such calls are read each time.
+      if (!o.pending.empty() || !o.parts.empty()) return "";
+      return std::string(o.placed ? "o:" : "u:") + o.path + (o.opaque ? "!" : "");
+    }
+    case PyValue::Kind::dict: {
+      std::string k = "{";
+      for (const PyDictEntry& e : v.dict) {
+        const std::string part = value_key(e.value, objects);
+        if (part.empty()) return "";
+        k += e.key + "=" + part + ",";
+      }
+      return k + "}";
+    }
+  }
+  return "?";
+}
+
+// What identifies a call for reading it once: the function and its arguments as the callee sees them ("" when
+// an argument has no key).
+std::string call_key(const PyCall& c) {
+  std::string k = c.function + "(" + c.open + ")";
+  for (const PyValue& v : c.positional) {
+    const std::string part = value_key(v, c.objects);
+    if (part.empty()) return "";
+    k += part + "|";
+  }
+  k += ";";
+  for (const auto& [name, v] : c.keywords) {
+    const std::string part = value_key(v, c.objects);
+    if (part.empty()) return "";
+    k += name + "=" + part + "|";
+  }
+  return k;
+}
+
+// What a call of the file's function gives its caller: the returned value, and the settings the function made
+// through the object it returns or the config objects it was passed (a helper that sets cfg.model.* on its
+// argument changes the caller's cfg) - or, when it returns no config object, all it set.
+PyValue returned_to(PyPath& caller, const PyPath& callee, const PyCall& c) {
+  caller.builds = caller.builds || callee.builds;
+  std::vector<std::string> roots;
+  for (const PyObject& o : c.objects) {
+    if (o.placed) roots.push_back(o.path);
+  }
+  const PyValue result = py_carry(
+      callee.result ? *callee.result : PyValue::unknown("`" + c.function + "()` returns nothing", c.at),
+      callee.objects, caller.objects);
+  const int id = result.kind == PyValue::Kind::object ? result.object : -1;
+  if (id >= 0) {
+    const PyObject& o = caller.objects[static_cast<size_t>(id)];
+    if (o.placed) roots.push_back(o.path);
+  }
+  // A function that returns no config object (a main() that builds one and starts training with it) gives its
+  // caller all it built: the caller's run is its run.
+  const bool everything = id < 0;
+  auto under = [&](const std::string& from) {
+    if (everything) return true;
+    for (const std::string& r : roots) {
+      if (r.empty() ? from.rfind('@', 0) != 0
+                    : from.size() > r.size() && from.compare(0, r.size(), r) == 0 && from[r.size()] == '.') {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const std::string& key : callee.tree.keys_in_order()) {
+    const auto from = callee.origin.find(key);
+    if (from == callee.origin.end() || !under(from->second.first)) continue;
+    caller.tree.set(*callee.tree.find(key));
+    caller.origin[key] = {from->second.first, id};
+  }
+  return result;
+}
+
+void add_unit(PythonRun& run, std::string name, std::vector<PyPath>& paths) {
   bool builds = false;
   for (const PyPath& p : paths) builds = builds || p.builds;
   if (!builds) return;
@@ -392,8 +514,6 @@ void add_unit(PythonRun& run, std::string name, int family, std::string context,
     v.tree = std::move(p.tree);
     v.conditions = std::move(p.conditions);
     v.path_index = index++;
-    v.context = context;
-    v.family = family;
     unit.variants.push_back(std::move(v));
   }
   run.units.push_back(std::move(unit));
@@ -405,8 +525,10 @@ PythonRun run_python(const SourceText& source) {
   PythonRun run;
   const SyntaxTree tree(source.text, Grammar::python);
   const SyntaxNode root = tree.root();
-  const int imported = imports(root);
+  const int imported = imports(source.text);
   run.imports_config_library = imported == 1;
+  // A file that imports only other libraries (torch, NeMo 1's collections, ...) builds no config of theirs.
+  if (imported == 2) return run;
   if (root.has_error()) {
     // The first error only: tree-sitter recovers, and the rest of the file is still read.
     std::vector<SyntaxNode> stack{root};
@@ -421,20 +543,84 @@ PythonRun run_python(const SourceText& source) {
       for (uint32_t i = n.child_count(); i-- > 0;) stack.push_back(n.child(i));
     }
   }
+  // The file's functions, and the methods of its classes (units of their own, never called by name here).
   std::vector<SyntaxNode> functions;
   std::vector<std::string> function_names;
+  std::vector<std::pair<std::string, SyntaxNode>> methods;
   for (uint32_t i = 0; i < root.named_child_count(); ++i) {
-    const SyntaxNode fn = function_of(root.named_child(i));
-    if (fn.null()) continue;
-    functions.push_back(fn);
-    function_names.push_back(str(fn.field("name")));
+    const SyntaxNode s = root.named_child(i);
+    if (const SyntaxNode fn = function_of(s); !fn.null()) {
+      functions.push_back(fn);
+      function_names.push_back(str(fn.field("name")));
+    }
+    const SyntaxNode cls = s.is("decorated_definition") ? s.field("definition") : s;
+    if (!cls.is("class_definition")) continue;
+    const SyntaxNode body = cls.field("body");
+    for (uint32_t j = 0; j < body.named_child_count(); ++j) {
+      if (const SyntaxNode m = function_of(body.named_child(j)); !m.null()) {
+        methods.emplace_back(str(cls.field("name")) + "." + str(m.field("name")), m);
+      }
+    }
   }
-  // The module's own statements first; their names are the functions' globals.
-  std::vector<PyCall> calls;
+  const std::vector<std::string> called = called_by_name(root, function_names);
+
+  std::map<std::string, PyValue> names;  // the module's values, the functions' globals
+  std::vector<std::string> stack;        // the functions being read for a call, innermost last
+  std::map<std::string, PyPath> call_cache;  // by call_key
+  bool over_budget = false;
+  std::function<PyValue(PyPath&, PyCall)> call_function;
+  auto run_function = [&](const SyntaxNode& fn, const std::string& name, const PyCall* call) {
+    PyContext cx;
+    cx.source = &source;
+    cx.globals = &names;
+    cx.unit = name;
+    cx.functions = &function_names;
+    cx.call_function = &call_function;
+    cx.implicit_roots = imported != 2;
+    std::vector<PyPath> paths(1);
+    bind_parameters(paths[0], cx, fn.field("parameters"), name, call);
+    Interpreter(cx, run).block(paths, fn.field("body"), 0);
+    return paths;
+  };
+  // A call of the file's own function reads its body with the call's arguments: what it builds and returns is
+  // part of the caller's config (a NeMo recipe's trainer(), a Bridge recipe's _common(**kwargs)).
+  call_function = [&](PyPath& caller, PyCall c) -> PyValue {
+    const size_t f = static_cast<size_t>(
+        std::find(function_names.begin(), function_names.end(), c.function) - function_names.begin());
+    if (f >= functions.size()) return PyValue::unknown("the result of " + c.function + "()", c.at);
+    if (stack.size() >= kMaxCallDepth || std::find(stack.begin(), stack.end(), c.function) != stack.end()) {
+      return PyValue::unknown("the result of " + c.function + "() (calls nested too deep to follow)", c.at);
+    }
+    if (run.steps > kMaxSteps) {
+      if (!over_budget) {
+        over_budget = true;
+        run.unread.emplace_back(c.at, "calls of the file's own functions past the reading budget (" +
+                                          std::to_string(kMaxSteps) + " statements); their results are unknown");
+      }
+      return PyValue::unknown("the result of " + c.function + "() (past the reading budget)", c.at);
+    }
+    // The same call with the same arguments reads the same: read once.
+    const std::string key = call_key(c);
+    if (const auto cached = call_cache.find(key); !key.empty() && cached != call_cache.end()) {
+      return returned_to(caller, cached->second, c);
+    }
+    stack.push_back(c.function);
+    std::vector<PyPath> paths = run_function(functions[f], c.function, &c);
+    stack.pop_back();
+    PyPath callee = std::move(paths[0]);
+    for (size_t i = 1; i < paths.size(); ++i) {
+      callee = join(std::move(callee), paths[i], "set differently on the paths through " + c.function + "()");
+    }
+    const PyValue out = returned_to(caller, callee, c);
+    if (!key.empty()) call_cache.emplace(key, std::move(callee));
+    return out;
+  };
+
+  // The module's own statements first; their values are the functions' globals.
   PyContext module_cx;
   module_cx.source = &source;
   module_cx.functions = &function_names;
-  module_cx.calls = &calls;
+  module_cx.call_function = &call_function;
   module_cx.implicit_roots = imported != 2;
   std::vector<PyPath> module_paths(1);
   Interpreter(module_cx, run).block(module_paths, root, 0);
@@ -443,40 +629,21 @@ PythonRun run_python(const SourceText& source) {
     globals = join(std::move(globals), module_paths[i], "set differently on the paths through the module");
   }
   // Values only: a config object built at module level is not the functions' to change.
-  std::map<std::string, PyValue> names;
   for (auto& [name, v] : globals.names) {
     if (v.kind == PyValue::Kind::value || v.kind == PyValue::Kind::dict) names[name] = without_objects(v);
   }
-  add_unit(run, "", -1, "", module_paths);
-  // Each function on its own first, recording the calls of the file's functions (the module's calls were
-  // recorded above); then a function the file calls is linted as each call gives it its arguments, not alone.
-  auto run_function = [&](const SyntaxNode& fn, const PyCall* call, std::vector<PyCall>* record) {
-    PyContext cx;
-    cx.source = &source;
-    cx.globals = &names;
-    cx.unit = str(fn.field("name"));
-    cx.functions = &function_names;
-    cx.calls = record;
-    cx.implicit_roots = imported != 2;
-    std::vector<PyPath> paths(1);
-    bind_parameters(paths[0], cx, fn.field("parameters"), cx.unit, call);
-    Interpreter(cx, run).block(paths, fn.field("body"), 0);
-    return paths;
-  };
-  std::vector<std::vector<PyPath>> alone;
-  for (const SyntaxNode& fn : functions) alone.push_back(run_function(fn, nullptr, &calls));
+  add_unit(run, "", module_paths);
+  // A function the file calls is read where it is called; the others, and methods, are units of their own.
   for (size_t f = 0; f < functions.size(); ++f) {
-    size_t linted = 0;
-    for (const PyCall& c : calls) {
-      if (c.function != function_names[f] || linted == kMaxCallsPerFunction) continue;
-      ++linted;
-      std::vector<PyPath> paths = run_function(functions[f], &c, nullptr);
-      add_unit(run, function_names[f], static_cast<int>(f),
-               "in `" + function_names[f] + "()` as called at line " + std::to_string(c.at.line), paths);
-    }
-    if (linted == 0) add_unit(run, function_names[f], -1, "", alone[f]);
+    if (std::find(called.begin(), called.end(), function_names[f]) != called.end()) continue;
+    std::vector<PyPath> paths = run_function(functions[f], function_names[f], nullptr);
+    add_unit(run, function_names[f], paths);
   }
-  // A function run once alone and once per call reports what it could not follow once.
+  for (const auto& [name, m] : methods) {
+    std::vector<PyPath> paths = run_function(m, name, nullptr);
+    add_unit(run, name, paths);
+  }
+  // A function read once per call reports what it could not follow once.
   std::vector<std::pair<Location, std::string>> unread;
   for (auto& u : run.unread) {
     const bool seen = std::any_of(unread.begin(), unread.end(), [&](const auto& e) {

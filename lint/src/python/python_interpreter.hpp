@@ -22,6 +22,7 @@ struct PythonRun {
   std::vector<PythonUnit> units;  // only the units that build or change a config
   bool imports_config_library = false;  // megatron.bridge, nemo, nemo_run
   std::vector<std::pair<Location, std::string>> unread;  // syntax errors and statements not followed
+  size_t steps = 0;  // statements read on all paths of all units: the file's reading budget (kMaxSteps)
 };
 
 PythonRun run_python(const SourceText& source);

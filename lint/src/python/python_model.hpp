@@ -21,6 +21,11 @@ struct PyObject {
   bool placed = false;
   std::string path;
   std::vector<Setting> pending;  // keys relative to the object
+  std::vector<std::pair<std::string, int>> parts;  // objects given as its attributes, placed when it is
+  int owner = -1;  // the object it was placed into as an attribute (a strategy into its trainer)
+  // Its attributes are not the config's even where it is placed (a strategy other than Megatron's: FSDP2's
+  // context_parallel_size is not Megatron's); placing it still replaces what was there.
+  bool opaque = false;
 };
 
 struct PyDictEntry;

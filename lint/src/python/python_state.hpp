@@ -2,7 +2,9 @@
 // (python_eval.cpp). Objects live in the path, so that forked paths own their copies.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,13 +19,15 @@ struct PyPath {
   std::map<std::string, PyValue> names;
   std::vector<PyObject> objects;  // PyValue::object indexes here
   ConfigTree tree;
+  // key -> the attribute path it was set through ("@nemo.trainer.devices") and the object that set it
+  std::map<std::string, std::pair<std::string, int>> origin;
   std::vector<std::string> conditions;
   bool returned = false;
+  std::optional<PyValue> result;  // what `return` gave
   bool builds = false;  // built, received or changed a config object
 };
 
-// A call of one of the file's own functions, with the values its arguments had on the calling path: the
-// function is then linted with them (a default the file calls it with is the value that runs).
+// A call of one of the file's own functions, with the values its arguments had on the calling path.
 struct PyCall {
   std::string function;
   Location at;
@@ -36,14 +40,15 @@ struct PyCall {
 // v with the objects it refers to in `from` copied into `to` (and its ids renumbered): a value that leaves its path.
 PyValue py_carry(const PyValue& v, const std::vector<PyObject>& from, std::vector<PyObject>& to);
 
-// What a unit's statements need besides the path: the file, the module's names for a function, and where calls
-// of the file's own functions are recorded.
+// What a unit's statements need besides the path: the file, the module's names for a function, and how to call
+// the file's own functions (run_python reads the called function's body with the call's arguments, so that what
+// it builds is part of the caller's config).
 struct PyContext {
   const SourceText* source = nullptr;
   const std::map<std::string, PyValue>* globals = nullptr;
   std::string unit;  // function name, "" for the module
-  const std::vector<std::string>* functions = nullptr;  // the file's top-level functions
-  std::vector<PyCall>* calls = nullptr;
+  const std::vector<std::string>* functions = nullptr;  // the file's own functions
+  const std::function<PyValue(PyPath& caller, PyCall call)>* call_function = nullptr;
   // Whether `cfg` and the like of unknown origin may be taken for a config: in a file that imports a config
   // library, or one that imports nothing (a snippet such as the guide's four lines).
   bool implicit_roots = false;

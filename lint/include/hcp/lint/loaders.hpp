@@ -36,10 +36,6 @@ struct ConfigVariant {
   // Which unit of the input: a Python file's functions each build their own config, and a finding is weighed
   // against the other paths of its own unit only.
   int unit = 0;
-  // Units that lint one function as each of its calls gives its arguments share a family (-1: none); the
-  // call's context ("in `recipe()` as called at line 40") is said before a finding that not every call shares.
-  int family = -1;
-  std::string context;
 };
 
 struct LoadedInput {
