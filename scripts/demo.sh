@@ -16,7 +16,7 @@ echo "== One rank's view, as JSON"
 echo
 echo "== hcp-lint on good configs (every input format) and on broken ones"
 "$HCP_BUILD/cli/hcp-lint" --strict "$HCP_ROOT/examples/configs/good/hcp_bridge.toml" \
-  "$HCP_ROOT/examples/configs/good/hcp_bridge_override.yaml"
+  "$HCP_ROOT/examples/configs/good/hcp_bridge_override.yaml" "$HCP_ROOT/examples/configs/good/hcp_bridge_recipe.py"
 "$HCP_BUILD/cli/hcp-lint" --strict --te-version 2.4.0 "$HCP_ROOT/examples/configs/good/hcp_megatron_lm.sh"
 "$HCP_BUILD/cli/hcp-lint" --strict --overrides-file "$HCP_ROOT/examples/configs/good/hcp_overrides.txt" \
   --nodes 4 --gpus-per-node 8 --te-version 2.4.0
