@@ -162,6 +162,14 @@ TEST(PythonLoader, Nemo2RecipesComposedOfTheFilesFunctions) {
                                 "recipe = llm.qwen25_72b.pretrain_recipe(num_nodes=1, num_gpus_per_node=8,\n"
                                 "    tensor_parallelism=4, pipeline_parallelism=4, context_parallelism=2)\n");
   const ConfigTree& c = call.variants.at(0).tree;
+  // So do Bridge's recipes of 2025 and early 2026.
+  const LoadedInput bridge = load("from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n"
+                                  "cfg = llama3_8b_pretrain_config(context_parallelism=3, seq_length=8192)\n");
+  EXPECT_EQ(bridge.variants.at(0).tree.find("model.context_parallel_size")->value.integer, 3);
+  EXPECT_EQ(bridge.variants.at(0).tree.find("dataset.seq_length")->value.integer, 8192);
+  EXPECT_EQ(codes(findings("from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n"
+                           "cfg = llama3_8b_pretrain_config(context_parallel_size=3, seq_length=8192)\n")),
+            (std::vector<std::string>{"HCP003 error", "HCP003 error"}));
   EXPECT_EQ(c.find("model.tensor_model_parallel_size")->value.integer, 4);
   EXPECT_EQ(c.find("model.pipeline_model_parallel_size")->value.integer, 4);
   EXPECT_EQ(c.find("model.context_parallel_size")->value.integer, 2);

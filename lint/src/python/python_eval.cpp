@@ -343,6 +343,28 @@ std::string nemo_recipe_argument(const std::string& k) {
   return {};
 }
 
+// Megatron-Bridge recipes of 2025 and early 2026 (llama3_8b_pretrain_config(context_parallelism=2, seq_length=...),
+// later **kwargs of the provider's own names) set these on the model, and the sequence length on the data too.
+std::vector<std::string> bridge_recipe_argument(const std::string& k) {
+  if (k == "seq_length") return {"model.seq_length", "dataset.seq_length"};
+  static const std::pair<const char*, const char*> kArgs[] = {
+      {"tensor_parallelism", "tensor_model_parallel_size"},
+      {"pipeline_parallelism", "pipeline_model_parallel_size"},
+      {"context_parallelism", "context_parallel_size"},
+      {"sequence_parallelism", "sequence_parallel"},
+      {"tensor_model_parallel_size", "tensor_model_parallel_size"},
+      {"pipeline_model_parallel_size", "pipeline_model_parallel_size"},
+      {"context_parallel_size", "context_parallel_size"},
+      {"sequence_parallel", "sequence_parallel"},
+      {"cp_comm_type", "cp_comm_type"},
+      {"hierarchical_context_parallel_sizes", "hierarchical_context_parallel_sizes"},
+  };
+  for (const auto& [name, field] : kArgs) {
+    if (k == name) return {std::string("model.") + field};
+  }
+  return {};
+}
+
 PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
   const SyntaxNode fn = n.field("function");
   const SyntaxNode args = n.field("arguments");
@@ -425,9 +447,12 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
         const PyValue v = eval(p, cx, a.field("value"), depth + 1);
         if (recipe) {
           // A recipe's own arguments: NeMo 2 recipe factories take the cluster shape and parallel sizes under
-          // names of their own; a Bridge recipe's parameters are its own (what it does with them is not here).
-          const std::string target = root == "@nemo" ? nemo_recipe_argument(k) : std::string();
-          if (!target.empty()) py_set_attribute(p, obj, target, v, py_loc(cx, key), k);
+          // names of their own, and so did Bridge's recipes before they took none (2025-26); other parameters are
+          // the recipe's own (what it does with them is not in this file).
+          for (const std::string& target : root == "@nemo" ? std::vector<std::string>{nemo_recipe_argument(k)}
+                                                            : bridge_recipe_argument(k)) {
+            if (!target.empty()) py_set_attribute(p, obj, target, v, py_loc(cx, key), k);
+          }
           continue;
         }
         given.push_back(k);
