@@ -1,6 +1,7 @@
 // Status codes are pinned, strings exist for each, the last error is per thread and never NULL.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -40,9 +41,14 @@ TEST(CapiErrors, StatusStringsNeverNull) {
   EXPECT_STREQ(hcp_status_string(status), "unknown status");
 }
 
-TEST(CapiErrors, VersionMatchesHeader) {
+TEST(CapiErrors, VersionMatchesTheProjectVersion) {
+  // The loaded library against the package version CMake configured (HCP_PROJECT_VERSION), not a macro against
+  // itself: the string said 0.1.0 while the number said 0.3.0.
+  EXPECT_STREQ(hcp_version_string(), HCP_PROJECT_VERSION);
+  unsigned major = 0, minor = 0, patch = 0;
+  ASSERT_EQ(std::sscanf(HCP_PROJECT_VERSION, "%u.%u.%u", &major, &minor, &patch), 3);
+  EXPECT_EQ(hcp_version_number(), major * 10000 + minor * 100 + patch);
   EXPECT_EQ(hcp_version_number(), static_cast<unsigned>(HCP_VERSION_NUMBER));
-  EXPECT_STREQ(hcp_version_string(), HCP_VERSION_STRING);
 }
 
 TEST(CapiErrors, LastErrorIsPerThreadAndNeverNull) {

@@ -36,7 +36,11 @@ extern "C" {
 #define HCP_VERSION_MINOR 4
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
-#define HCP_VERSION_STRING "0.1.0"
+/* Spelled from the three numbers above, so that it cannot drift from them (it said 0.1.0 until 0.4). */
+#define HCP_VERSION_STR_(x) #x
+#define HCP_VERSION_STR(x) HCP_VERSION_STR_(x)
+#define HCP_VERSION_STRING \
+  HCP_VERSION_STR(HCP_VERSION_MAJOR) "." HCP_VERSION_STR(HCP_VERSION_MINOR) "." HCP_VERSION_STR(HCP_VERSION_PATCH)
 
 /* The version of the library actually loaded (compare with HCP_VERSION_NUMBER of the header). Since 0.1. */
 HCP_API unsigned hcp_version_number(void);
