@@ -1,7 +1,8 @@
 // Megatron-Bridge and NeMo 2 configs written in Python (recipes, performance scripts, users' training scripts),
 // read by the Python model (python/python_interpreter.hpp) without running them. Each unit that builds a config
-// (the module's own statements, each top-level function) is linted on its own; a Python file that builds none is
-// skipped with the reason, so a repository's utilities never turn `hcp-lint .` red.
+// (the module's own statements, each function the file does not call, each method) is linted on its own; a
+// Python file that builds none is skipped with the reason, so a repository's utilities never turn `hcp-lint .`
+// red.
 #include "../python/python_interpreter.hpp"
 #include "hcp/lint/loaders.hpp"
 

@@ -1,7 +1,7 @@
 // Statements of a Python config file on paths. An `if` whose test is unknown forks each path (the branch taken
 // and the one not, each remembering its condition); past kMaxPaths the branches are joined instead, a name or key
 // that differs between them becoming unknown. A loop's body may run any number of times: what it changes becomes
-// unknown. `return` ends a path. Nested functions and classes are not followed.
+// unknown. `return` ends a path and gives the call its result. Nested functions are not followed.
 #include "python_interpreter.hpp"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
-// A Python config file read without running it: the module and each top-level function are units; each unit's
-// statements run on paths (an `if` whose test is unknown forks them, as in the shell model, up to a bound past
-// which branches are joined), and every assignment to a config object's attribute or keyword of a known
-// constructor becomes a setting of that path's ConfigTree with the value's provenance.
+// A Python config file read without running it: the module, each top-level function the file does not call and
+// each method of its classes are units (a call of the file's own function is read where it is made, with its
+// arguments); each unit's statements run on paths (an `if` whose test is unknown forks them, as in the shell
+// model, up to a bound past which branches are joined), and every assignment to a config object's attribute or
+// keyword of a known constructor becomes a setting of that path's ConfigTree with the value's provenance.
 #pragma once
 
 #include <string>
