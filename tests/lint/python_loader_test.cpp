@@ -352,6 +352,14 @@ TEST(PythonLoader, BadInputIsReadAsFarAsPossibleAndNeverCrashes) {
   for (int i = 0; i < 200; ++i) blocks += std::string(static_cast<size_t>(i), ' ') + "if x:\n";
   blocks += std::string(200, ' ') + "cfg.model.context_parallel_size = 2\n";
   EXPECT_NO_THROW(load(blocks));
+  // A long elif chain of unknown tests: past 32 paths the rest is joined, without a recursion per clause.
+  std::string chain = "import megatron.bridge\nif a0:\n    cfg.model.context_parallel_size = 0\n";
+  for (int i = 1; i < 5000; ++i) {
+    chain += "elif a" + std::to_string(i) + ":\n    cfg.model.context_parallel_size = " + std::to_string(i) + "\n";
+  }
+  const LoadedInput joined = load(chain);
+  ASSERT_EQ(joined.variants.size(), 32u);  // 31 forks, then one path for all the rest
+  EXPECT_EQ(joined.variants.back().tree.find("model.context_parallel_size")->provenance, Provenance::unknown);
   // Overflowing arithmetic is unknown, not wrapped.
   const LoadedInput big = load("import megatron.bridge\ncfg.model.seq_length = 2 ** 70\n"
                                "cfg.model.context_parallel_size = 9223372036854775807 + 1\n");

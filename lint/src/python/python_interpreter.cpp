@@ -105,7 +105,7 @@ class Interpreter {
           out.push_back(std::move(p));
           continue;
         }
-        for (PyPath& b : if_chain(std::move(p), s, 0, nesting)) out.push_back(std::move(b));
+        for (PyPath& b : if_chain(std::move(p), s, nesting)) out.push_back(std::move(b));
       }
       paths = std::move(out);
       return;
@@ -117,7 +117,7 @@ class Interpreter {
 
   // The branches of `if` / `elif` clause `from` on: the first known-true test's block, or a fork at an unknown
   // test.
-  std::vector<PyPath> if_chain(PyPath p, const SyntaxNode& s, uint32_t from, int nesting) {
+  std::vector<PyPath> if_chain(PyPath p, const SyntaxNode& s, int nesting) {
     std::vector<SyntaxNode> tests, bodies;
     SyntaxNode otherwise;
     tests.push_back(s.field("condition"));
@@ -132,7 +132,7 @@ class Interpreter {
       }
     }
     std::vector<PyPath> out;
-    for (uint32_t i = from; i < tests.size(); ++i) {
+    for (uint32_t i = 0; i < tests.size(); ++i) {
       const PyValue test = py_eval(p, cx_, tests[i]);
       if (test.known() && !py_truthy(test.value)) continue;
       std::vector<PyPath> taken{p};
@@ -145,13 +145,29 @@ class Interpreter {
       p.conditions.push_back("not (" + condition_text(tests[i]) + ")");
       if (live_ > kMaxPaths) {
         // No room for another path: the ways through the rest of the `if` are run and joined into one, so that
-        // a statement never runs on more than kMaxPaths paths, however deep the `if`s nest.
-        std::vector<PyPath> rest = if_chain(std::move(p), s, i + 1, nesting);
-        PyPath joined = std::move(taken[0]);
+        // a statement never runs on more than kMaxPaths paths, however deep the `if`s nest (a loop, not a
+        // recursion: an `elif` chain may be thousands long).
+        std::vector<PyPath> all = std::move(taken);
+        bool ended = false;  // a later test is known to be true: the path goes no further
+        for (uint32_t j = i + 1; j < tests.size() && !ended; ++j) {
+          const PyValue later = py_eval(p, cx_, tests[j]);
+          if (later.known() && !py_truthy(later.value)) continue;
+          std::vector<PyPath> branch{p};
+          ended = later.known();
+          if (!ended) ++live_;
+          block(branch, bodies[j], nesting + 1);
+          for (PyPath& b : branch) all.push_back(std::move(b));
+          // (No condition is added: the join keeps only the conditions all the branches share.)
+        }
+        if (!ended) {
+          std::vector<PyPath> rest{std::move(p)};
+          if (!otherwise.null()) block(rest, otherwise, nesting + 1);
+          for (PyPath& b : rest) all.push_back(std::move(b));
+        }
+        PyPath joined = std::move(all[0]);
         const std::string why = "set differently on the branches of the `if` at line " + std::to_string(s.line());
-        for (size_t k = 1; k < taken.size(); ++k) joined = join(std::move(joined), taken[k], why);
-        for (const PyPath& b : rest) joined = join(std::move(joined), b, why);
-        live_ -= taken.size() + rest.size() - 1;
+        for (size_t k = 1; k < all.size(); ++k) joined = join(std::move(joined), all[k], why);
+        live_ -= all.size() - 1;
         out.push_back(std::move(joined));
         return out;
       }
