@@ -15,6 +15,7 @@
 #include "hcp/nccl_communicator.hpp"
 #include "hcp/log.hpp"
 #include "parallel_config_c.hpp"
+#include "struct_versions.hpp"
 #include "tensor_view.hpp"
 
 struct hcp_world {
@@ -29,9 +30,8 @@ struct hcp_cp_context {
 namespace hcp::capi {
 namespace {
 
-constexpr size_t kAttnOptionsFirstVersion = sizeof(hcp_attn_options);
-constexpr size_t kSimulateFirstVersion = offsetof(hcp_attn_simulate_options, device);
-constexpr size_t kContextOptionsFirstVersion = sizeof(hcp_cp_context_options);
+// A timeout of 0 means the default; negative ones are refused.
+constexpr int64_t kDefaultTimeoutMs = 60000;
 
 // The communicators the caller owns (NCCL), so that hcp_comm_destroy can tell them from world communicators.
 std::mutex owned_mutex;
@@ -43,9 +43,11 @@ hcp_comm* own(std::unique_ptr<hcp::Communicator> comm) {
   return reinterpret_cast<hcp_comm*>(comm.release());
 }
 
-std::chrono::milliseconds timeout_of(int64_t timeout_ms, const char* fn) {
-  if (timeout_ms < 1) throw Error(Errc::invalid_argument, std::string(fn) + ": timeout_ms must be positive");
-  return std::chrono::milliseconds(timeout_ms);
+std::chrono::milliseconds timeout_of(int64_t timeout_ms, const char* fn, const char* name = "timeout_ms") {
+  if (timeout_ms < 0 || timeout_ms > INT32_MAX)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": " + name + " (" + std::to_string(timeout_ms) +
+                                            ") must be in [0, 2^31) ms (0: the default, 60000)");
+  return std::chrono::milliseconds(timeout_ms == 0 ? kDefaultTimeoutMs : timeout_ms);
 }
 
 
@@ -103,7 +105,7 @@ void expect_device(const AttnArgs& a, hcp_device device, const char* fn) {
 
 void apply_options(const hcp_attn_options* options, CpShape* shape, const char* fn) {
   hcp_attn_options o = hcp_attn_options HCP_ATTN_OPTIONS_INIT;
-  if (options != nullptr) o = read_versioned(options, o, kAttnOptionsFirstVersion, fn, "options");
+  if (options != nullptr) o = read_versioned(options, o, fn, "options");
   if (!(o.softmax_scale >= 0) || o.softmax_scale == INFINITY)
     throw Error(Errc::invalid_argument, std::string(fn) + ": options->softmax_scale must be >= 0 and finite");
   shape->causal = o.causal != 0;
@@ -134,15 +136,24 @@ HCP_API hcp_status hcp_world_create(hcp_world** out, int32_t ranks, int64_t time
   return guarded(fn, [&] {
     require(out, fn, "out");
     *out = nullptr;
-    *out = new hcp_world{hcp::InProcessWorld(ranks, std::chrono::milliseconds(timeout_ms))};
+    *out = new hcp_world{hcp::InProcessWorld(ranks, timeout_of(timeout_ms, fn))};
   });
 }
 
-HCP_API void hcp_world_destroy(hcp_world* world) { delete world; }
+HCP_API void hcp_world_destroy(hcp_world* world) {
+  if (world == nullptr) return;
+  for (int r = 0; r < world->world.size(); ++r) forget_handle(&world->world.comm(r));
+  forget_handle(world);
+  delete world;
+}
+
+HCP_API hcp_status hcp_world_last_error(char** out_message, const hcp_world* world) {
+  return copy_handle_error(out_message, world, __func__);
+}
 
 HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank) {
   const char* fn = "hcp_world_comm";
-  return guarded(fn, [&] {
+  return guarded_on(world, fn, [&] {
     require(out, fn, "out");
     require(world, fn, "world");
     *out = reinterpret_cast<hcp_comm*>(&world->world.comm(rank));
@@ -151,7 +162,7 @@ HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank
 
 HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason) {
   const char* fn = "hcp_comm_abort";
-  return guarded(fn, [&] {
+  return guarded_on(comm, fn, [&] {
     require(comm, fn, "comm");
     reinterpret_cast<hcp::Communicator*>(comm)->abort(reason ? reason : "aborted by the caller");
   });
@@ -200,21 +211,26 @@ HCP_API void hcp_comm_destroy(hcp_comm* comm) {
     std::lock_guard lock(owned_mutex);
     if (c == nullptr || owned_comms.erase(c) == 0) return;  // NULL, or a world's communicator
   }
+  forget_handle(c);
   delete c;
+}
+
+HCP_API hcp_status hcp_comm_last_error(char** out_message, const hcp_comm* comm) {
+  return copy_handle_error(out_message, comm, __func__);
 }
 
 HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
                                               hcp_comm* world_comm, hcp_cp_comm cp_comm,
                                               const hcp_cp_context_options* options) {
   const char* fn = "hcp_cp_context_create_with";
-  return guarded(fn, [&] {
+  return guarded_on(world_comm, fn, [&] {
     require(out, fn, "out");
     *out = nullptr;
     require(world_comm, fn, "world_comm");
     hcp_cp_context_options o = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
-    if (options != nullptr) o = read_versioned(options, o, kContextOptionsFirstVersion, fn, "options");
+    if (options != nullptr) o = read_versioned(options, o, fn, "options");
     const hcp::ParallelConfig c = to_config(config, fn);
-    const hcp::CpComm scheme = to_cp_comm(enum_value(cp_comm), fn);
+    const hcp::CpComm scheme = to_cp_comm(cp_comm, fn);
     auto ctx = std::make_unique<hcp_cp_context>();
     ctx->device = to_device(o.device, fn, "options->device");
     hcp::CpDevice device;
@@ -230,11 +246,18 @@ HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_paralle
   return hcp_cp_context_create_with(out, config, world_comm, cp_comm, nullptr);
 }
 
-HCP_API void hcp_cp_context_destroy(hcp_cp_context* context) { delete context; }
+HCP_API void hcp_cp_context_destroy(hcp_cp_context* context) {
+  forget_handle(context);
+  delete context;
+}
+
+HCP_API hcp_status hcp_cp_context_last_error(char** out_message, const hcp_cp_context* context) {
+  return copy_handle_error(out_message, context, __func__);
+}
 
 HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context) {
   const char* fn = "hcp_cp_context_rank";
-  return guarded(fn, [&] {
+  return guarded_on(context, fn, [&] {
     require(out_cp_rank, fn, "out_cp_rank");
     require(out_cp_size, fn, "out_cp_size");
     require(context, fn, "context");
@@ -247,7 +270,7 @@ HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_opti
                                     const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
                                     const hcp_tensor* lse) {
   const char* fn = "hcp_attn_forward";
-  return guarded(fn, [&] {
+  return guarded_on(context, fn, [&] {
     require(context, fn, "context");
     AttnArgs a = attn_args(q, k, v, out, lse, nullptr, nullptr, nullptr, nullptr, false, fn);
     expect_device(a, context->device, fn);
@@ -268,7 +291,7 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
                                      const hcp_tensor* out, const hcp_tensor* lse, const hcp_tensor* dout,
                                      const hcp_tensor* dq, const hcp_tensor* dk, const hcp_tensor* dv) {
   const char* fn = "hcp_attn_backward";
-  return guarded(fn, [&] {
+  return guarded_on(context, fn, [&] {
     require(context, fn, "context");
     AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, true, fn);
     expect_device(a, context->device, fn);
@@ -289,8 +312,8 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
                                      const hcp_tensor* dk, const hcp_tensor* dv) {
   const char* fn = "hcp_attn_simulate";
   return guarded(fn, [&] {
-    const hcp_attn_simulate_options o = read_versioned(
-        options, hcp_attn_simulate_options HCP_ATTN_SIMULATE_OPTIONS_INIT, kSimulateFirstVersion, fn, "options");
+    const hcp_attn_simulate_options o =
+        read_versioned(options, hcp_attn_simulate_options HCP_ATTN_SIMULATE_OPTIONS_INIT, fn, "options");
     const bool backward = dout != nullptr;
     AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, backward, fn);
     // The full tensors are host memory whatever the ranks compute on.
@@ -298,8 +321,7 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     const hcp_device device = to_device(o.device, fn, "options->device");
     if (o.hcp_sizes == nullptr && o.num_hcp_levels != 0)
       throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->hcp_sizes is NULL with levels");
-    if (o.timeout_ms < 1 || o.timeout_ms > INT32_MAX)
-      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->timeout_ms out of range");
+    const std::chrono::milliseconds timeout = timeout_of(o.timeout_ms, fn, "options->timeout_ms");
     if (!(o.softmax_scale >= 0) || o.softmax_scale == INFINITY)
       throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->softmax_scale must be >= 0");
     hcp::SimulateOptions s;
@@ -308,7 +330,7 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     if (o.hcp_sizes) s.hcp_sizes.assign(o.hcp_sizes, o.hcp_sizes + o.num_hcp_levels);
     s.batch = a.shape.batch, s.seq = a.shape.seq_local, s.heads = a.shape.heads, s.kv_heads = a.shape.kv_heads;
     s.head_dim = a.shape.head_dim, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
-    s.timeout_ms = static_cast<int>(o.timeout_ms);
+    s.timeout_ms = static_cast<int>(timeout.count());
     if (device == HCP_DEVICE_CUDA) s.device.kind = hcp::CpDevice::Kind::cuda;
     const std::unique_ptr<hcp::CpEngine> host = hcp::make_cpu_engine();
     ContiguousStaging staged(*host);

@@ -18,7 +18,7 @@ HCP_API unsigned hcp_version_number(void) { return HCP_VERSION_NUMBER; }
 HCP_API const char* hcp_version_string(void) { return HCP_VERSION_STRING; }
 
 HCP_API const char* hcp_status_string(hcp_status status) {
-  switch (hcp::capi::enum_value(status)) {
+  switch (status) {
     case HCP_OK: return "ok";
     case HCP_ERR_INVALID_ARGUMENT: return "invalid argument";
     case HCP_ERR_INVALID_CONFIG: return "invalid configuration";

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "hcp/error.hpp"
 #include "hcp/hcp.h"
@@ -43,52 +44,26 @@ hcp_status guarded(const char* function, Body&& body) noexcept {
   }
 }
 
-inline size_t checked_struct_size(size_t size, size_t min_size, const char* function, const char* argument) {
-  if (size < min_size) {
-    throw Error(Errc::invalid_argument, std::string(function) + ": " + argument + "->struct_size (" +
-                                            std::to_string(size) + ") is smaller than the first version (" +
-                                            std::to_string(min_size) + "); initialise it with the _INIT macro");
-  }
-  return size;
-}
+// Handle-scoped errors (hcp_<handle>_last_error): the message of the last failed call that took a handle, kept
+// in a process-wide map from the handle's address so that any thread can read it. A handle's destroy forgets it.
+void set_handle_error(const void* handle, const std::string& message);
+std::string handle_error(const void* handle);
+void forget_handle(const void* handle);
 
-// The integer a C caller passed for an enum parameter. Reading a C++ enum that holds a value outside its
-// enumerators is undefined, and C callers can pass any int, so enum parameters are only read through this.
-template <typename Enum>
-int enum_value(const Enum& e) {
-  static_assert(sizeof(Enum) == sizeof(int));
-  int v = 0;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
-
-// Reads a caller's versioned struct: fields beyond the caller's struct_size keep the defaults in `value`; a
-// struct_size below `min_size` (the first version) is invalid; unknown trailing fields must be zero.
-template <typename T>
-T read_versioned(const T* in, T value, size_t min_size, const char* function, const char* argument) {
-  require(in, function, argument);
-  const size_t size = checked_struct_size(in->struct_size, min_size, function, argument);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(in);
-  for (size_t i = sizeof(T); i < size; ++i) {
-    if (bytes[i] != 0) {
-      throw Error(Errc::unsupported, std::string(function) + ": " + argument + " has non-zero fields at byte " +
-                                         std::to_string(i) + " that this library (struct size " +
-                                         std::to_string(sizeof(T)) + ") does not know");
+// guarded() for calls that take a handle: a failure is also left on the handle (when it is not NULL).
+template <typename Body>
+hcp_status guarded_on(const void* handle, const char* function, Body&& body) noexcept {
+  const hcp_status status = guarded(function, std::forward<Body>(body));
+  if (status != HCP_OK && handle != nullptr) {
+    try {
+      set_handle_error(handle, last_error_text());
+    } catch (...) {  // out of memory: the per-thread message still holds
     }
   }
-  std::memcpy(&value, in, size < sizeof(T) ? size : sizeof(T));
-  value.struct_size = sizeof(T);
-  return value;
+  return status;
 }
 
-// Writes an output struct: only the bytes the caller's struct_size covers, which must include the first version.
-template <typename T>
-void write_versioned(T* out, const T& value, size_t min_size, const char* function, const char* argument) {
-  require(out, function, argument);
-  const size_t size = checked_struct_size(out->struct_size, min_size, function, argument);
-  std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(size_t),
-              reinterpret_cast<const unsigned char*>(&value) + sizeof(size_t),
-              (size < sizeof(T) ? size : sizeof(T)) - sizeof(size_t));
-}
+// hcp_<handle>_last_error: a copy of the handle's message for the caller.
+hcp_status copy_handle_error(char** out_message, const void* handle, const char* function) noexcept;
 
 }  // namespace hcp::capi

@@ -7,6 +7,7 @@
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/render.hpp"
 #include "strings.hpp"
+#include "struct_versions.hpp"
 
 struct hcp_lint_report {
   hcp::lint::LintReport report;
@@ -17,8 +18,6 @@ namespace hcp::capi {
 namespace {
 
 using lint::LintOptions;
-
-constexpr size_t kOptionsFirstVersion = sizeof(hcp_lint_options);
 
 std::vector<std::string> split_commas(const char* text) {
   std::vector<std::string> out;
@@ -47,7 +46,7 @@ std::optional<int64_t> positive_or_unknown(int64_t v, const char* fn, const char
 LintOptions to_options(const hcp_lint_options* in, const char* fn) {
   LintOptions o;
   if (in == nullptr) return o;
-  const hcp_lint_options c = read_versioned(in, hcp_lint_options HCP_LINT_OPTIONS_INIT, kOptionsFirstVersion, fn, "options");
+  const hcp_lint_options c = read_versioned(in, hcp_lint_options HCP_LINT_OPTIONS_INIT, fn, "options");
   if (c.input_format) o.format = lint::parse_format_name(c.input_format);
   if (c.num_overrides > 0) require(c.overrides, fn, "options->overrides");
   for (size_t i = 0; i < c.num_overrides; ++i) {
@@ -127,11 +126,18 @@ HCP_API hcp_status hcp_lint_text(hcp_lint_report** out, const char* text, size_t
   });
 }
 
-HCP_API void hcp_lint_report_destroy(hcp_lint_report* report) { delete report; }
+HCP_API void hcp_lint_report_destroy(hcp_lint_report* report) {
+  forget_handle(report);
+  delete report;
+}
+
+HCP_API hcp_status hcp_lint_report_last_error(char** out_message, const hcp_lint_report* report) {
+  return copy_handle_error(out_message, report, __func__);
+}
 
 HCP_API hcp_status hcp_lint_report_count(size_t* out_count, const hcp_lint_report* report) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(report, fn, [&] {
     require(out_count, fn, "out_count");
     *out_count = report_of(report, fn).flat.size();
   });
@@ -139,7 +145,7 @@ HCP_API hcp_status hcp_lint_report_count(size_t* out_count, const hcp_lint_repor
 
 HCP_API hcp_status hcp_lint_report_get(hcp_lint_diagnostic* out, const hcp_lint_report* report, size_t index) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(report, fn, [&] {
     require(out, fn, "out");
     const hcp_lint_report& r = report_of(report, fn);
     if (index >= r.flat.size()) {
@@ -149,14 +155,14 @@ HCP_API hcp_status hcp_lint_report_get(hcp_lint_diagnostic* out, const hcp_lint_
     const hcp::lint::Diagnostic& d = *r.flat[index];
     const hcp_lint_diagnostic value{sizeof(hcp_lint_diagnostic), d.code.c_str(), d.rule.c_str(), d.message.c_str(),
                                     d.hint.c_str(), d.loc.file.c_str(), d.loc.line, d.loc.col,
-                                    static_cast<int32_t>(d.severity)};
-    write_versioned(out, value, sizeof(hcp_lint_diagnostic), fn, "out");
+                                    static_cast<int32_t>(d.severity), 0};
+    write_versioned(out, value, fn, "out");
   });
 }
 
 HCP_API hcp_status hcp_lint_report_render(char** out_text, const hcp_lint_report* report, const char* format) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(report, fn, [&] {
     require(out_text, fn, "out_text");
     *out_text = nullptr;
     const hcp_lint_report& r = report_of(report, fn);

@@ -8,6 +8,7 @@
 #include "hcp/logscan/render.hpp"
 #include "hcp/logscan/scanner.hpp"
 #include "strings.hpp"
+#include "struct_versions.hpp"
 
 struct hcp_logscanner {
   std::unique_ptr<hcp::logscan::LogScanner> scanner;  // null once finished
@@ -27,7 +28,7 @@ logscan::ScanOptions to_options(const hcp_logscan_options* in, const char* fn) {
   logscan::ScanOptions o;
   if (in == nullptr) return o;
   const hcp_logscan_options c =
-      read_versioned(in, hcp_logscan_options HCP_LOGSCAN_OPTIONS_INIT, sizeof(hcp_logscan_options), fn, "options");
+      read_versioned(in, hcp_logscan_options HCP_LOGSCAN_OPTIONS_INIT, fn, "options");
   if (c.gpu) o.gpu = c.gpu;
   return o;
 }
@@ -63,7 +64,7 @@ HCP_API hcp_status hcp_logscan_create(hcp_logscanner** out, const hcp_logscan_op
 
 HCP_API hcp_status hcp_logscan_begin_input(hcp_logscanner* scanner, const char* name) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(scanner, fn, [&] {
     auto& s = live(scanner, fn);
     require(name, fn, "name");
     s.begin_input(name);
@@ -72,7 +73,7 @@ HCP_API hcp_status hcp_logscan_begin_input(hcp_logscanner* scanner, const char* 
 
 HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, size_t size) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(scanner, fn, [&] {
     auto& s = live(scanner, fn);
     if (size > 0) require(data, fn, "data");
     s.feed(static_cast<const char*>(data), size);
@@ -81,9 +82,9 @@ HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, s
 
 HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* out) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(scanner, fn, [&] {
     require(out, fn, "out");
-    checked_struct_size(out->struct_size, sizeof(hcp_logscan_event), fn, "out");  // before an event is taken
+    checked_size<hcp_logscan_event>(out->struct_size, true, fn, "out");  // before an event is taken
     auto& s = live(scanner, fn);
     if (scanner->events.empty()) {
       for (auto& e : s.poll()) scanner->events.push_back(std::move(e));
@@ -118,13 +119,13 @@ HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* 
       value.file = scanner->current.failure.where.file.c_str();
       value.line = where.line;
     }
-    write_versioned(out, value, sizeof(hcp_logscan_event), fn, "out");
+    write_versioned(out, value, fn, "out");
   });
 }
 
 HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* scanner) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(scanner, fn, [&] {
     require(out, fn, "out");
     *out = nullptr;
     auto& s = live(scanner, fn);
@@ -134,7 +135,14 @@ HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* 
   });
 }
 
-HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner) { delete scanner; }
+HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner) {
+  forget_handle(scanner);
+  delete scanner;
+}
+
+HCP_API hcp_status hcp_logscan_last_error(char** out_message, const hcp_logscanner* scanner) {
+  return copy_handle_error(out_message, scanner, __func__);
+}
 
 HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* const* paths, size_t num_paths,
                                           const hcp_logscan_options* options) {
@@ -157,7 +165,7 @@ HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* 
 
 HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hcp_logscan_report* report) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(report, fn, [&] {
     require(out_verdict, fn, "out_verdict");
     *out_verdict = hcp::logscan::verdict_name(report_of(report, fn).verdict).data();
   });
@@ -165,7 +173,7 @@ HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hc
 
 HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_report* report, const char* format) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(report, fn, [&] {
     require(out_text, fn, "out_text");
     *out_text = nullptr;
     const auto& r = report_of(report, fn);
@@ -180,6 +188,13 @@ HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_
   });
 }
 
-HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report) { delete report; }
+HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report) {
+  forget_handle(report);
+  delete report;
+}
+
+HCP_API hcp_status hcp_logscan_report_last_error(char** out_message, const hcp_logscan_report* report) {
+  return copy_handle_error(out_message, report, __func__);
+}
 
 }  // extern "C"

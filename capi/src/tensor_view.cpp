@@ -3,12 +3,11 @@
 #include <string>
 
 #include "guard.hpp"
+#include "struct_versions.hpp"
 #include "hcp/attention_cuda.hpp"
 
 namespace hcp::capi {
 namespace {
-
-constexpr size_t kTensorFirstVersion = sizeof(hcp_tensor);
 
 void throw_status(const Status& s) {
   if (!s.ok()) throw Error(s.code(), s.message());
@@ -39,12 +38,22 @@ bool TensorView::usable_in_place() const {
 }
 
 TensorView view(const hcp_tensor* t, int ndim, const char* fn, const char* name) {
-  const hcp_tensor d = read_versioned(t, hcp_tensor HCP_TENSOR_INIT, kTensorFirstVersion, fn, name);
+  hcp_tensor d = read_versioned(t, hcp_tensor HCP_TENSOR_INIT, fn, name);
   auto fail = [&](Errc code, const std::string& what) { throw Error(code, std::string(fn) + ": " + name + ": " + what); };
   if (d.dtype < 0 || d.dtype > 2) fail(Errc::invalid_argument, "dtype " + std::to_string(d.dtype) + " is not an hcp_dtype");
   const hcp_device device = to_device(d.device, fn, name);
   if (d.ndim != ndim) fail(Errc::shape, "expected " + std::to_string(ndim) + " dimensions, got " + std::to_string(d.ndim));
   if (d.data == nullptr) fail(Errc::invalid_argument, "data is NULL");
+  // A zero stride is the contiguous stride of its dimension, from the dimensions after it (checked below).
+  for (int i = ndim - 1; i >= 0; --i) {
+    if (d.strides[i] != 0) continue;
+    if (i == ndim - 1) {
+      d.strides[i] = 1;
+    } else if (d.shape[i + 1] < 1 || __builtin_mul_overflow(d.shape[i + 1], d.strides[i + 1], &d.strides[i])) {
+      fail(Errc::shape, "dimension " + std::to_string(i + 1) + " (" + std::to_string(d.shape[i + 1]) +
+                            ") cannot give dimension " + std::to_string(i) + " its contiguous stride");
+    }
+  }
   if (d.strides[ndim - 1] != 1)
     fail(Errc::unsupported, "the last dimension must be contiguous (stride 1), got stride " +
                                 std::to_string(d.strides[ndim - 1]));

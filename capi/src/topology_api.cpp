@@ -10,6 +10,7 @@
 #include "hcp/topology_json.hpp"
 #include "parallel_config_c.hpp"
 #include "strings.hpp"
+#include "struct_versions.hpp"
 
 struct hcp_topology {
   hcp::Topology topology;
@@ -23,8 +24,7 @@ const Topology& topo(const hcp_topology* t, const char* fn) {
   return t->topology;
 }
 
-GroupKind to_kind(const hcp_group_kind& kind, const char* fn) {
-  const int k = enum_value(kind);
+GroupKind to_kind(hcp_group_kind k, const char* fn) {
   if (k < 0 || k >= kNumGroupKinds) {
     throw Error(Errc::invalid_argument, std::string(fn) + ": kind (" + std::to_string(k) +
                                             ") is not an hcp_group_kind value");
@@ -61,11 +61,18 @@ HCP_API hcp_status hcp_topology_create(hcp_topology** out, const hcp_parallel_co
   });
 }
 
-HCP_API void hcp_topology_destroy(hcp_topology* topology) { delete topology; }
+HCP_API void hcp_topology_destroy(hcp_topology* topology) {
+  forget_handle(topology);
+  delete topology;
+}
+
+HCP_API hcp_status hcp_topology_last_error(char** out_message, const hcp_topology* topology) {
+  return copy_handle_error(out_message, topology, __func__);
+}
 
 HCP_API hcp_status hcp_topology_dp(int64_t* out_dp, const hcp_topology* topology) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out_dp, fn, "out_dp");
     *out_dp = topo(topology, fn).dp();
   });
@@ -73,7 +80,7 @@ HCP_API hcp_status hcp_topology_dp(int64_t* out_dp, const hcp_topology* topology
 
 HCP_API hcp_status hcp_topology_num_levels(int32_t* out_levels, const hcp_topology* topology) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out_levels, fn, "out_levels");
     *out_levels = topo(topology, fn).num_levels();
   });
@@ -82,7 +89,7 @@ HCP_API hcp_status hcp_topology_num_levels(int32_t* out_levels, const hcp_topolo
 HCP_API hcp_status hcp_topology_group_size(int64_t* out_group_size, int64_t* out_group_count,
                                            const hcp_topology* topology, hcp_group_kind kind, int32_t level) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out_group_size, fn, "out_group_size");
     require(out_group_count, fn, "out_group_count");
     const hcp::Topology& t = topo(topology, fn);
@@ -94,11 +101,11 @@ HCP_API hcp_status hcp_topology_group_size(int64_t* out_group_size, int64_t* out
 
 HCP_API hcp_status hcp_topology_coords(hcp_rank_coords* out, const hcp_topology* topology, int64_t rank) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out, fn, "out");
     const hcp::RankCoords c = topo(topology, fn).coords(rank);
     const hcp_rank_coords value{sizeof(hcp_rank_coords), c.tp, c.cp, c.dp, c.pp};
-    write_versioned(out, value, sizeof(hcp_rank_coords), fn, "out");
+    write_versioned(out, value, fn, "out");
   });
 }
 
@@ -106,7 +113,7 @@ HCP_API hcp_status hcp_topology_membership(int64_t* out_group_index, int64_t* ou
                                            const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
                                            int32_t level) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out_group_index, fn, "out_group_index");
     require(out_rank_in_group, fn, "out_rank_in_group");
     const hcp::Membership m = topo(topology, fn).membership(rank, to_kind(kind, fn), level);
@@ -119,7 +126,7 @@ HCP_API hcp_status hcp_topology_group_of(int64_t* ranks, size_t capacity, size_t
                                          const hcp_topology* topology, int64_t rank, hcp_group_kind kind,
                                          int32_t level) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     const hcp::Topology& t = topo(topology, fn);
     const hcp::GroupKind k = to_kind(kind, fn);
     const auto needed = static_cast<size_t>(t.group_size(k, level));
@@ -131,7 +138,7 @@ HCP_API hcp_status hcp_topology_group_of(int64_t* ranks, size_t capacity, size_t
 HCP_API hcp_status hcp_topology_groups(int64_t* ranks, size_t capacity, size_t* out_needed,
                                        const hcp_topology* topology, hcp_group_kind kind, int32_t level) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     const hcp::Topology& t = topo(topology, fn);
     const hcp::GroupKind k = to_kind(kind, fn);
     (void)t.group_size(k, level);  // reports a bad level or missing sizes before the size
@@ -144,17 +151,17 @@ HCP_API hcp_status hcp_topology_groups(int64_t* ranks, size_t capacity, size_t* 
 HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* topology, hcp_group_kind kind,
                                          int32_t level) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out, fn, "out");
     const hcp::Locality l = topo(topology, fn).locality(to_kind(kind, fn), level);
     const hcp_locality value{sizeof(hcp_locality), l.group_size, l.span, l.groups, l.groups_crossing_nodes};
-    write_versioned(out, value, sizeof(hcp_locality), fn, "out");
+    write_versioned(out, value, fn, "out");
   });
 }
 
 HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* topology, int64_t rank) {
   const char* fn = __func__;
-  return guarded(fn, [&] {
+  return guarded_on(topology, fn, [&] {
     require(out_json, fn, "out_json");
     *out_json = nullptr;
     const hcp::Topology& t = topo(topology, fn);

@@ -88,9 +88,12 @@ TEST(AttentionApi, SimulateRunsAndRejectsMisuse) {
   last_strided.strides[3] = 2;
   EXPECT_EQ(hcp_attn_simulate(&o, &last_strided, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
             HCP_ERR_UNSUPPORTED);
-  hcp_tensor zero_stride = q;
+  hcp_tensor zero_stride = q;  // since 0.5: a zero stride is the contiguous one
   zero_stride.strides[1] = 0;
-  EXPECT_EQ(hcp_attn_simulate(&o, &zero_stride, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+  EXPECT_EQ(hcp_attn_simulate(&o, &zero_stride, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_OK);
+  hcp_tensor negative_stride = q;
+  negative_stride.strides[1] = -16;
+  EXPECT_EQ(hcp_attn_simulate(&o, &negative_stride, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
             HCP_ERR_INVALID_ARGUMENT);
   hcp_tensor huge_stride = q;
   huge_stride.strides[0] = INT64_MAX / 2;
@@ -160,7 +163,9 @@ TEST(AttentionApi, PerRankForwardEqualsSimulate) {
   hcp_cp_context_destroy(nullptr);
   EXPECT_EQ(hcp_world_create(nullptr, 2, 1000), HCP_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcp_world_create(&world, 0, 1000), HCP_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(hcp_world_create(&world, 2, 0), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_world_create(&world, 2, -1), HCP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(hcp_world_create(&world, 2, 0), HCP_OK);  // 0: the default timeout
+  hcp_world_destroy(world);
   ASSERT_EQ(hcp_world_create(&world, 2, 1000), HCP_OK);
   hcp_comm* comm = nullptr;
   EXPECT_EQ(hcp_world_comm(&comm, world, 2), HCP_ERR_INVALID_ARGUMENT);
@@ -275,7 +280,7 @@ TEST(AttentionApi, ContextOptionsAndNcclMisuse) {
   hcp_comm* nccl = nullptr;
   EXPECT_EQ(hcp_comm_create_nccl(nullptr, id, 0, 1, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcp_comm_create_nccl(&nccl, nullptr, 0, 1, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(hcp_comm_create_nccl(&nccl, id, 0, 1, nullptr, 0), HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcp_comm_create_nccl(&nccl, id, 0, 1, nullptr, -1), HCP_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcp_comm_wrap_nccl(&nccl, nullptr, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(hcp_comm_wrap_nccl(nullptr, id, nullptr, 1000), HCP_ERR_INVALID_ARGUMENT);
   const hcp_status made = hcp_nccl_unique_id(id);

@@ -7,7 +7,7 @@ import pathlib
 from .errors import HcpError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
-EXPECTED_VERSION = (0, 4)
+EXPECTED_VERSION = (0, 5)
 
 
 class ParallelConfig(ctypes.Structure):
@@ -66,7 +66,7 @@ class LintOptions(ctypes.Structure):
 class LintDiagnostic(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t)] + [
         (n, ctypes.c_char_p) for n in ("code", "rule", "message", "hint", "file")] + [
-        (n, ctypes.c_int32) for n in ("line", "col", "severity")]
+        (n, ctypes.c_int32) for n in ("line", "col", "severity", "reserved0")]
 
 
 class LogscanOptions(ctypes.Structure):
@@ -75,25 +75,34 @@ class LogscanOptions(ctypes.Structure):
 
 class Tensor(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("data", ctypes.c_void_p), ("dtype", ctypes.c_int32),
-                ("device", ctypes.c_int32), ("ndim", ctypes.c_int32), ("shape", ctypes.c_int64 * 4),
+                ("device", ctypes.c_int32), ("ndim", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 4),
                 ("strides", ctypes.c_int64 * 4)]
 
 
 class AttnOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float),
-                ("kernel_threads", ctypes.c_int32)]
+                ("kernel_threads", ctypes.c_int32), ("reserved0", ctypes.c_int32)]
 
 
 class AttnSimulateOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("cp", ctypes.c_int32), ("cp_comm", ctypes.c_int32),
-                ("num_hcp_levels", ctypes.c_uint32), ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)),
-                ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64),
-                ("device", ctypes.c_int32)]
+                ("num_hcp_levels", ctypes.c_uint32), ("reserved0", ctypes.c_int32),
+                ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)), ("causal", ctypes.c_int32),
+                ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64), ("device", ctypes.c_int32),
+                ("reserved1", ctypes.c_int32)]
 
 
 class CpContextOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_int32), ("cuda_stream", ctypes.c_void_p)]
+    _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_int32), ("reserved0", ctypes.c_int32),
+                ("cuda_stream", ctypes.c_void_p)]
 
+
+# The C function that fills each struct with its defaults (hcp_<name>_init).
+_INIT_NAMES = {ParallelConfig: "parallel_config", RankCoords: "rank_coords", Locality: "locality",
+               LintOptions: "lint_options", LintDiagnostic: "lint_diagnostic", LogscanOptions: "logscan_options",
+               LogscanEvent: "logscan_event", Tensor: "tensor", AttnOptions: "attn_options",
+               AttnSimulateOptions: "attn_simulate_options", CpContextOptions: "cp_context_options"}
 
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
@@ -154,6 +163,7 @@ _PROTOTYPES = {
     "hcp_attn_forward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 5),
     "hcp_attn_backward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 9),
     "hcp_attn_simulate": (ctypes.c_int, [ctypes.POINTER(AttnSimulateOptions)] + [ctypes.POINTER(Tensor)] * 9),
+    **{f"hcp_{name}_init": (ctypes.c_int, [ctypes.POINTER(cls), ctypes.c_size_t]) for cls, name in _INIT_NAMES.items()},
 }
 
 
@@ -194,6 +204,15 @@ def _load():
 
 
 lib = _load()
+
+
+def new(cls, **fields):
+    """A struct with the library's defaults (its hcp_<name>_init), then the given fields."""
+    value = cls()
+    check(getattr(lib, f"hcp_{_INIT_NAMES[cls]}_init")(ctypes.byref(value), ctypes.sizeof(cls)))
+    for name, v in fields.items():
+        setattr(value, name, v)
+    return value
 
 
 def check(status):

@@ -8,7 +8,7 @@ included. The ctypes calls release the GIL, so several Python threads can drive 
 import array
 import ctypes
 
-from ._native import AttnOptions, AttnSimulateOptions, CpContextOptions, ParallelConfig, Tensor, check, lib
+from ._native import AttnOptions, AttnSimulateOptions, CpContextOptions, ParallelConfig, Tensor, check, lib, new
 
 COMMS = {"p2p": 0, "a2a": 1, "a2a+p2p": 2, "all_gather": 3}
 DEVICES = {"cpu": 0, "cuda": 1}
@@ -62,8 +62,7 @@ def _tensor(obj, shape, dtype_code, elem, writable, keep, device=0):
             nbytes *= n
         addr, holder = _address(obj, nbytes, writable)
         keep.append(holder)
-    t = Tensor()
-    t.struct_size = ctypes.sizeof(Tensor)
+    t = new(Tensor)
     t.data = addr
     t.dtype = dtype_code
     t.device = device
@@ -113,9 +112,10 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
                     _tensor(result["dv"], kv_shape, code, elem, True, keep)]
     ptrs = [ctypes.byref(t) for t in tensors] + [None] * (9 - len(tensors))
     sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
-    o = AttnSimulateOptions(ctypes.sizeof(AttnSimulateOptions), int(cp), _comm(comm), len(hcp_sizes or []),
-                            ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int64)) if hcp_sizes else None,
-                            1 if causal else 0, float(softmax_scale), int(timeout_ms), _device(device))
+    o = new(AttnSimulateOptions, cp=int(cp), cp_comm=_comm(comm), num_hcp_levels=len(hcp_sizes or []),
+            hcp_sizes=ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int64)) if hcp_sizes else None,
+            causal=1 if causal else 0, softmax_scale=float(softmax_scale), timeout_ms=int(timeout_ms),
+            device=_device(device))
     check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
     return result
 
@@ -189,18 +189,16 @@ class CpContext:
 
     def __init__(self, world_comm, world_size, cp, comm="p2p", hcp_sizes=None, tp=1, pp=1, device="cpu",
                  cuda_stream=0):
+        self._handle = ctypes.c_void_p()  # first: close() runs even when the constructor fails
         if isinstance(world_comm, NcclComm):
             world_comm = world_comm.handle
         self._device = _device(device)
         self._sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
-        config = ParallelConfig()
-        config.struct_size = ctypes.sizeof(ParallelConfig)
-        config.world_size, config.tp, config.pp, config.cp, config.ep = world_size, tp, pp, cp, 1
-        config.order, config.gpus_per_node = 0, 8
+        config = new(ParallelConfig, world_size=world_size, tp=tp, pp=pp, cp=cp)
         if hcp_sizes:
             config.num_hcp_levels = len(hcp_sizes)
             config.hcp_sizes = ctypes.cast(self._sizes, ctypes.POINTER(ctypes.c_int64))
-        options = CpContextOptions(ctypes.sizeof(CpContextOptions), self._device, ctypes.c_void_p(cuda_stream or None))
+        options = new(CpContextOptions, device=self._device, cuda_stream=cuda_stream or None)
         self._handle = ctypes.c_void_p()
         check(lib.hcp_cp_context_create_with(ctypes.byref(self._handle), ctypes.byref(config), world_comm,
                                              _comm(comm), ctypes.byref(options)))
@@ -229,7 +227,7 @@ class CpContext:
               _tensor(v, (b, s, hkv, d), code, elem, False, keep, dev),
               _tensor(out, (b, s, h, d), code, elem, True, keep, dev),
               _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
-        opts = AttnOptions(ctypes.sizeof(AttnOptions), 1 if causal else 0, 0.0, 1)
+        opts = new(AttnOptions, causal=1 if causal else 0)
         check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse
 
@@ -248,7 +246,7 @@ class CpContext:
               _tensor(lse, (b, h, s), 0, 4, False, keep, dev), _tensor(dout, qs, code, elem, False, keep, dev),
               _tensor(dq, qs, code, elem, True, keep, dev), _tensor(dk, kvs, code, elem, True, keep, dev),
               _tensor(dv, kvs, code, elem, True, keep, dev)]
-        opts = AttnOptions(ctypes.sizeof(AttnOptions), 1 if causal else 0, 0.0, 1)
+        opts = new(AttnOptions, causal=1 if causal else 0)
         check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return dq, dk, dv
 

@@ -7,12 +7,25 @@
  *   thread; successful calls leave it unchanged.
  * - Output parameters come first. A NULL pointer where one is required gives HCP_ERR_INVALID_ARGUMENT, never a
  *   crash. No C++ exception ever leaves the library.
- * - Structs that may grow start with `size_t struct_size`, to be set with their _INIT macro. The library reads (or,
- *   for output structs, writes) only the fields that struct_size covers and defaults the rest. A struct_size
- *   larger than the library knows is accepted when the unknown tail is all zero bytes (HCP_ERR_UNSUPPORTED
- *   otherwise); one smaller than the struct's first version gives HCP_ERR_INVALID_ARGUMENT.
- * - Handles are opaque, made by _create(&out, ...) and released by _destroy(h), which accepts NULL. Memory the
- *   library returns (strings) is released with hcp_free().
+ * - Structs that may grow start with `size_t struct_size`. Set it with the struct's _INIT macro (C, C++) or its
+ *   hcp_<struct>_init(&s, sizeof s) function (any language; a struct zeroed by hand with struct_size set works too:
+ *   zero means "the default" in every optional field). The library reads (or, for output structs, writes) only the
+ *   fields that struct_size covers and defaults the rest. struct_size must be one of the struct's versions, listed
+ *   at each struct: each ends at a field boundary, so a size inside a field gives HCP_ERR_INVALID_ARGUMENT. A size
+ *   larger than the library knows (a newer header) is accepted when it is a multiple of 8 and every unknown byte is
+ *   zero (HCP_ERR_UNSUPPORTED otherwise). Fields named reserved* fill what would be padding so that later versions
+ *   can use them: they must be zero (HCP_ERR_INVALID_ARGUMENT otherwise).
+ * - Enumerations are passed and stored as fixed-width integers (hcp_status, hcp_order, ... are int32_t typedefs;
+ *   the named constants are the enumerators); an unknown value gives HCP_ERR_INVALID_ARGUMENT.
+ * - hcp_<struct>_init(&s, struct_size) fills every field that struct_size covers with the defaults of the _INIT
+ *   macro and sets struct_size; a size that is not one of the struct's versions gives HCP_ERR_INVALID_ARGUMENT.
+ * - Handles are opaque, made by _create(&out, ...) and released by _destroy(h), which accepts NULL.
+ * - Ownership, once for all: memory the library returns through a `char**` (rendered text, JSON, messages) belongs
+ *   to the caller and is released with hcp_free(); `const char*` results and strings inside output structs
+ *   belong to the library (static storage, or the handle they came from, as each function says); handles returned
+ *   through `**out` belong to the caller (release with their _destroy), except those documented as borrowed.
+ * - Errors survive thread hops: a failed call that takes a handle also leaves its message on that handle, read
+ *   with hcp_<handle>_last_error() from any thread (for FFIs that run each call on a worker thread).
  */
 #ifndef HCP_HCP_H
 #define HCP_HCP_H
@@ -33,7 +46,7 @@ extern "C" {
 /* ---- version ------------------------------------------------------------------------------------------------- */
 
 #define HCP_VERSION_MAJOR 0
-#define HCP_VERSION_MINOR 4
+#define HCP_VERSION_MINOR 5
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
 /* Spelled from the three numbers above, so that it cannot drift from them (it said 0.1.0 until 0.4). */
@@ -49,7 +62,8 @@ HCP_API const char* hcp_version_string(void);
 
 /* ---- status and errors --------------------------------------------------------------------------------------- */
 
-typedef enum hcp_status {
+typedef int32_t hcp_status;
+enum hcp_status_code {
   HCP_OK = 0,
   HCP_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, unknown enum value, struct_size too small, out-of-range rank */
   HCP_ERR_INVALID_CONFIG = 2,   /* the parallel configuration violates an upstream condition */
@@ -63,7 +77,7 @@ typedef enum hcp_status {
   HCP_ERR_SHAPE = 10,           /* tensor shapes that do not divide or disagree between ranks */
   HCP_ERR_NOT_FOUND = 11,       /* a named or requested item does not exist (e.g. hcp groups without sizes) */
   HCP_ERR_INTERNAL = 12         /* a bug in hcp */
-} hcp_status;
+};
 
 /* A short constant description of a status ("invalid argument"); never NULL, also for unknown values. Since 0.1. */
 HCP_API const char* hcp_status_string(hcp_status status);
@@ -73,14 +87,24 @@ HCP_API const char* hcp_last_error(void);
 /* Releases memory returned by the library; NULL is accepted. Since 0.1. */
 HCP_API void hcp_free(void* ptr);
 
+/* The message of the last failed call that took this handle (as its first handle argument), from whichever thread
+ * made it; "" when none has failed. A copy: release with hcp_free. Safe from any thread, also while other threads
+ * use the handle. Since 0.5:
+ *   hcp_topology_last_error, hcp_lint_report_last_error, hcp_logscan_last_error (scanner),
+ *   hcp_logscan_report_last_error, hcp_world_last_error, hcp_comm_last_error, hcp_cp_context_last_error
+ * (declared with their handles below). */
+
 /* ---- parallel configuration ---------------------------------------------------------------------------------- */
 
-typedef enum hcp_order {
+typedef int32_t hcp_order;
+enum hcp_order_value {
   HCP_ORDER_TP_CP_EP_DP_PP = 0, /* Megatron's default */
   HCP_ORDER_TP_CP_EP_PP_DP = 1  /* --use-tp-pp-dp-mapping */
-} hcp_order;
+};
 
-/* Since 0.1. Required fields: struct_size through cp; the later ones default as in HCP_PARALLEL_CONFIG_INIT. */
+/* Since 0.1. Required fields: struct_size through cp (world_size, tp, pp, cp >= 1); the later ones are optional, 0
+ * meaning the default (ep 1, order TP_CP_EP_DP_PP, no hierarchical sizes, gpus_per_node 8). Versions: struct_size
+ * at the end of cp, ep, order, num_hcp_levels, hcp_sizes or gpus_per_node (the whole struct, 72 bytes on LP64). */
 typedef struct hcp_parallel_config {
   size_t struct_size;
   int64_t world_size;
@@ -88,18 +112,20 @@ typedef struct hcp_parallel_config {
   int64_t pp;
   int64_t cp;
   int64_t ep;                /* must be 1 when cp > 1 */
-  int32_t order;             /* hcp_order */
+  hcp_order order;
   uint32_t num_hcp_levels;   /* entries in hcp_sizes */
   const int64_t* hcp_sizes;  /* hierarchical_context_parallel_sizes; NULL = unset. Copied by _create. */
-  int64_t gpus_per_node;     /* ranks per NVLink domain, for locality */
+  int64_t gpus_per_node;     /* ranks per NVLink domain, for locality; 0: 8 */
 } hcp_parallel_config;
 
 #define HCP_PARALLEL_CONFIG_INIT \
   { sizeof(hcp_parallel_config), 1, 1, 1, 1, 1, HCP_ORDER_TP_CP_EP_DP_PP, 0, NULL, 8 }
+HCP_API hcp_status hcp_parallel_config_init(hcp_parallel_config* config, size_t struct_size); /* since 0.5 */
 
 /* ---- topology: the exact Megatron-Core rank layout ----------------------------------------------------------- */
 
-typedef enum hcp_group_kind {
+typedef int32_t hcp_group_kind;
+enum hcp_group_kind_value {
   HCP_GROUP_TP = 0,       /* TENSOR_MODEL_PARALLEL_GROUP */
   HCP_GROUP_CP = 1,       /* CONTEXT_PARALLEL_GROUP */
   HCP_GROUP_DP = 2,       /* DATA_PARALLEL_GROUP */
@@ -109,7 +135,7 @@ typedef enum hcp_group_kind {
   HCP_GROUP_MP = 6,       /* MODEL_PARALLEL_GROUP */
   HCP_GROUP_TP_DP_CP = 7, /* TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP */
   HCP_GROUP_HCP = 8       /* HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L{level} */
-} hcp_group_kind;
+};
 
 /* Immutable after creation: every query may be called from any number of threads at once. Destroy must not run
  * concurrently with a query on the same handle. */
@@ -119,6 +145,7 @@ typedef struct hcp_topology hcp_topology;
  * HCP_ERR_INVALID_CONFIG names the violated condition with the values. */
 HCP_API hcp_status hcp_topology_create(hcp_topology** out, const hcp_parallel_config* config);
 HCP_API void hcp_topology_destroy(hcp_topology* topology);
+HCP_API hcp_status hcp_topology_last_error(char** out_message, const hcp_topology* topology);
 
 /* Data-parallel size and number of hierarchical levels (0 when unset). Since 0.1. */
 HCP_API hcp_status hcp_topology_dp(int64_t* out_dp, const hcp_topology* topology);
@@ -137,6 +164,7 @@ typedef struct hcp_rank_coords {
   int64_t pp;
 } hcp_rank_coords;
 #define HCP_RANK_COORDS_INIT { sizeof(hcp_rank_coords), 0, 0, 0, 0 }
+HCP_API hcp_status hcp_rank_coords_init(hcp_rank_coords* coords, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_topology_coords(hcp_rank_coords* out, const hcp_topology* topology, int64_t rank);
 
 /* The index of `rank`'s group in enumeration order and the rank's position inside the group, computed from its
@@ -166,6 +194,7 @@ typedef struct hcp_locality {
   int64_t groups_crossing_nodes; /* 0 means every group is inside one node */
 } hcp_locality;
 #define HCP_LOCALITY_INIT { sizeof(hcp_locality), 0, 0, 0, 0 }
+HCP_API hcp_status hcp_locality_init(hcp_locality* locality, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* topology, hcp_group_kind kind,
                                          int32_t level);
 
@@ -175,7 +204,8 @@ HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* top
 
 /* ---- lint: training configs against the known context-parallel pitfalls ------------------------------------- */
 
-typedef enum hcp_severity { HCP_SEVERITY_INFO = 0, HCP_SEVERITY_WARNING = 1, HCP_SEVERITY_ERROR = 2 } hcp_severity;
+typedef int32_t hcp_severity;
+enum hcp_severity_value { HCP_SEVERITY_INFO = 0, HCP_SEVERITY_WARNING = 1, HCP_SEVERITY_ERROR = 2 };
 
 /* Since 0.1. Every field after struct_size is optional: NULL / 0 means "not given". */
 typedef struct hcp_lint_options {
@@ -194,6 +224,7 @@ typedef struct hcp_lint_options {
 } hcp_lint_options;
 
 #define HCP_LINT_OPTIONS_INIT { sizeof(hcp_lint_options), NULL, NULL, 0, NULL, NULL, NULL, 0, 0, 0, NULL, NULL }
+HCP_API hcp_status hcp_lint_options_init(hcp_lint_options* options, size_t struct_size); /* since 0.5 */
 
 /* The result of one lint call. Immutable: any number of threads may read one report at once. */
 typedef struct hcp_lint_report hcp_lint_report;
@@ -208,9 +239,11 @@ typedef struct hcp_lint_diagnostic {
   const char* file;
   int32_t line;        /* 1-based; 0 when the finding has no line */
   int32_t col;
-  int32_t severity;    /* hcp_severity */
+  hcp_severity severity;
+  int32_t reserved0;   /* written as 0 */
 } hcp_lint_diagnostic;
-#define HCP_LINT_DIAGNOSTIC_INIT { sizeof(hcp_lint_diagnostic), NULL, NULL, NULL, NULL, NULL, 0, 0, 0 }
+#define HCP_LINT_DIAGNOSTIC_INIT { sizeof(hcp_lint_diagnostic), NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0 }
+HCP_API hcp_status hcp_lint_diagnostic_init(hcp_lint_diagnostic* diagnostic, size_t struct_size); /* since 0.5 */
 
 /* Lints one file (TOML, YAML, overrides or a Megatron-LM launch script; detected from extension and content unless
  * options->input_format says). options may be NULL. An input that cannot be read gives HCP_ERR_IO, one that cannot
@@ -220,6 +253,7 @@ HCP_API hcp_status hcp_lint_file(hcp_lint_report** out, const char* path, const 
 HCP_API hcp_status hcp_lint_text(hcp_lint_report** out, const char* text, size_t length, const char* name,
                                  const hcp_lint_options* options);
 HCP_API void hcp_lint_report_destroy(hcp_lint_report* report);
+HCP_API hcp_status hcp_lint_report_last_error(char** out_message, const hcp_lint_report* report);
 
 /* Number of findings, and finding i (0-based, sorted by position). Since 0.1. */
 HCP_API hcp_status hcp_lint_report_count(size_t* out_count, const hcp_lint_report* report);
@@ -235,6 +269,7 @@ typedef struct hcp_logscan_options {
   const char* gpu; /* GPU model when the logs do not name it ("h200"); NULL: from the logs only */
 } hcp_logscan_options;
 #define HCP_LOGSCAN_OPTIONS_INIT { sizeof(hcp_logscan_options), NULL }
+HCP_API hcp_status hcp_logscan_options_init(hcp_logscan_options* options, size_t struct_size); /* since 0.5 */
 
 /* A streaming scanner: a training process can scan its own output as it writes it. One thread at a time per
  * scanner; scanners are independent. */
@@ -251,20 +286,22 @@ HCP_API hcp_status hcp_logscan_feed(hcp_logscanner* scanner, const void* data, s
 /* Ends the inputs and computes the verdict. The scanner is spent: later feeds give HCP_ERR_INVALID_ARGUMENT. */
 HCP_API hcp_status hcp_logscan_finish(hcp_logscan_report** out, hcp_logscanner* scanner);
 HCP_API void hcp_logscan_destroy(hcp_logscanner* scanner);
+HCP_API hcp_status hcp_logscan_last_error(char** out_message, const hcp_logscanner* scanner);
 
 /* Live reading: what happened since the last poll, one event per call. The verdict comes once the evidence settles
  * it (a conclusive verdict, or any verdict after the first training step) and again whenever it changes; each new
  * failure and warning comes as it is read. The strings belong to the scanner and stay valid until the next poll,
  * feed, begin_input or finish on it. Since 0.4. */
-typedef enum hcp_logscan_event_kind {
+typedef int32_t hcp_logscan_event_kind;
+enum hcp_logscan_event_kind_value {
   HCP_LOGSCAN_EVENT_NONE = 0, /* nothing new */
   HCP_LOGSCAN_EVENT_VERDICT = 1,
   HCP_LOGSCAN_EVENT_FAILURE = 2,
   HCP_LOGSCAN_EVENT_WARNING = 3
-} hcp_logscan_event_kind;
+};
 typedef struct hcp_logscan_event {
   size_t struct_size;
-  int32_t kind;        /* hcp_logscan_event_kind */
+  hcp_logscan_event_kind kind;
   int32_t rank;        /* the rank it was seen on; -1 when unknown */
   const char* name;    /* VERDICT: "cp-silently-off", ...; FAILURE/WARNING: its kind ("cuda-oom", "nccl-timeout") */
   const char* message; /* VERDICT: the first reason; FAILURE/WARNING: the line or a summary */
@@ -272,6 +309,7 @@ typedef struct hcp_logscan_event {
   uint64_t line;       /* 1-based; 0 when none */
 } hcp_logscan_event;
 #define HCP_LOGSCAN_EVENT_INIT { sizeof(hcp_logscan_event), 0, -1, NULL, NULL, NULL, 0 }
+HCP_API hcp_status hcp_logscan_event_init(hcp_logscan_event* event, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* out);
 
 /* Scans files and directories (recursively) in one call. Unreadable inputs are listed in the report, not errors.
@@ -285,48 +323,62 @@ HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hc
 /* "text", "json" (the full report) or "github"; release with hcp_free. */
 HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_report* report, const char* format);
 HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report);
+HCP_API hcp_status hcp_logscan_report_last_error(char** out_message, const hcp_logscan_report* report);
 
 /* ---- CP attention: communicators, contexts, forward and backward ---------------------------------------------- */
 
 /* Log lines of the runtime (e.g. "[hcp] rank 5: created CONTEXT_PARALLEL_GROUP size=4 ranks=[4,5,6,7]") go to
  * this callback, without a trailing newline; level 0 error .. 3 debug, threshold from HCP_LOG_LEVEL. NULL restores
- * the default (stderr). The callback may be called from several threads at once. Since 0.2. */
+ * the default (stderr). Since 0.2. Rules (since 0.5): calls are serialised - never two at once - and made with no
+ * hcp lock held, so the callback may call any hcp function, including hcp_set_log_callback and functions that log
+ * (their lines are delivered after it returns). A line may be delivered on another thread than the one that logged
+ * it (the thread then delivering), in order. When hcp_set_log_callback returns, the previous callback is not
+ * running and will not be called again, so its `user` may be freed - unless it is called from that callback. Keep
+ * the callback short: while it runs, the threads that log do not wait, but the one delivering does. */
 typedef void (*hcp_log_fn)(int32_t level, const char* line, void* user);
 HCP_API hcp_status hcp_set_log_callback(hcp_log_fn callback, void* user);
 
-typedef enum hcp_dtype { HCP_DTYPE_F32 = 0, HCP_DTYPE_BF16 = 1, HCP_DTYPE_F16 = 2 } hcp_dtype;
-typedef enum hcp_device { HCP_DEVICE_CPU = 0, HCP_DEVICE_CUDA = 1 } hcp_device;
-typedef enum hcp_cp_comm {
+typedef int32_t hcp_dtype;
+enum hcp_dtype_value { HCP_DTYPE_F32 = 0, HCP_DTYPE_BF16 = 1, HCP_DTYPE_F16 = 2 };
+typedef int32_t hcp_device;
+enum hcp_device_value { HCP_DEVICE_CPU = 0, HCP_DEVICE_CUDA = 1 };
+typedef int32_t hcp_cp_comm;
+enum hcp_cp_comm_value {
   HCP_CP_COMM_P2P = 0,
   HCP_CP_COMM_A2A = 1,
   HCP_CP_COMM_A2A_P2P = 2, /* needs two hierarchical levels [a2a, p2p] */
   HCP_CP_COMM_ALL_GATHER = 3
-} hcp_cp_comm;
+};
 
 /* A tensor descriptor. q, out, dout, dq: [B, S_local, H, D]; k, v, dk, dv: [B, S_local, Hkv, D]; lse: [B, H,
  * S_local] fp32. Strides are in elements: the last dimension must be contiguous (stride 1), the others any positive
  * values (since 0.3; strided tensors are packed into contiguous scratch memory around the call, and outputs must not
- * overlap themselves). `device` says where `data` lives:
+ * overlap themselves). A stride of 0 means the contiguous stride of its dimension (the product of the later
+ * dimensions' extents and strides; since 0.5), so all-zero strides describe a contiguous tensor. `device` says where `data` lives:
  * host memory, or device memory of the current CUDA device (since 0.3; HCP_ERR_UNSUPPORTED in builds without the
  * GPU path), and must match the device of the context or simulation that gets it. Since 0.2. */
 typedef struct hcp_tensor {
   size_t struct_size;
   void* data;
-  int32_t dtype;  /* hcp_dtype */
-  int32_t device; /* hcp_device */
+  hcp_dtype dtype;
+  hcp_device device;
   int32_t ndim;
+  int32_t reserved0; /* must be 0 */
   int64_t shape[4];
   int64_t strides[4];
 } hcp_tensor;
-#define HCP_TENSOR_INIT { sizeof(hcp_tensor), NULL, HCP_DTYPE_F32, HCP_DEVICE_CPU, 0, {0, 0, 0, 0}, {0, 0, 0, 0} }
+#define HCP_TENSOR_INIT { sizeof(hcp_tensor), NULL, HCP_DTYPE_F32, HCP_DEVICE_CPU, 0, 0, {0, 0, 0, 0}, {0, 0, 0, 0} }
+HCP_API hcp_status hcp_tensor_init(hcp_tensor* tensor, size_t struct_size); /* since 0.5 */
 
 /* An in-process world of `ranks` communicators; each must be driven by its own thread (one thread per
  * communicator at a time). An operation that does not complete within timeout_ms fails with HCP_ERR_TIMEOUT and a
  * failing rank makes the others fail with HCP_ERR_COMM. Destroy only after every rank's thread is done with it. */
 typedef struct hcp_world hcp_world;
 typedef struct hcp_comm hcp_comm;
+/* timeout_ms 0: 60000 (since 0.5). */
 HCP_API hcp_status hcp_world_create(hcp_world** out, int32_t ranks, int64_t timeout_ms);
 HCP_API void hcp_world_destroy(hcp_world* world);
+HCP_API hcp_status hcp_world_last_error(char** out_message, const hcp_world* world);
 /* Borrowed: owned by the world. Any thread may fetch it. */
 HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank);
 /* Marks the calling rank as failed; every other rank's operations then fail. Any thread. */
@@ -350,15 +402,19 @@ HCP_API hcp_status hcp_comm_wrap_nccl(hcp_comm** out, void* nccl_comm, void* cud
 /* Destroys a communicator from hcp_comm_create_nccl / hcp_comm_wrap_nccl after every use of it has ended. NULL and
  * world communicators (owned by their world) are ignored. */
 HCP_API void hcp_comm_destroy(hcp_comm* comm);
+HCP_API hcp_status hcp_comm_last_error(char** out_message, const hcp_comm* comm);
 
-/* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. */
+/* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. One version (24 bytes on LP64). `causal` is
+ * always read: the default (_INIT, _init) is 1, a zeroed struct means no mask. */
 typedef struct hcp_attn_options {
   size_t struct_size;
   int32_t causal;         /* 1: causal mask over the global sequence, 0: none */
   float softmax_scale;    /* 0: 1/sqrt(D) */
   int32_t kernel_threads; /* CPU kernel threads of this rank; 0 or 1: the calling thread only */
+  int32_t reserved0;      /* must be 0 */
 } hcp_attn_options;
-#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1 }
+#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1, 0 }
+HCP_API hcp_status hcp_attn_options_init(hcp_attn_options* options, size_t struct_size); /* since 0.5 */
 
 /* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
  * must be config->world_size), with the scheme `cp_comm`. Collective: every rank of the world calls it, each from
@@ -372,15 +428,18 @@ HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_paralle
  * buffer) and contexts on different devices through host memory; over NCCL communicators data stays on the GPU. */
 typedef struct hcp_cp_context_options {
   size_t struct_size;
-  int32_t device; /* hcp_device */
+  hcp_device device;
+  int32_t reserved0; /* must be 0 */
   void* cuda_stream;
 } hcp_cp_context_options;
-#define HCP_CP_CONTEXT_OPTIONS_INIT { sizeof(hcp_cp_context_options), HCP_DEVICE_CPU, NULL }
+#define HCP_CP_CONTEXT_OPTIONS_INIT { sizeof(hcp_cp_context_options), HCP_DEVICE_CPU, 0, NULL }
+HCP_API hcp_status hcp_cp_context_options_init(hcp_cp_context_options* options, size_t struct_size); /* since 0.5 */
 /* hcp_cp_context_create with options (NULL: the defaults, the CPU). Since 0.3. */
 HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
                                               hcp_comm* world_comm, hcp_cp_comm cp_comm,
                                               const hcp_cp_context_options* options);
 HCP_API void hcp_cp_context_destroy(hcp_cp_context* context);
+HCP_API hcp_status hcp_cp_context_last_error(char** out_message, const hcp_cp_context* context);
 HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context);
 
 /* This rank's dual chunks (chunk r and 2W-1-r of the sequence) in, its out (q's dtype) and lse out. Collective over
@@ -395,21 +454,26 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
                                      const hcp_tensor* dq, const hcp_tensor* dk, const hcp_tensor* dv);
 
 /* The whole CP computation on `cp` in-process ranks, for demos, tests and bindings: full q [B, S, H, D], k, v
- * [B, S, Hkv, D] in; full out and lse [B, H, S] out; with dout non-NULL also the full dq, dk, dv. Since 0.2. */
+ * [B, S, Hkv, D] in; full out and lse [B, H, S] out; with dout non-NULL also the full dq, dk, dv. Since 0.2.
+ * Versions: struct_size at the end of timeout_ms (0.2) or the whole struct (0.3; 56 bytes on LP64). cp (>= 1) and
+ * causal are always read; the rest default when 0. */
 typedef struct hcp_attn_simulate_options {
   size_t struct_size;
   int32_t cp;
-  int32_t cp_comm;          /* hcp_cp_comm */
+  hcp_cp_comm cp_comm;
   uint32_t num_hcp_levels;  /* a2a+p2p: 2 */
+  int32_t reserved0;        /* must be 0 */
   const int64_t* hcp_sizes; /* a2a+p2p: [a2a, p2p] */
   int32_t causal;
   float softmax_scale;      /* 0: 1/sqrt(D) */
-  int64_t timeout_ms;
-  int32_t device;           /* since 0.3: where the ranks compute (hcp_device; all on the current CUDA device, one
-                               stream each); the full tensors stay host memory */
+  int64_t timeout_ms;       /* 0: 60000 */
+  hcp_device device;        /* since 0.3: where the ranks compute (all on the current CUDA device, one stream each);
+                               the full tensors stay host memory */
+  int32_t reserved1;        /* must be 0 */
 } hcp_attn_simulate_options;
 #define HCP_ATTN_SIMULATE_OPTIONS_INIT \
-  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU }
+  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU, 0 }
+HCP_API hcp_status hcp_attn_simulate_options_init(hcp_attn_simulate_options* options, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
                                      const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
                                      const hcp_tensor* lse, const hcp_tensor* dout, const hcp_tensor* dq,

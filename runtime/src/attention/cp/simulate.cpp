@@ -80,15 +80,16 @@ Status gather_sequence(const void* local, void* full, int64_t batch, int64_t seq
 
 Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, SimulateTimes* times) {
   if (!t.q || !t.k || !t.v || !t.out || !t.lse)
-    return Status(Errc::invalid_argument, "attention_simulate: q, k, v, out and lse are required");
+    return Status(Errc::invalid_argument, "q, k, v, out and lse are required");
   const bool backward_pass = t.dout != nullptr;
   if (backward_pass && (!t.dq || !t.dk || !t.dv))
-    return Status(Errc::invalid_argument, "attention_simulate: dout given without dq, dk and dv");
-  if (o.cp < 1 || o.cp > 4096) return Status(Errc::invalid_argument, "attention_simulate: cp must be in [1, 4096]");
+    return Status(Errc::invalid_argument, "dout given without dq, dk and dv");
+  if (o.cp < 1 || o.cp > 4096)
+    return Status(Errc::invalid_config, "cp must be in [1, 4096], got " + std::to_string(o.cp));
   if (o.seq < 1 || o.seq % (2 * static_cast<int64_t>(o.cp)) != 0)
     return Status(Errc::shape, "sequence length " + std::to_string(o.seq) + " is not divisible by 2 x cp = " +
                                    std::to_string(2 * o.cp));
-  if (o.timeout_ms < 1) return Status(Errc::invalid_argument, "attention_simulate: timeout must be positive");
+  if (o.timeout_ms < 1) return Status(Errc::invalid_argument, "the timeout must be positive");
   ParallelConfig config;
   config.world_size = o.cp;
   config.cp = o.cp;
@@ -104,7 +105,7 @@ Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, Si
   if (o.batch < 1 || o.heads < 1 || o.kv_heads < 1 || o.head_dim < 1 ||
       __builtin_mul_overflow(o.batch * shape.seq_local, q_row, &q_elems) ||
       __builtin_mul_overflow(o.batch * shape.seq_local, kv_row, &kv_elems))
-    return Status(Errc::shape, "attention_simulate: sizes must be positive and their product must fit");
+    return Status(Errc::shape, "sizes must be positive and their product must fit");
 
   std::mutex mu;
   SimulateTimes total;
@@ -114,7 +115,7 @@ Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, Si
     std::unique_ptr<CpEngine> engine;
     if (o.make_engine) {
       engine = o.make_engine();
-      if (!engine) return Status(Errc::invalid_argument, "attention_simulate: make_engine returned no engine");
+      if (!engine) return Status(Errc::internal, "make_engine returned no engine");
     } else if (o.device.kind == CpDevice::Kind::cuda) {
       HCP_TRY(cuda_stream_create(&stream.handle));
       HCP_TRY(make_cuda_engine(stream.handle, &engine));
