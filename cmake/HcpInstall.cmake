@@ -21,3 +21,10 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/hcpConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/hcpConfig.cmake ${PROJECT_BINARY_DIR}/hcpConfigVersion.cmake
         DESTINATION ${HCP_INSTALL_CMAKEDIR})
+
+# pkg-config beside the CMake package, relocatable (the prefix is relative to the .pc file), so a scratch
+# `cmake --install --prefix` works as well as the configured prefix.
+file(RELATIVE_PATH HCP_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" HCP_PC_TO_PREFIX "${HCP_PC_TO_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/hcp.pc.in ${PROJECT_BINARY_DIR}/hcp.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/hcp.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
