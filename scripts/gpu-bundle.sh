@@ -28,6 +28,8 @@ mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/debs"
 for program in "${HCP_GPU_PROGRAMS[@]}"; do
   strip -o "$bundle/bin/$(basename "$program")" "$gpu_build/$program"
 done
+# The GPU module, beside the programs: they load it from their own directory on the first GPU call.
+strip --strip-unneeded -o "$bundle/bin/libhcp_cuda.so" "$gpu_build/capi/libhcp_cuda.so"
 ldd "$bundle"/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
   [[ $name =~ $provided ]] || cp -L "$path" "$bundle/lib/$name"
 done

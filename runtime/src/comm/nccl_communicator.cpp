@@ -10,7 +10,10 @@
 #include <thread>
 #include <vector>
 
-namespace hcp {
+#include "cuda_module/cuda_impl.hpp"
+
+// Inside libhcp_cuda.so: the loader (cuda_module_loader.cpp) reaches these through the module's table.
+namespace hcp::cuda_impl {
 namespace {
 
 static_assert(kNcclUniqueIdBytes == NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size");
@@ -301,4 +304,4 @@ Status make_nccl_communicator(const unsigned char (&id)[kNcclUniqueIdBytes], int
   return {};
 }
 
-}  // namespace hcp
+}  // namespace hcp::cuda_impl

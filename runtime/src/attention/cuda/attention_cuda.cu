@@ -8,10 +8,12 @@
 #include "attention/cuda/instances.hpp"
 #include "attention/cuda/layout_requirements.hpp"
 #include "attention/cuda/launchers.cuh"
+#include "cuda_module/cuda_impl.hpp"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/attention_cuda.hpp"
 
-namespace hcp {
+// Inside libhcp_cuda.so: the loader (cuda_module_loader.cpp) reaches these through the module's table.
+namespace hcp::cuda_impl {
 namespace {
 
 Status from_cuda(cudaError_t err, const char* what) {
@@ -78,8 +80,6 @@ __global__ void __launch_bounds__(kern::kThreads) attention_delta_kernel(const A
 
 }  // namespace
 
-bool cuda_built() { return true; }
-
 Status cuda_device_status() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
@@ -145,4 +145,4 @@ Status attention_delta_cuda(const AttnParams& p, void* stream) {
   return from_cuda(cudaGetLastError(), "attention delta (CUDA)");
 }
 
-}  // namespace hcp
+}  // namespace hcp::cuda_impl

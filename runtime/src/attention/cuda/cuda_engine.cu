@@ -8,10 +8,12 @@
 
 #include "attention/cuda/cp_kernels.cuh"
 #include "attention/cuda/instances.hpp"
+#include "cuda_module/cuda_impl.hpp"
 #include "hcp/attention_cuda.hpp"
 #include "hcp/cp_engine.hpp"
 
-namespace hcp {
+// Inside libhcp_cuda.so: the loader (cuda_module_loader.cpp) reaches these through the module's table.
+namespace hcp::cuda_impl {
 namespace {
 
 Status cuda_check(cudaError_t err, const char* what) {
@@ -133,4 +135,4 @@ Status make_cuda_engine(void* stream, std::unique_ptr<CpEngine>* out) {
   return {};
 }
 
-}  // namespace hcp
+}  // namespace hcp::cuda_impl

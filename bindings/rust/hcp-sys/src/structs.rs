@@ -1,0 +1,177 @@
+//! The versioned structs of hcp.h, field for field. Fill them with their `hcp_<struct>_init` function (or zero
+//! them and set `struct_size`): zero means "the default" in every optional field, and `reserved*` must stay 0.
+
+use crate::constants::*;
+use crate::declared::{DeclaredField, DeclaredStruct};
+use std::os::raw::{c_char, c_void};
+
+// Declares the structs #[repr(C)] and records their layout for the layout test.
+macro_rules! structs {
+    ($( $(#[$attr:meta])* pub struct $name:ident { $( $(#[$fattr:meta])* pub $field:ident : $fty:ty, )* } )*) => {
+        $(
+            $(#[$attr])*
+            #[repr(C)]
+            #[derive(Debug, Clone, Copy)]
+            #[allow(non_camel_case_types)]
+            pub struct $name { $( $(#[$fattr])* pub $field: $fty, )* }
+        )*
+
+        /// Every struct above with its Rust layout, for the test that compares it with a C compiler's.
+        pub fn declared_structs() -> Vec<DeclaredStruct> {
+            vec![$( DeclaredStruct {
+                name: stringify!($name),
+                size: ::core::mem::size_of::<$name>(),
+                align: ::core::mem::align_of::<$name>(),
+                fields: vec![$( DeclaredField {
+                    name: stringify!($field),
+                    ty: stringify!($fty),
+                    offset: field_offset!($name, $field),
+                    size: field_size!($name, $field),
+                } ),*],
+            } ),*]
+        }
+    };
+}
+
+structs! {
+    /// Since 0.1. Required: world_size, tp, pp, cp (>= 1); the rest 0 for the default.
+    pub struct hcp_parallel_config {
+        pub struct_size: usize,
+        pub world_size: i64,
+        pub tp: i64,
+        pub pp: i64,
+        pub cp: i64,
+        /// Must be 1 when cp > 1.
+        pub ep: i64,
+        pub order: hcp_order,
+        /// Entries in hcp_sizes.
+        pub num_hcp_levels: u32,
+        /// NULL: unset. Copied by `hcp_topology_create`.
+        pub hcp_sizes: *const i64,
+        /// Ranks per NVLink domain; 0: 8.
+        pub gpus_per_node: i64,
+    }
+
+    /// A rank's coordinate along each parallel dimension.
+    pub struct hcp_rank_coords {
+        pub struct_size: usize,
+        pub tp: i64,
+        pub cp: i64,
+        pub dp: i64,
+        pub pp: i64,
+    }
+
+    /// Whether the groups of a kind stay inside one node.
+    pub struct hcp_locality {
+        pub struct_size: usize,
+        pub group_size: i64,
+        /// Last member - first member + 1, in global ranks.
+        pub span: i64,
+        pub groups: i64,
+        /// 0 means every group is inside one node.
+        pub groups_crossing_nodes: i64,
+    }
+
+    /// Every field after struct_size is optional: NULL / 0 means "not given".
+    pub struct hcp_lint_options {
+        pub struct_size: usize,
+        pub input_format: *const c_char,
+        pub overrides: *const *const c_char,
+        pub num_overrides: usize,
+        pub select: *const c_char,
+        pub ignore: *const c_char,
+        pub severities: *const c_char,
+        pub world_size: i64,
+        pub nodes: i64,
+        pub gpus_per_node: i64,
+        pub te_version: *const c_char,
+        pub gpu: *const c_char,
+    }
+
+    /// One finding; the strings belong to the report.
+    pub struct hcp_lint_diagnostic {
+        pub struct_size: usize,
+        pub code: *const c_char,
+        pub rule: *const c_char,
+        pub message: *const c_char,
+        pub hint: *const c_char,
+        pub file: *const c_char,
+        pub line: i32,
+        pub col: i32,
+        pub severity: hcp_severity,
+        /// Written as 0.
+        pub reserved0: i32,
+    }
+
+    pub struct hcp_logscan_options {
+        pub struct_size: usize,
+        /// GPU model when the logs do not name it; NULL: from the logs only.
+        pub gpu: *const c_char,
+    }
+
+    /// One live event; the strings belong to the scanner until its next poll, feed, begin_input or finish.
+    pub struct hcp_logscan_event {
+        pub struct_size: usize,
+        pub kind: hcp_logscan_event_kind,
+        /// -1 when unknown.
+        pub rank: i32,
+        pub name: *const c_char,
+        pub message: *const c_char,
+        /// "" when the event has no place.
+        pub file: *const c_char,
+        /// 1-based; 0 when none.
+        pub line: u64,
+    }
+
+    /// A tensor descriptor; strides in elements, 0 for the contiguous stride.
+    pub struct hcp_tensor {
+        pub struct_size: usize,
+        pub data: *mut c_void,
+        pub dtype: hcp_dtype,
+        pub device: hcp_device,
+        pub ndim: i32,
+        /// Must be 0.
+        pub reserved0: i32,
+        pub shape: [i64; 4],
+        pub strides: [i64; 4],
+    }
+
+    /// Per-call options of forward and backward; `causal` is always read (the init default is 1).
+    pub struct hcp_attn_options {
+        pub struct_size: usize,
+        pub causal: i32,
+        /// 0: 1/sqrt(D).
+        pub softmax_scale: f32,
+        /// 0 or 1: the calling thread only.
+        pub kernel_threads: i32,
+        /// Must be 0.
+        pub reserved0: i32,
+    }
+
+    /// Where a CP context computes.
+    pub struct hcp_cp_context_options {
+        pub struct_size: usize,
+        pub device: hcp_device,
+        /// Must be 0.
+        pub reserved0: i32,
+        pub cuda_stream: *mut c_void,
+    }
+
+    /// Options of `hcp_attn_simulate`; cp and causal are always read, the rest default when 0.
+    pub struct hcp_attn_simulate_options {
+        pub struct_size: usize,
+        pub cp: i32,
+        pub cp_comm: hcp_cp_comm,
+        pub num_hcp_levels: u32,
+        /// Must be 0.
+        pub reserved0: i32,
+        pub hcp_sizes: *const i64,
+        pub causal: i32,
+        pub softmax_scale: f32,
+        /// 0: 60000.
+        pub timeout_ms: i64,
+        pub device: hcp_device,
+        /// Must be 0.
+        pub reserved1: i32,
+    }
+}
