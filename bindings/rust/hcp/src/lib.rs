@@ -1,0 +1,1 @@
+//! Safe Rust interface to the hcp C ABI (being written).
