@@ -16,8 +16,8 @@ void throw_status(const Status& s) {
 }  // namespace
 
 hcp_device to_device(int32_t value, const char* fn, const char* name) {
-  if (value == HCP_DEVICE_CUDA && !cuda_built())
-    throw Error(Errc::unsupported, std::string(fn) + ": " + name + ": CUDA needs a build with the GPU path");
+  if (value == HCP_DEVICE_CUDA && !cuda_built())  // the GPU module is absent: say why
+    throw Error(Errc::unsupported, std::string(fn) + ": " + name + ": " + cuda_device_status().message());
   if (value != HCP_DEVICE_CPU && value != HCP_DEVICE_CUDA)
     throw Error(Errc::invalid_argument, std::string(fn) + ": " + name + ": " + std::to_string(value) +
                                             " is not an hcp_device");

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -278,6 +279,37 @@ TEST(AbiRules, LogCallbackMayCallHcp) {
   EXPECT_EQ(status[0], HCP_OK);
   EXPECT_EQ(status[1], HCP_OK);
   EXPECT_EQ(g_lines.load(), 2);  // one CONTEXT_PARALLEL_GROUP line per rank
+}
+
+}  // namespace
+
+namespace {
+
+// Runs in capi.suite_without_gpu_module (HCP_CUDA_MODULE names a file that is not there): every GPU entry point
+// says HCP_ERR_UNSUPPORTED and names the module it could not load; the CPU path is unaffected.
+TEST(GpuModule, AbsentModuleGivesUnsupportedNamingIt) {
+  const char* module = std::getenv("HCP_CUDA_MODULE");
+  if (module == nullptr || std::string(module).find("absent") == std::string::npos)
+    GTEST_SKIP() << "runs with HCP_CUDA_MODULE set to an absent file (ctest capi.suite_without_gpu_module)";
+  uint8_t id[HCP_NCCL_UNIQUE_ID_BYTES];
+  EXPECT_EQ(hcp_nccl_unique_id(id), HCP_ERR_UNSUPPORTED);
+  const std::string message = hcp_last_error();
+  EXPECT_NE(message.find("libhcp_cuda.so"), std::string::npos) << message;
+  EXPECT_NE(message.find(module), std::string::npos) << message;
+  hcp_world* world = nullptr;
+  ASSERT_EQ(hcp_world_create(&world, 1, 0), HCP_OK);
+  hcp_comm* comm = nullptr;
+  ASSERT_EQ(hcp_world_comm(&comm, world, 0), HCP_OK);
+  hcp_parallel_config c = HCP_PARALLEL_CONFIG_INIT;
+  hcp_cp_context_options o = HCP_CP_CONTEXT_OPTIONS_INIT;
+  o.device = HCP_DEVICE_CUDA;
+  hcp_cp_context* ctx = nullptr;
+  EXPECT_EQ(hcp_cp_context_create_with(&ctx, &c, comm, HCP_CP_COMM_P2P, &o), HCP_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(hcp_last_error()).find("libhcp_cuda.so"), std::string::npos) << hcp_last_error();
+  o.device = HCP_DEVICE_CPU;
+  EXPECT_EQ(hcp_cp_context_create_with(&ctx, &c, comm, HCP_CP_COMM_P2P, &o), HCP_OK);
+  hcp_cp_context_destroy(ctx);
+  hcp_world_destroy(world);
 }
 
 }  // namespace
