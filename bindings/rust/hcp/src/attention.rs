@@ -1,0 +1,397 @@
+//! Context-parallel attention on the CPU: per-rank contexts over a World, and the whole computation on full
+//! tensors (attention_simulate). Tensors are contiguous host slices; their lengths are checked against the shape
+//! before the library is called.
+
+use crate::config::ParallelConfig;
+use crate::element::Element;
+use crate::error::{check, Error, Result};
+use crate::ffi::{handle_error, init};
+use crate::world::{timeout_ms, Comm, World};
+use hcp_sys as sys;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::os::raw::c_void;
+use std::ptr;
+use std::time::Duration;
+
+/// How the ranks of a CP group exchange keys and values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpComm {
+    P2p,
+    A2a,
+    /// Needs two hierarchical levels [a2a, p2p].
+    A2aP2p,
+    AllGather,
+}
+
+impl CpComm {
+    fn raw(self) -> sys::hcp_cp_comm {
+        match self {
+            CpComm::P2p => sys::HCP_CP_COMM_P2P,
+            CpComm::A2a => sys::HCP_CP_COMM_A2A,
+            CpComm::A2aP2p => sys::HCP_CP_COMM_A2A_P2P,
+            CpComm::AllGather => sys::HCP_CP_COMM_ALL_GATHER,
+        }
+    }
+}
+
+/// Where the ranks of a simulation compute (the full tensors stay host memory either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Device {
+    Cpu,
+    /// The current CUDA device; `Status::Unsupported` in builds or on machines without it.
+    Cuda,
+}
+
+impl Device {
+    fn raw(self) -> sys::hcp_device {
+        match self {
+            Device::Cpu => sys::HCP_DEVICE_CPU,
+            Device::Cuda => sys::HCP_DEVICE_CUDA,
+        }
+    }
+}
+
+/// q, out, dout, dq are [batch, seq, heads, head_dim]; k, v, dk, dv [batch, seq, kv_heads, head_dim]; lse
+/// [batch, heads, seq] f32. `seq` is the rank's local length (its two chunks) for a CpContext and the full length
+/// for attention_simulate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttnShape {
+    pub batch: i64,
+    pub seq: i64,
+    pub heads: i64,
+    pub kv_heads: i64,
+    pub head_dim: i64,
+}
+
+impl AttnShape {
+    pub fn new(batch: i64, seq: i64, heads: i64, kv_heads: i64, head_dim: i64) -> AttnShape {
+        AttnShape { batch, seq, heads, kv_heads, head_dim }
+    }
+
+    pub fn q_dims(&self) -> [i64; 4] {
+        [self.batch, self.seq, self.heads, self.head_dim]
+    }
+
+    pub fn kv_dims(&self) -> [i64; 4] {
+        [self.batch, self.seq, self.kv_heads, self.head_dim]
+    }
+
+    pub fn lse_dims(&self) -> [i64; 3] {
+        [self.batch, self.heads, self.seq]
+    }
+
+    /// Elements of q (and out, dout, dq).
+    pub fn q_len(&self) -> Result<usize> {
+        elements(&self.q_dims())
+    }
+
+    /// Elements of k and v (and dk, dv).
+    pub fn kv_len(&self) -> Result<usize> {
+        elements(&self.kv_dims())
+    }
+
+    pub fn lse_len(&self) -> Result<usize> {
+        elements(&self.lse_dims())
+    }
+}
+
+fn elements(dims: &[i64]) -> Result<usize> {
+    let mut n: usize = 1;
+    for &d in dims {
+        let d = usize::try_from(d).map_err(|_| Error::invalid_argument(format!("shape {:?} has a negative extent", dims)))?;
+        n = n
+            .checked_mul(d)
+            .ok_or_else(|| Error::invalid_argument(format!("shape {:?} has more elements than memory", dims)))?;
+    }
+    Ok(n)
+}
+
+fn expect_len(function: &str, what: &str, got: usize, dims: &[i64]) -> Result<()> {
+    let want = elements(dims)?;
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!(
+            "{}: {} has {} elements, its shape {:?} needs {}",
+            function, what, got, dims, want
+        )))
+    }
+}
+
+/// A contiguous host tensor over `data` (strides 0: contiguous, hcp.h since 0.5). The library only reads inputs,
+/// although `hcp_tensor.data` is a mutable pointer.
+fn tensor(data: *const c_void, dtype: sys::hcp_dtype, dims: &[i64]) -> Result<sys::hcp_tensor> {
+    let mut t: sys::hcp_tensor = init()?;
+    t.data = data as *mut c_void;
+    t.dtype = dtype;
+    t.device = sys::HCP_DEVICE_CPU;
+    t.ndim = dims.len() as i32;
+    t.shape[..dims.len()].copy_from_slice(dims);
+    Ok(t)
+}
+
+// Outputs are passed as pointers from `as_mut_ptr()`, so that what the library writes through was derived from a
+// mutable borrow; inputs from `as_ptr()`.
+fn q_like<T: Element>(data: *const T, shape: &AttnShape) -> Result<sys::hcp_tensor> {
+    tensor(data.cast(), T::DTYPE, &shape.q_dims())
+}
+
+fn kv_like<T: Element>(data: *const T, shape: &AttnShape) -> Result<sys::hcp_tensor> {
+    tensor(data.cast(), T::DTYPE, &shape.kv_dims())
+}
+
+fn lse_of(data: *const f32, shape: &AttnShape) -> Result<sys::hcp_tensor> {
+    tensor(data.cast(), sys::HCP_DTYPE_F32, &shape.lse_dims())
+}
+
+/// This rank's position in its CP group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpRank {
+    pub rank: i32,
+    pub size: i32,
+}
+
+/// One rank's CP context on the CPU: the CP group and hierarchical level groups of a config, split from the
+/// rank's world communicator. Borrows the World, which must outlive it.
+pub struct CpContext<'w> {
+    raw: *mut sys::hcp_cp_context,
+    _world: PhantomData<&'w World>,
+    // The raw pointer already makes the type !Sync; this says so where the reason is documented.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// hcp.h: "One thread at a time per context." forward and backward take &mut self, so one thread at a time is
+// what the borrow checker allows; the context may move to another thread (Send) but not be shared (not Sync).
+unsafe impl<'w> Send for CpContext<'w> {}
+
+impl<'w> CpContext<'w> {
+    /// Collective: every rank of the world calls it, each from its own thread, with the same config (whose
+    /// world_size must be the world's size). Logs the created groups (see `set_log_callback`).
+    pub fn new(comm: &Comm<'w>, config: &ParallelConfig, cp_comm: CpComm) -> Result<CpContext<'w>> {
+        let config = config.to_raw()?;
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::hcp_cp_context_create(&mut raw, &config.raw, comm.raw, cp_comm.raw()) })?;
+        Ok(CpContext { raw, _world: PhantomData, _not_sync: PhantomData })
+    }
+
+    pub fn rank(&self) -> Result<CpRank> {
+        let (mut rank, mut size) = (0, 0);
+        check(unsafe { sys::hcp_cp_context_rank(&mut rank, &mut size, self.raw) })?;
+        Ok(CpRank { rank, size })
+    }
+
+    /// This rank's dual chunks (chunk r and 2W-1-r of the sequence) of q, k, v in; out and lse out. Collective
+    /// over the CP group; ranks that disagree on shapes get `Status::Shape`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        causal: bool,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &mut [T],
+        lse: &mut [f32],
+    ) -> Result<()> {
+        const F: &str = "CpContext::forward";
+        expect_len(F, "q", q.len(), &shape.q_dims())?;
+        expect_len(F, "k", k.len(), &shape.kv_dims())?;
+        expect_len(F, "v", v.len(), &shape.kv_dims())?;
+        expect_len(F, "out", out.len(), &shape.q_dims())?;
+        expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
+        let options = attn_options(causal)?;
+        let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
+        let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
+        check(unsafe { sys::hcp_attn_forward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse) })
+    }
+
+    /// From the forward's out and lse and the incoming gradient dout: dq, dk, dv.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        causal: bool,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &[T],
+        lse: &[f32],
+        dout: &[T],
+        dq: &mut [T],
+        dk: &mut [T],
+        dv: &mut [T],
+    ) -> Result<()> {
+        const F: &str = "CpContext::backward";
+        for (what, len) in [("q", q.len()), ("out", out.len()), ("dout", dout.len()), ("dq", dq.len())] {
+            expect_len(F, what, len, &shape.q_dims())?;
+        }
+        for (what, len) in [("k", k.len()), ("v", v.len()), ("dk", dk.len()), ("dv", dv.len())] {
+            expect_len(F, what, len, &shape.kv_dims())?;
+        }
+        expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
+        let options = attn_options(causal)?;
+        let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
+        let tout = q_like(out.as_ptr(), shape)?;
+        let (tlse, tdout) = (lse_of(lse.as_ptr(), shape)?, q_like(dout.as_ptr(), shape)?);
+        let tdq = q_like(dq.as_mut_ptr(), shape)?;
+        let (tdk, tdv) = (kv_like(dk.as_mut_ptr(), shape)?, kv_like(dv.as_mut_ptr(), shape)?);
+        check(unsafe {
+            sys::hcp_attn_backward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse, &tdout, &tdq, &tdk, &tdv)
+        })
+    }
+
+    /// The message of the last failed call on this context, from whichever thread made it ("" if none).
+    pub fn last_error(&self) -> Result<String> {
+        handle_error(sys::hcp_cp_context_last_error, self.raw)
+    }
+}
+
+impl<'w> Drop for CpContext<'w> {
+    fn drop(&mut self) {
+        unsafe { sys::hcp_cp_context_destroy(self.raw) }
+    }
+}
+
+fn attn_options(causal: bool) -> Result<sys::hcp_attn_options> {
+    let mut options: sys::hcp_attn_options = init()?;
+    options.causal = causal as i32;
+    Ok(options)
+}
+
+/// Options of attention_simulate; every `None` is left as `hcp_attn_simulate_options_init` sets it (p2p,
+/// causal, scale 1/sqrt(D), 60 s, CPU).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulateOptions {
+    /// The number of in-process ranks (>= 1).
+    pub cp: i32,
+    pub cp_comm: Option<CpComm>,
+    /// For a2a+p2p: [a2a, p2p].
+    pub hcp_sizes: Option<Vec<i64>>,
+    pub causal: Option<bool>,
+    pub softmax_scale: Option<f32>,
+    pub timeout: Option<Duration>,
+    pub device: Option<Device>,
+}
+
+impl SimulateOptions {
+    pub fn new(cp: i32) -> SimulateOptions {
+        SimulateOptions {
+            cp,
+            cp_comm: None,
+            hcp_sizes: None,
+            causal: None,
+            softmax_scale: None,
+            timeout: None,
+            device: None,
+        }
+    }
+
+    pub fn cp_comm(mut self, cp_comm: CpComm) -> Self {
+        self.cp_comm = Some(cp_comm);
+        self
+    }
+
+    pub fn hcp_sizes(mut self, sizes: &[i64]) -> Self {
+        self.hcp_sizes = Some(sizes.to_vec());
+        self
+    }
+
+    pub fn causal(mut self, causal: bool) -> Self {
+        self.causal = Some(causal);
+        self
+    }
+
+    pub fn softmax_scale(mut self, scale: f32) -> Self {
+        self.softmax_scale = Some(scale);
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub fn device(mut self, device: Device) -> Self {
+        self.device = Some(device);
+        self
+    }
+
+    /// The C struct; it points into `self.hcp_sizes`, which the caller keeps borrowed while it is used.
+    fn to_raw(&self) -> Result<sys::hcp_attn_simulate_options> {
+        let mut raw: sys::hcp_attn_simulate_options = init()?;
+        raw.cp = self.cp;
+        if let Some(comm) = self.cp_comm {
+            raw.cp_comm = comm.raw();
+        }
+        if let Some(sizes) = &self.hcp_sizes {
+            raw.num_hcp_levels = u32::try_from(sizes.len())
+                .map_err(|_| Error::invalid_argument(format!("{} hcp_sizes do not fit in 32 bits", sizes.len())))?;
+            raw.hcp_sizes = sizes.as_ptr();
+        }
+        if let Some(causal) = self.causal {
+            raw.causal = causal as i32;
+        }
+        if let Some(scale) = self.softmax_scale {
+            raw.softmax_scale = scale;
+        }
+        if let Some(timeout) = self.timeout {
+            raw.timeout_ms = timeout_ms(timeout);
+        }
+        if let Some(device) = self.device {
+            raw.device = device.raw();
+        }
+        Ok(raw)
+    }
+}
+
+/// The backward pass of a simulation: the incoming gradient and where dq, dk, dv go.
+pub struct Gradients<'a, T> {
+    pub dout: &'a [T],
+    pub dq: &'a mut [T],
+    pub dk: &'a mut [T],
+    pub dv: &'a mut [T],
+}
+
+/// The whole CP computation on `options.cp` in-process ranks: full q [B, S, H, D], k, v [B, S, Hkv, D] in; full
+/// out and lse [B, H, S] out; with `gradients`, also the full dq, dk, dv.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_simulate<T: Element>(
+    options: &SimulateOptions,
+    shape: &AttnShape,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    out: &mut [T],
+    lse: &mut [f32],
+    gradients: Option<Gradients<'_, T>>,
+) -> Result<()> {
+    const F: &str = "attention_simulate";
+    expect_len(F, "q", q.len(), &shape.q_dims())?;
+    expect_len(F, "k", k.len(), &shape.kv_dims())?;
+    expect_len(F, "v", v.len(), &shape.kv_dims())?;
+    expect_len(F, "out", out.len(), &shape.q_dims())?;
+    expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
+    if let Some(g) = &gradients {
+        expect_len(F, "dout", g.dout.len(), &shape.q_dims())?;
+        expect_len(F, "dq", g.dq.len(), &shape.q_dims())?;
+        expect_len(F, "dk", g.dk.len(), &shape.kv_dims())?;
+        expect_len(F, "dv", g.dv.len(), &shape.kv_dims())?;
+    }
+    let raw_options = options.to_raw()?;
+    let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
+    let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
+    let grads = match gradients {
+        Some(g) => Some([
+            q_like(g.dout.as_ptr(), shape)?,
+            q_like(g.dq.as_mut_ptr(), shape)?,
+            kv_like(g.dk.as_mut_ptr(), shape)?,
+            kv_like(g.dv.as_mut_ptr(), shape)?,
+        ]),
+        None => None,
+    };
+    let grad = |i: usize| grads.as_ref().map_or(ptr::null(), |g| &g[i] as *const sys::hcp_tensor);
+    check(unsafe {
+        sys::hcp_attn_simulate(&raw_options, &tq, &tk, &tv, &tout, &tlse, grad(0), grad(1), grad(2), grad(3))
+    })
+}
