@@ -1,0 +1,316 @@
+//! CP attention: attention_simulate against a plain attention written here, the per-rank API on 2 and 4 threads
+//! against attention_simulate's rows, bf16 and fp16, and misuse giving the documented status.
+
+use hcp::{
+    attention_simulate, AttnShape, Bf16, CpComm, CpContext, Device, Element, Gradients, ParallelConfig,
+    SimulateOptions, Status, World, F16,
+};
+use std::time::Duration;
+
+// B 1, S 16, H 4, Hkv 2, D 8 (grouped-query: two q heads per kv head).
+const B: i64 = 1;
+const S: i64 = 16;
+const H: i64 = 4;
+const HKV: i64 = 2;
+const D: i64 = 8;
+
+/// Deterministic values in [-1, 1).
+fn values(n: i64, seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+struct Inputs {
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    dout: Vec<f32>,
+}
+
+fn inputs() -> Inputs {
+    Inputs { q: values(B * S * H * D, 1), k: values(B * S * HKV * D, 2), v: values(B * S * HKV * D, 3), dout: values(B * S * H * D, 4) }
+}
+
+fn full_shape() -> AttnShape {
+    AttnShape::new(B, S, H, HKV, D)
+}
+
+/// Single-rank causal attention with the default scale 1/sqrt(D), straight from the definition.
+fn reference(x: &Inputs) -> Vec<f32> {
+    let (s, h, hkv, d) = (S as usize, H as usize, HKV as usize, D as usize);
+    let mut out = vec![0.0f32; s * h * d];
+    for hh in 0..h {
+        let g = hh / (h / hkv);
+        for i in 0..s {
+            let scores: Vec<f64> = (0..=i)
+                .map(|j| {
+                    let dot: f64 = (0..d).map(|t| (x.q[(i * h + hh) * d + t] * x.k[(j * hkv + g) * d + t]) as f64).sum();
+                    dot / (d as f64).sqrt()
+                })
+                .collect();
+            let max = scores.iter().cloned().fold(f64::MIN, f64::max);
+            let w: Vec<f64> = scores.iter().map(|sc| (sc - max).exp()).collect();
+            let total: f64 = w.iter().sum();
+            for t in 0..d {
+                let acc: f64 = (0..=i).map(|j| w[j] * x.v[(j * hkv + g) * d + t] as f64).sum();
+                out[(i * h + hh) * d + t] = (acc / total) as f32;
+            }
+        }
+    }
+    out
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+struct Simulated {
+    out: Vec<f32>,
+    lse: Vec<f32>,
+    dq: Vec<f32>,
+    dk: Vec<f32>,
+    dv: Vec<f32>,
+}
+
+fn simulate(x: &Inputs, options: &SimulateOptions) -> Simulated {
+    let shape = full_shape();
+    let mut r = Simulated {
+        out: vec![0.0; x.q.len()],
+        lse: vec![0.0; shape.lse_len().unwrap()],
+        dq: vec![0.0; x.q.len()],
+        dk: vec![0.0; x.k.len()],
+        dv: vec![0.0; x.v.len()],
+    };
+    let grads = Gradients { dout: &x.dout, dq: &mut r.dq, dk: &mut r.dk, dv: &mut r.dv };
+    attention_simulate(options, &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads)).unwrap();
+    r
+}
+
+#[test]
+fn every_scheme_matches_the_reference() {
+    let x = inputs();
+    let want = reference(&x);
+    let schemes = [
+        SimulateOptions::new(4).cp_comm(CpComm::P2p),
+        SimulateOptions::new(2).cp_comm(CpComm::A2a),
+        SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]),
+        SimulateOptions::new(4).cp_comm(CpComm::AllGather),
+    ];
+    for options in &schemes {
+        let got = simulate(&x, options);
+        assert!(max_diff(&got.out, &want) < 1e-5, "{:?}", options.cp_comm);
+        assert!(got.dq.iter().any(|&g| g != 0.0));
+    }
+    // Not causal is something else.
+    let mut out = vec![0.0; x.q.len()];
+    let mut lse = vec![0.0; full_shape().lse_len().unwrap()];
+    attention_simulate(&SimulateOptions::new(2).causal(false), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap();
+    assert!(max_diff(&out, &want) > 1e-3);
+}
+
+/// The global rows of rank r's dual chunks on `world` ranks: chunks r and 2W-1-r of length S/(2W).
+fn dual_chunk_rows(r: usize, world: usize) -> Vec<usize> {
+    let chunk = S as usize / (2 * world);
+    let second = 2 * world - 1 - r;
+    (r * chunk..(r + 1) * chunk).chain(second * chunk..(second + 1) * chunk).collect()
+}
+
+/// Rows of a [1, S, heads, D] tensor.
+fn take_rows(t: &[f32], rows: &[usize], heads: i64) -> Vec<f32> {
+    let width = (heads * D) as usize;
+    rows.iter().flat_map(|&i| t[i * width..(i + 1) * width].iter().copied()).collect()
+}
+
+/// Columns of a [1, H, S] lse.
+fn take_lse(lse: &[f32], rows: &[usize]) -> Vec<f32> {
+    (0..H as usize).flat_map(|hh| rows.iter().map(move |&i| lse[hh * S as usize + i])).collect()
+}
+
+struct RankResult {
+    rows: Vec<usize>,
+    out: Vec<f32>,
+    lse: Vec<f32>,
+    dq: Vec<f32>,
+    dk: Vec<f32>,
+    dv: Vec<f32>,
+}
+
+/// Forward and backward on `ranks` threads of one World, each rank with its own CpContext.
+fn run_ranks(x: &Inputs, ranks: usize, config: &ParallelConfig, scheme: CpComm) -> Vec<RankResult> {
+    let world = World::new(ranks as i32, Duration::from_secs(20)).unwrap();
+    let local = AttnShape::new(B, S / ranks as i64, H, HKV, D);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..ranks)
+            .map(|r| {
+                let world = &world;
+                s.spawn(move || {
+                    let comm = world.comm(r as i32).unwrap();
+                    let mut ctx = CpContext::new(&comm, config, scheme).unwrap();
+                    assert_eq!(ctx.rank().unwrap().size, ranks as i32);
+                    let rows = dual_chunk_rows(ctx.rank().unwrap().rank as usize, ranks);
+                    let (q, k, v) = (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
+                    let dout = take_rows(&x.dout, &rows, H);
+                    let mut out = vec![0.0; q.len()];
+                    let mut lse = vec![0.0; local.lse_len().unwrap()];
+                    ctx.forward(&local, true, &q, &k, &v, &mut out, &mut lse).unwrap();
+                    let (mut dq, mut dk, mut dv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
+                    ctx.backward(&local, true, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
+                    RankResult { rows, out, lse, dq, dk, dv }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn compare_with_simulate(results: &[RankResult], full: &Simulated) {
+    for r in results {
+        let what = format!("rows {:?}", r.rows);
+        assert!(max_diff(&r.out, &take_rows(&full.out, &r.rows, H)) < 1e-5, "out of {}", what);
+        assert!(max_diff(&r.lse, &take_lse(&full.lse, &r.rows)) < 1e-5, "lse of {}", what);
+        assert!(max_diff(&r.dq, &take_rows(&full.dq, &r.rows, H)) < 1e-5, "dq of {}", what);
+        assert!(max_diff(&r.dk, &take_rows(&full.dk, &r.rows, HKV)) < 1e-5, "dk of {}", what);
+        assert!(max_diff(&r.dv, &take_rows(&full.dv, &r.rows, HKV)) < 1e-5, "dv of {}", what);
+    }
+}
+
+#[test]
+fn two_ranks_on_threads_equal_simulate() {
+    let x = inputs();
+    let full = simulate(&x, &SimulateOptions::new(2));
+    let results = run_ranks(&x, 2, &ParallelConfig::new(2).cp(2), CpComm::P2p);
+    assert_eq!(results.len(), 2);
+    compare_with_simulate(&results, &full);
+}
+
+#[test]
+fn four_ranks_hierarchical_on_threads_equal_simulate() {
+    let x = inputs();
+    let full = simulate(&x, &SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]));
+    let config = ParallelConfig::new(4).cp(4).hcp_sizes(&[2, 2]);
+    let results = run_ranks(&x, 4, &config, CpComm::A2aP2p);
+    compare_with_simulate(&results, &full);
+}
+
+fn half_precision<T: Element>(to: fn(f32) -> T, from: fn(T) -> f32, tolerance: f32) {
+    let x = inputs();
+    let round = |t: &[f32]| t.iter().map(|&v| from(to(v))).collect::<Vec<f32>>();
+    let rounded = Inputs { q: round(&x.q), k: round(&x.k), v: round(&x.v), dout: round(&x.dout) };
+    let want = reference(&rounded);
+    let (q, k, v): (Vec<T>, Vec<T>, Vec<T>) =
+        (x.q.iter().map(|&a| to(a)).collect(), x.k.iter().map(|&a| to(a)).collect(), x.v.iter().map(|&a| to(a)).collect());
+    let mut out = vec![T::default(); q.len()];
+    let mut lse = vec![0.0; full_shape().lse_len().unwrap()];
+    attention_simulate(&SimulateOptions::new(2), &full_shape(), &q, &k, &v, &mut out, &mut lse, None).unwrap();
+    let got: Vec<f32> = out.iter().map(|&o| from(o)).collect();
+    assert!(max_diff(&got, &want) < tolerance, "{}", max_diff(&got, &want));
+}
+
+#[test]
+fn bf16_and_fp16_tensors() {
+    half_precision(Bf16::from_f32, Bf16::to_f32, 2e-2);
+    half_precision(F16::from_f32, F16::to_f32, 2e-3);
+}
+
+#[test]
+fn lengths_that_do_not_fit_the_shape_never_reach_the_library() {
+    let world = World::new(1, Duration::from_secs(5)).unwrap();
+    let comm = world.comm(0).unwrap();
+    let mut ctx = CpContext::new(&comm, &ParallelConfig::new(1), CpComm::P2p).unwrap();
+    let shape = AttnShape::new(1, 4, 2, 2, 8);
+    let ok = vec![0.0f32; 64];
+    let mut out = vec![0.0f32; 64];
+    let mut lse = vec![0.0f32; 8];
+    ctx.forward(&shape, true, &ok, &ok, &ok, &mut out, &mut lse).unwrap();
+    let short = vec![0.0f32; 63];
+    let e = ctx.forward(&shape, true, &ok, &short, &ok, &mut out, &mut lse).unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("k has 63 elements"), "{}", e.message);
+    let mut long_lse = vec![0.0f32; 9];
+    assert_eq!(ctx.forward(&shape, true, &ok, &ok, &ok, &mut out, &mut long_lse).unwrap_err().status, Status::InvalidArgument);
+    let (mut dq, mut dk, mut dv) = (vec![0.0f32; 64], vec![0.0f32; 64], vec![0.0f32; 64]);
+    let e = ctx.backward(&shape, true, &ok, &ok, &ok, &out, &lse, &short, &mut dq, &mut dk, &mut dv).unwrap_err();
+    assert!(e.message.contains("dout"), "{}", e.message);
+    let negative = AttnShape::new(1, -4, 2, 2, 8);
+    assert_eq!(ctx.forward(&negative, true, &ok, &ok, &ok, &mut out, &mut lse).unwrap_err().status, Status::InvalidArgument);
+    // A failed C call would have left its message on the context: there is none.
+    assert_eq!(ctx.last_error().unwrap(), "");
+    let mut small = vec![0.0f32; 8];
+    let e = attention_simulate(&SimulateOptions::new(1), &shape, &ok, &ok, &ok, &mut small, &mut lse, None).unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+}
+
+#[test]
+fn the_library_checks_what_lengths_cannot_say() {
+    let x = inputs();
+    let mut out = vec![0.0; x.q.len()];
+    let mut lse = vec![0.0; full_shape().lse_len().unwrap()];
+    // 16 tokens do not split into 6 chunks.
+    let e = attention_simulate(&SimulateOptions::new(3), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err();
+    assert_eq!(e.status, Status::Shape);
+    let e = attention_simulate(&SimulateOptions::new(0), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err();
+    assert_eq!((e.status, e.message.as_str()), (Status::InvalidConfig, "hcp_attn_simulate: cp must be in [1, 4096], got 0"));
+    let nan = SimulateOptions::new(2).softmax_scale(f32::NAN);
+    assert_eq!(attention_simulate(&nan, &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err().status, Status::InvalidArgument);
+    // On a GPU the ranks compute there; elsewhere the library says why not.
+    match attention_simulate(&SimulateOptions::new(2).device(Device::Cuda), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None) {
+        Ok(()) => {}
+        Err(e) => assert_eq!(e.status, Status::Unsupported, "{}", e),
+    }
+}
+
+#[test]
+fn each_rank_is_lent_once_and_failures_stay_on_handles() {
+    let world = World::new(2, Duration::from_millis(300)).unwrap();
+    assert_eq!(world.size(), 2);
+    let comm0 = world.comm(0).unwrap();
+    let again = world.comm(0).err().unwrap();
+    assert_eq!(again.status, Status::InvalidArgument);
+    drop(comm0);
+    let comm0 = world.comm(0).unwrap(); // returned, lent again
+    let bad = world.comm(5).err().unwrap();
+    assert_eq!(bad.status, Status::InvalidArgument);
+    let on_world = std::thread::scope(|s| s.spawn(|| world.last_error().unwrap()).join().unwrap());
+    assert!(on_world.contains("hcp_world_comm"), "{}", on_world);
+
+    // The config's world_size must be the world's; the failure is left on the communicator too.
+    let e = CpContext::new(&comm0, &ParallelConfig::new(4).cp(4), CpComm::P2p).err().unwrap();
+    assert_eq!(e.status, Status::InvalidConfig);
+    assert!(e.message.contains("world_size 4 != communicator size 2"), "{}", e);
+    let on_comm = comm0.last_error().unwrap();
+    assert!(on_comm.contains("hcp_cp_context_create") && on_comm.contains("world_size 4"), "{}", on_comm);
+}
+
+#[test]
+fn a_rank_that_never_joins_times_out_the_others() {
+    let world = World::new(2, Duration::from_millis(300)).unwrap();
+    let comm0 = world.comm(0).unwrap();
+    let e = CpContext::new(&comm0, &ParallelConfig::new(2).cp(2), CpComm::P2p).err().unwrap();
+    assert_eq!(e.status, Status::Timeout, "{}", e);
+}
+
+#[test]
+fn an_aborted_rank_fails_the_others() {
+    let world = World::new(2, Duration::from_secs(20)).unwrap();
+    let (comm0, comm1) = (world.comm(0).unwrap(), world.comm(1).unwrap());
+    comm1.abort("rank 1 gives up").unwrap();
+    let e = CpContext::new(&comm0, &ParallelConfig::new(2).cp(2), CpComm::P2p).err().unwrap();
+    assert_eq!(e.status, Status::Comm, "{}", e);
+}
+
+#[test]
+fn world_arguments_the_library_refuses() {
+    assert_eq!(World::new(0, Duration::ZERO).err().unwrap().status, Status::InvalidArgument);
+    // hcp takes timeouts below 2^31 ms.
+    assert_eq!(World::new(1, Duration::from_secs(1 << 32)).err().unwrap().status, Status::InvalidArgument);
+    match hcp::nccl_unique_id() {
+        Ok(id) => assert_eq!(id.len(), 128),
+        Err(e) => assert_eq!(e.status, Status::Unsupported, "{}", e),
+    }
+}
