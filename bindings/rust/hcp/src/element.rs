@@ -112,3 +112,55 @@ fn round_shift(value: u32, shift: u32) -> u32 {
         kept
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_known_encodings() {
+        let cases: [(f32, u16); 9] = [
+            (1.0, 0x3c00),
+            (-2.0, 0xc000),
+            (0.1, 0x2e66),
+            (1.0 / 3.0, 0x3555),
+            (65504.0, 0x7bff),
+            (65520.0, 0x7c00),        // rounds up past the largest finite value
+            (5.960_464_5e-8, 0x0001), // 2^-24, the smallest subnormal
+            (2.980_232_2e-8, 0x0000), // half of it: a tie, to even (zero)
+            (-0.0, 0x8000),
+        ];
+        for (x, bits) in cases {
+            assert_eq!(F16::from_f32(x).0, bits, "{}", x);
+        }
+        assert!(F16::from_f32(f32::NAN).to_f32().is_nan());
+        assert_eq!(F16::from_f32(f32::INFINITY).0, 0x7c00);
+    }
+
+    #[test]
+    fn every_f16_survives_a_round_trip_through_f32() {
+        for bits in 0..=u16::MAX {
+            let h = F16(bits);
+            if h.to_f32().is_nan() {
+                continue;
+            }
+            assert_eq!(F16::from_f32(h.to_f32()).0, bits, "{:#06x} -> {}", bits, h.to_f32());
+        }
+    }
+
+    #[test]
+    fn bf16_rounds_to_nearest_even() {
+        assert_eq!(Bf16::from_f32(1.0).0, 0x3f80);
+        assert_eq!(Bf16::from_f32(-2.5).to_f32(), -2.5);
+        // 1 + 2^-8 is halfway between two bf16 values: to even (1.0); a bit more rounds up.
+        assert_eq!(Bf16::from_f32(1.0 + 1.0 / 256.0).0, 0x3f80);
+        assert_eq!(Bf16::from_f32(1.0 + 1.5 / 256.0).0, 0x3f81);
+        assert!(Bf16::from_f32(f32::NAN).to_f32().is_nan());
+        for bits in 0..=u16::MAX {
+            let b = Bf16(bits);
+            if !b.to_f32().is_nan() {
+                assert_eq!(Bf16::from_f32(b.to_f32()).0, bits);
+            }
+        }
+    }
+}
