@@ -37,7 +37,10 @@ fn init_fills_the_defaults_of_the_init_macro() {
     assert_eq!((c.tp, c.pp, c.ep, c.order, c.gpus_per_node), (1, 1, 1, HCP_ORDER_TP_CP_EP_DP_PP, 8));
     assert!(c.hcp_sizes.is_null());
     let mut o = MaybeUninit::<hcp_attn_simulate_options>::uninit();
-    assert_eq!(unsafe { hcp_attn_simulate_options_init(o.as_mut_ptr(), size_of::<hcp_attn_simulate_options>()) }, HCP_OK);
+    assert_eq!(
+        unsafe { hcp_attn_simulate_options_init(o.as_mut_ptr(), size_of::<hcp_attn_simulate_options>()) },
+        HCP_OK
+    );
     let o = unsafe { o.assume_init() };
     assert_eq!((o.cp, o.causal, o.timeout_ms, o.device, o.reserved1), (1, 1, 60000, HCP_DEVICE_CPU, 0));
     // A size inside the last field is not a version of the struct.

@@ -48,7 +48,7 @@ fn the_reader_sees_every_hcp_api_line() {
         .filter(|l| l.starts_with("HCP_API "))
         .map(|l| {
             let head = &l[..l.find('(').expect("HCP_API line without '('")];
-            head.split(|c: char| c == ' ' || c == '*').last().unwrap().to_string()
+            head.rsplit(&[' ', '*'][..]).next().unwrap().to_string()
         })
         .collect();
     let parsed: BTreeSet<String> = header::read().functions.into_iter().map(|f| f.name).collect();

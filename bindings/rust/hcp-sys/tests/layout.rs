@@ -16,10 +16,7 @@ type CFacts = BTreeMap<String, Vec<String>>;
 fn c_program(h: &Header) -> String {
     let mut p = String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"hcp/hcp.h\"\n\nint main(void) {\n");
     for s in &h.structs {
-        p += &format!(
-            "  printf(\"struct {0} %zu %zu\\n\", sizeof({0}), (size_t)_Alignof({0}));\n",
-            s.name
-        );
+        p += &format!("  printf(\"struct {0} %zu %zu\\n\", sizeof({0}), (size_t)_Alignof({0}));\n", s.name);
         for (field, _) in &s.fields {
             p += &format!(
                 "  printf(\"field {0}.{1} %zu %zu\\n\", offsetof({0}, {1}), sizeof((({0}*)0)->{1}));\n",
@@ -59,7 +56,13 @@ fn run_c_program(source: &str) -> CFacts {
         .arg(&exe)
         .output()
         .unwrap_or_else(|e| panic!("running {}: {}", cc, e));
-    assert!(compiled.status.success(), "{} failed on {}:\n{}", cc, c_file.display(), String::from_utf8_lossy(&compiled.stderr));
+    assert!(
+        compiled.status.success(),
+        "{} failed on {}:\n{}",
+        cc,
+        c_file.display(),
+        String::from_utf8_lossy(&compiled.stderr)
+    );
     let ran = Command::new(&exe).output().unwrap();
     assert!(ran.status.success());
     let mut facts = CFacts::new();
@@ -76,7 +79,11 @@ fn number(facts: &CFacts, key: &str, index: usize) -> i64 {
     values[index].parse().unwrap()
 }
 
-fn same_names<'a>(what: &str, c: impl IntoIterator<Item = &'a str>, rust: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+fn same_names<'a>(
+    what: &str,
+    c: impl IntoIterator<Item = &'a str>,
+    rust: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
     let c: BTreeSet<&str> = c.into_iter().collect();
     let rust: BTreeSet<&str> = rust.into_iter().collect();
     let mut problems = Vec::new();
@@ -120,7 +127,10 @@ fn rust_declarations_match_the_c_compiler() {
             let key = format!("field {}.{}", c.name, name);
             let (offset, size) = (number(&facts, &key, 0), number(&facts, &key, 1));
             if r.offset as i64 != offset || r.size as i64 != size {
-                problems.push(format!("{}.{}: Rust offset/size {}/{}, C {}/{}", c.name, name, r.offset, r.size, offset, size));
+                problems.push(format!(
+                    "{}.{}: Rust offset/size {}/{}, C {}/{}",
+                    c.name, name, r.offset, r.size, offset, size
+                ));
             }
             if squash(r.ty) != squash(c_type) {
                 problems.push(format!("{}.{}: Rust type {}, hcp.h says {}", c.name, name, r.ty, c_type));
@@ -152,8 +162,7 @@ fn rust_declarations_match_the_c_compiler() {
     ));
 
     let rust_constants = hcp_sys::declared_constants();
-    let numeric_macros: Vec<&str> =
-        h.macros.iter().filter(|m| !m.1.contains('"')).map(|m| m.0.as_str()).collect();
+    let numeric_macros: Vec<&str> = h.macros.iter().filter(|m| !m.1.contains('"')).map(|m| m.0.as_str()).collect();
     problems.extend(same_names(
         "constant",
         h.enumerators.iter().map(|e| e.0.as_str()).chain(numeric_macros.iter().copied()),
@@ -168,7 +177,10 @@ fn rust_declarations_match_the_c_compiler() {
         if let Some((_, enum_name)) = h.enumerators.iter().find(|e| e.0 == r.name) {
             let typedef = enum_name.trim_end_matches("_value").trim_end_matches("_code");
             if r.ty != typedef {
-                problems.push(format!("{} has Rust type {}, its enum {} is passed as {}", r.name, r.ty, enum_name, typedef));
+                problems.push(format!(
+                    "{} has Rust type {}, its enum {} is passed as {}",
+                    r.name, r.ty, enum_name, typedef
+                ));
             }
         }
     }
@@ -179,7 +191,10 @@ fn rust_declarations_match_the_c_compiler() {
 
     assert!(problems.is_empty(), "hcp-sys differs from hcp.h:\n  {}", problems.join("\n  "));
     // The comparison saw the whole header (a reader that found nothing would pass the checks above vacuously).
-    assert!(h.structs.len() >= 11 && h.enumerators.len() >= 40 && h.typedefs.len() >= 9, "header reader found too little");
+    assert!(
+        h.structs.len() >= 11 && h.enumerators.len() >= 40 && h.typedefs.len() >= 9,
+        "header reader found too little"
+    );
 }
 
 #[test]

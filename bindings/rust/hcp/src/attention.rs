@@ -99,7 +99,8 @@ impl AttnShape {
 fn elements(dims: &[i64]) -> Result<usize> {
     let mut n: usize = 1;
     for &d in dims {
-        let d = usize::try_from(d).map_err(|_| Error::invalid_argument(format!("shape {:?} has a negative extent", dims)))?;
+        let d = usize::try_from(d)
+            .map_err(|_| Error::invalid_argument(format!("shape {:?} has a negative extent", dims)))?;
         n = n
             .checked_mul(d)
             .ok_or_else(|| Error::invalid_argument(format!("shape {:?} has more elements than memory", dims)))?;

@@ -19,9 +19,8 @@ pub(crate) fn c_string(what: &str, text: &str) -> Result<CString> {
 /// A path as the bytes the OS uses (hcp opens it with the C library).
 pub(crate) fn c_path(path: &Path) -> Result<CString> {
     use std::os::unix::ffi::OsStrExt;
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
-        Error::invalid_argument(format!("path {:?} contains a NUL byte", path))
-    })
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::invalid_argument(format!("path {:?} contains a NUL byte", path)))
 }
 
 /// A copy of a library-owned string (NULL reads as ""); not UTF-8 bytes are replaced.

@@ -51,9 +51,8 @@ impl LintOptions {
             opt("te_version", &self.te_version)?,
             opt("gpu", &self.gpu)?,
         ];
-        let overrides = CStringArray::new(
-            self.overrides.iter().map(|o| c_string("an override", o)).collect::<Result<Vec<_>>>()?,
-        );
+        let overrides =
+            CStringArray::new(self.overrides.iter().map(|o| c_string("an override", o)).collect::<Result<Vec<_>>>()?);
         let mut raw: sys::hcp_lint_options = init()?;
         raw.input_format = opt_ptr(&strings[0]);
         raw.select = opt_ptr(&strings[1]);
@@ -89,9 +88,7 @@ pub fn lint_text(text: &str, name: Option<&str>, options: &LintOptions) -> Resul
     let options = options.to_raw()?;
     let mut raw = ptr::null_mut();
     // The text is passed with its length, so it needs no terminating NUL.
-    check(unsafe {
-        sys::hcp_lint_text(&mut raw, text.as_ptr().cast(), text.len(), opt_ptr(&name), &options.raw)
-    })?;
+    check(unsafe { sys::hcp_lint_text(&mut raw, text.as_ptr().cast(), text.len(), opt_ptr(&name), &options.raw) })?;
     Ok(LintReport { raw })
 }
 

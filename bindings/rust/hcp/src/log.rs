@@ -43,9 +43,9 @@ static CALLBACK: Mutex<Option<Callback>> = Mutex::new(None);
 
 thread_local! {
     /// Whether this thread is inside the trampoline (and so holds CALLBACK).
-    static IN_CALLBACK: Cell<bool> = Cell::new(false);
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
     /// A replacement asked for from inside the callback: Some(None) removes the closure.
-    static PENDING: RefCell<Option<Option<Callback>>> = RefCell::new(None);
+    static PENDING: RefCell<Option<Option<Callback>>> = const { RefCell::new(None) };
 }
 
 /// Sends every log line of the runtime to `callback` instead of stderr. hcp calls it one line at a time, never

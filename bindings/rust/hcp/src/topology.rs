@@ -205,10 +205,7 @@ impl Drop for Topology {
 
 /// Runs a call of the group_of / groups buffer protocol with room for `expected` ranks, and once more with the
 /// size the library asks for should it differ.
-fn fill_ranks(
-    expected: i64,
-    mut call: impl FnMut(*mut i64, usize, *mut usize) -> sys::hcp_status,
-) -> Result<Vec<i64>> {
+fn fill_ranks(expected: i64, mut call: impl FnMut(*mut i64, usize, *mut usize) -> sys::hcp_status) -> Result<Vec<i64>> {
     let mut capacity = usize::try_from(expected).unwrap_or(0);
     loop {
         let mut buf = vec![0i64; capacity];

@@ -33,7 +33,12 @@ struct Inputs {
 }
 
 fn inputs() -> Inputs {
-    Inputs { q: values(B * S * H * D, 1), k: values(B * S * HKV * D, 2), v: values(B * S * HKV * D, 3), dout: values(B * S * H * D, 4) }
+    Inputs {
+        q: values(B * S * H * D, 1),
+        k: values(B * S * HKV * D, 2),
+        v: values(B * S * HKV * D, 3),
+        dout: values(B * S * H * D, 4),
+    }
 }
 
 fn full_shape() -> AttnShape {
@@ -49,7 +54,8 @@ fn reference(x: &Inputs) -> Vec<f32> {
         for i in 0..s {
             let scores: Vec<f64> = (0..=i)
                 .map(|j| {
-                    let dot: f64 = (0..d).map(|t| (x.q[(i * h + hh) * d + t] * x.k[(j * hkv + g) * d + t]) as f64).sum();
+                    let dot: f64 =
+                        (0..d).map(|t| (x.q[(i * h + hh) * d + t] * x.k[(j * hkv + g) * d + t]) as f64).sum();
                     dot / (d as f64).sqrt()
                 })
                 .collect();
@@ -110,7 +116,17 @@ fn every_scheme_matches_the_reference() {
     // Not causal is something else.
     let mut out = vec![0.0; x.q.len()];
     let mut lse = vec![0.0; full_shape().lse_len().unwrap()];
-    attention_simulate(&SimulateOptions::new(2).causal(false), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap();
+    attention_simulate(
+        &SimulateOptions::new(2).causal(false),
+        &full_shape(),
+        &x.q,
+        &x.k,
+        &x.v,
+        &mut out,
+        &mut lse,
+        None,
+    )
+    .unwrap();
     assert!(max_diff(&out, &want) > 1e-3);
 }
 
@@ -154,7 +170,8 @@ fn run_ranks(x: &Inputs, ranks: usize, config: &ParallelConfig, scheme: CpComm) 
                     let mut ctx = CpContext::new(&comm, config, scheme).unwrap();
                     assert_eq!(ctx.rank().unwrap().size, ranks as i32);
                     let rows = dual_chunk_rows(ctx.rank().unwrap().rank as usize, ranks);
-                    let (q, k, v) = (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
+                    let (q, k, v) =
+                        (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
                     let dout = take_rows(&x.dout, &rows, H);
                     let mut out = vec![0.0; q.len()];
                     let mut lse = vec![0.0; local.lse_len().unwrap()];
@@ -203,8 +220,11 @@ fn half_precision<T: Element>(to: fn(f32) -> T, from: fn(T) -> f32, tolerance: f
     let round = |t: &[f32]| t.iter().map(|&v| from(to(v))).collect::<Vec<f32>>();
     let rounded = Inputs { q: round(&x.q), k: round(&x.k), v: round(&x.v), dout: round(&x.dout) };
     let want = reference(&rounded);
-    let (q, k, v): (Vec<T>, Vec<T>, Vec<T>) =
-        (x.q.iter().map(|&a| to(a)).collect(), x.k.iter().map(|&a| to(a)).collect(), x.v.iter().map(|&a| to(a)).collect());
+    let (q, k, v): (Vec<T>, Vec<T>, Vec<T>) = (
+        x.q.iter().map(|&a| to(a)).collect(),
+        x.k.iter().map(|&a| to(a)).collect(),
+        x.v.iter().map(|&a| to(a)).collect(),
+    );
     let mut out = vec![T::default(); q.len()];
     let mut lse = vec![0.0; full_shape().lse_len().unwrap()];
     attention_simulate(&SimulateOptions::new(2), &full_shape(), &q, &k, &v, &mut out, &mut lse, None).unwrap();
@@ -233,16 +253,23 @@ fn lengths_that_do_not_fit_the_shape_never_reach_the_library() {
     assert_eq!(e.status, Status::InvalidArgument);
     assert!(e.message.contains("k has 63 elements"), "{}", e.message);
     let mut long_lse = vec![0.0f32; 9];
-    assert_eq!(ctx.forward(&shape, true, &ok, &ok, &ok, &mut out, &mut long_lse).unwrap_err().status, Status::InvalidArgument);
+    assert_eq!(
+        ctx.forward(&shape, true, &ok, &ok, &ok, &mut out, &mut long_lse).unwrap_err().status,
+        Status::InvalidArgument
+    );
     let (mut dq, mut dk, mut dv) = (vec![0.0f32; 64], vec![0.0f32; 64], vec![0.0f32; 64]);
     let e = ctx.backward(&shape, true, &ok, &ok, &ok, &out, &lse, &short, &mut dq, &mut dk, &mut dv).unwrap_err();
     assert!(e.message.contains("dout"), "{}", e.message);
     let negative = AttnShape::new(1, -4, 2, 2, 8);
-    assert_eq!(ctx.forward(&negative, true, &ok, &ok, &ok, &mut out, &mut lse).unwrap_err().status, Status::InvalidArgument);
+    assert_eq!(
+        ctx.forward(&negative, true, &ok, &ok, &ok, &mut out, &mut lse).unwrap_err().status,
+        Status::InvalidArgument
+    );
     // A failed C call would have left its message on the context: there is none.
     assert_eq!(ctx.last_error().unwrap(), "");
     let mut small = vec![0.0f32; 8];
-    let e = attention_simulate(&SimulateOptions::new(1), &shape, &ok, &ok, &ok, &mut small, &mut lse, None).unwrap_err();
+    let e =
+        attention_simulate(&SimulateOptions::new(1), &shape, &ok, &ok, &ok, &mut small, &mut lse, None).unwrap_err();
     assert_eq!(e.status, Status::InvalidArgument);
 }
 
@@ -252,14 +279,31 @@ fn the_library_checks_what_lengths_cannot_say() {
     let mut out = vec![0.0; x.q.len()];
     let mut lse = vec![0.0; full_shape().lse_len().unwrap()];
     // 16 tokens do not split into 6 chunks.
-    let e = attention_simulate(&SimulateOptions::new(3), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err();
+    let e = attention_simulate(&SimulateOptions::new(3), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None)
+        .unwrap_err();
     assert_eq!(e.status, Status::Shape);
-    let e = attention_simulate(&SimulateOptions::new(0), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err();
-    assert_eq!((e.status, e.message.as_str()), (Status::InvalidConfig, "hcp_attn_simulate: cp must be in [1, 4096], got 0"));
+    let e = attention_simulate(&SimulateOptions::new(0), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None)
+        .unwrap_err();
+    assert_eq!(
+        (e.status, e.message.as_str()),
+        (Status::InvalidConfig, "hcp_attn_simulate: cp must be in [1, 4096], got 0")
+    );
     let nan = SimulateOptions::new(2).softmax_scale(f32::NAN);
-    assert_eq!(attention_simulate(&nan, &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err().status, Status::InvalidArgument);
+    assert_eq!(
+        attention_simulate(&nan, &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None).unwrap_err().status,
+        Status::InvalidArgument
+    );
     // On a GPU the ranks compute there; elsewhere the library says why not.
-    match attention_simulate(&SimulateOptions::new(2).device(Device::Cuda), &full_shape(), &x.q, &x.k, &x.v, &mut out, &mut lse, None) {
+    match attention_simulate(
+        &SimulateOptions::new(2).device(Device::Cuda),
+        &full_shape(),
+        &x.q,
+        &x.k,
+        &x.v,
+        &mut out,
+        &mut lse,
+        None,
+    ) {
         Ok(()) => {}
         Err(e) => assert_eq!(e.status, Status::Unsupported, "{}", e),
     }

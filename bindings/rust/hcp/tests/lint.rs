@@ -43,7 +43,8 @@ fn options_select_override_and_change_severities() {
         select: Some("HCP002".into()),
         ..LintOptions::default()
     };
-    let codes: Vec<String> = lint_file(&good, &overridden).unwrap().diagnostics().unwrap().into_iter().map(|d| d.code).collect();
+    let codes: Vec<String> =
+        lint_file(&good, &overridden).unwrap().diagnostics().unwrap().into_iter().map(|d| d.code).collect();
     assert_eq!(codes, ["HCP002"]);
 
     let demoted = LintOptions {

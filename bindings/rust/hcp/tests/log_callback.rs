@@ -26,7 +26,8 @@ fn log_lines_reach_the_closure() {
     hcp::set_log_callback(move |level, line| sink.lock().unwrap().push((level, line.to_string()))).unwrap();
     create_contexts();
     let got = lines.lock().unwrap().clone();
-    let groups: Vec<&(LogLevel, String)> = got.iter().filter(|(_, l)| l.contains("created CONTEXT_PARALLEL_GROUP")).collect();
+    let groups: Vec<&(LogLevel, String)> =
+        got.iter().filter(|(_, l)| l.contains("created CONTEXT_PARALLEL_GROUP")).collect();
     assert_eq!(groups.len(), 2, "{:?}", got);
     assert!(groups.iter().all(|(level, line)| *level == LogLevel::Info && !line.ends_with('\n')));
 

@@ -24,7 +24,10 @@ fn scan_a_file() {
 
 #[test]
 fn gpu_option_directories_and_misuse() {
-    assert_eq!(scan_paths(&[fixture("flat_cp_slurm.log")], Some("a100")).unwrap().verdict().unwrap(), "cp-silently-off");
+    assert_eq!(
+        scan_paths(&[fixture("flat_cp_slurm.log")], Some("a100")).unwrap().verdict().unwrap(),
+        "cp-silently-off"
+    );
     assert_eq!(scan_paths(&[fixture("per_rank_runtime")], None).unwrap().verdict().unwrap(), "hcp-active");
     let no_paths: [&str; 0] = [];
     assert_eq!(scan_paths(&no_paths, None).err().unwrap().status, Status::InvalidArgument);

@@ -15,7 +15,10 @@ fn the_issue_example() {
     let t = issue_example();
     assert_eq!(t.dp().unwrap(), 2);
     assert_eq!(t.num_levels().unwrap(), 2);
-    assert_eq!(t.groups(GroupKind::Cp, 0).unwrap(), vec![vec![0, 2, 4, 6], vec![1, 3, 5, 7], vec![8, 10, 12, 14], vec![9, 11, 13, 15]]);
+    assert_eq!(
+        t.groups(GroupKind::Cp, 0).unwrap(),
+        vec![vec![0, 2, 4, 6], vec![1, 3, 5, 7], vec![8, 10, 12, 14], vec![9, 11, 13, 15]]
+    );
     assert_eq!(t.group_of(5, GroupKind::Hcp, 0).unwrap(), vec![5, 7]);
     assert_eq!(t.group_of(5, GroupKind::Hcp, 1).unwrap(), vec![1, 5]);
     let m = t.membership(5, GroupKind::Hcp, 1).unwrap();
