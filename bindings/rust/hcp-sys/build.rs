@@ -25,7 +25,11 @@ fn main() {
 fn lib_dirs() -> Vec<PathBuf> {
     if let Some(dir) = env::var_os("HCP_LIB_DIR") {
         if !dir.is_empty() {
-            return vec![PathBuf::from(dir)];
+            let dir = PathBuf::from(dir);
+            if !dir.join("libhcp.so").exists() {
+                println!("cargo:warning=HCP_LIB_DIR={} has no libhcp.so", dir.display());
+            }
+            return vec![absolute(dir)];
         }
     }
     if let Some(dirs) = pkg_config_dirs() {
@@ -40,7 +44,12 @@ fn lib_dirs() -> Vec<PathBuf> {
             build_tree.display()
         );
     }
-    vec![build_tree]
+    vec![absolute(build_tree)]
+}
+
+// The rpath must not depend on the directory a test runs in; without `..` it also reads better in errors.
+fn absolute(dir: PathBuf) -> PathBuf {
+    dir.canonicalize().unwrap_or(dir)
 }
 
 // The -L directories of an installed hcp; None when pkg-config is missing or does not know hcp. An installed hcp
