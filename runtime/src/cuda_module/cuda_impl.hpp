@@ -1,6 +1,7 @@
 // The CUDA and NCCL implementations inside libhcp_cuda.so. They have the public functions' names (attention_cuda.hpp,
 // nccl_communicator.hpp) in their own namespace, so that the module's code calls them directly while everything
-// else calls the public ones, which the loader forwards here through the module's table.
+// else calls the public ones, which the loader forwards here through the module's table. Calls inside the module
+// name cuda_impl:: explicitly: argument-dependent lookup would also find the public function for hcp:: arguments.
 #pragma once
 
 #include <memory>

@@ -93,7 +93,7 @@ Status cuda_device_status() {
 }
 
 Status cuda_stream_create(void** stream) {
-  HCP_TRY(cuda_device_status());
+  HCP_TRY(cuda_impl::cuda_device_status());
   cudaStream_t s = nullptr;
   HCP_TRY(from_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
   *stream = s;

@@ -114,9 +114,9 @@ class CudaEngine final : public CpEngine {
           static_cast<const kern::ElemF16::type*>(src), dst, n);
     return cuda_check(cudaGetLastError(), "convert_to_f32");
   }
-  Status forward(const AttnParams& p) override { return attention_forward_cuda(p, stream_); }
-  Status backward(const AttnParams& p) override { return attention_backward_cuda(p, stream_); }
-  Status delta(const AttnParams& p) override { return attention_delta_cuda(p, stream_); }
+  Status forward(const AttnParams& p) override { return cuda_impl::attention_forward_cuda(p, stream_); }
+  Status backward(const AttnParams& p) override { return cuda_impl::attention_backward_cuda(p, stream_); }
+  Status delta(const AttnParams& p) override { return cuda_impl::attention_delta_cuda(p, stream_); }
   Status synchronize() override { return cuda_check(cudaStreamSynchronize(stream_), "synchronize"); }
 
  private:
@@ -128,7 +128,7 @@ class CudaEngine final : public CpEngine {
 
 Status make_cuda_engine(void* stream, std::unique_ptr<CpEngine>* out) {
   if (out == nullptr) return {Errc::invalid_argument, "make_cuda_engine: out is NULL"};
-  HCP_TRY(cuda_device_status());
+  HCP_TRY(cuda_impl::cuda_device_status());
   int device = 0;
   HCP_TRY(cuda_check(cudaGetDevice(&device), "cudaGetDevice"));
   *out = std::make_unique<CudaEngine>(static_cast<cudaStream_t>(stream), device);
