@@ -40,6 +40,20 @@ hcp_setup() {
   hcp_configure_and_build
 }
 
+# The Rust binding's tests need cargo: any cargo on PATH (rustup's, for one) serves; otherwise Debian's (rustc 1.63,
+# the oldest the crates support) is installed. Before the first configure, which registers the tests when cargo is
+# there.
+hcp_install_cargo() {
+  command -v cargo >/dev/null && return 0
+  echo "hcp setup: installing cargo (Debian) for the Rust binding's tests"
+  if [ "$(id -u)" != 0 ]; then
+    echo "hcp setup: need root to install cargo (run as root, or install it first)" >&2
+    return 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cargo
+}
+
 # hcp_configure_sanitized DIR COMPILE_FLAGS LINK_FLAGS: configures a sanitizer build (CPU only, no benchmarks) once.
 hcp_configure_sanitized() {
   local dir=$1 flags=$2 link=$3

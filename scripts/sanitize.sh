@@ -10,4 +10,4 @@ hcp_configure_sanitized "$asan_build" \
 cmake --build "$asan_build" -j "$HCP_JOBS"
 cd "$asan_build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$HCP_JOBS" -E '^(python\.|install\.|examples\.python)'
+  ctest --output-on-failure -j "$HCP_JOBS" -E '^(python\.|install\.|examples\.python|rust\.)'

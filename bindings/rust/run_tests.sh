@@ -17,5 +17,5 @@ export HCP_LIB_DIR=$lib_dir
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$lib_dir/../rust-target}
 cd "$(dirname "${BASH_SOURCE[0]}")"
 # --locked: Cargo.lock is committed and must not need changes.
-nice cargo test --offline --locked
-nice cargo run --offline --locked --example hcp_demo
+nice "${CARGO:-cargo}" test --offline --locked
+nice "${CARGO:-cargo}" run --offline --locked --example hcp_demo

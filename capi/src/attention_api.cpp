@@ -219,10 +219,9 @@ HCP_API hcp_status hcp_comm_last_error(char** out_message, const hcp_comm* comm)
   return copy_handle_error(out_message, comm, __func__);
 }
 
-HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
-                                              hcp_comm* world_comm, hcp_cp_comm cp_comm,
-                                              const hcp_cp_context_options* options) {
-  const char* fn = "hcp_cp_context_create_with";
+// Both create functions, each naming itself in its messages.
+static hcp_status create_context(const char* fn, hcp_cp_context** out, const hcp_parallel_config* config,
+                                 hcp_comm* world_comm, hcp_cp_comm cp_comm, const hcp_cp_context_options* options) {
   return guarded_on(world_comm, fn, [&] {
     require(out, fn, "out");
     *out = nullptr;
@@ -241,9 +240,15 @@ HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_pa
   });
 }
 
+HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
+                                              hcp_comm* world_comm, hcp_cp_comm cp_comm,
+                                              const hcp_cp_context_options* options) {
+  return create_context(__func__, out, config, world_comm, cp_comm, options);
+}
+
 HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
                                          hcp_comm* world_comm, hcp_cp_comm cp_comm) {
-  return hcp_cp_context_create_with(out, config, world_comm, cp_comm, nullptr);
+  return create_context(__func__, out, config, world_comm, cp_comm, nullptr);
 }
 
 HCP_API void hcp_cp_context_destroy(hcp_cp_context* context) {

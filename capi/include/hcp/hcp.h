@@ -335,7 +335,9 @@ HCP_API hcp_status hcp_logscan_report_last_error(char** out_message, const hcp_l
  * it (the thread then delivering), in order. When hcp_set_log_callback returns, the previous callback is not
  * running and will not be called again, so its `user` may be freed - unless it is called from that callback. Keep
  * the callback short: while it runs, the threads that log do not wait, but the one delivering does. */
-typedef void (*hcp_log_fn)(int32_t level, const char* line, void* user);
+typedef int32_t hcp_log_level;
+enum hcp_log_level_value { HCP_LOG_ERROR = 0, HCP_LOG_WARN = 1, HCP_LOG_INFO = 2, HCP_LOG_DEBUG = 3 }; /* since 0.5 */
+typedef void (*hcp_log_fn)(hcp_log_level level, const char* line, void* user);
 HCP_API hcp_status hcp_set_log_callback(hcp_log_fn callback, void* user);
 
 typedef int32_t hcp_dtype;
@@ -356,7 +358,8 @@ enum hcp_cp_comm_value {
  * overlap themselves). A stride of 0 means the contiguous stride of its dimension (the product of the later
  * dimensions' extents and strides; since 0.5), so all-zero strides describe a contiguous tensor. `device` says where `data` lives:
  * host memory, or device memory of the current CUDA device (since 0.3; HCP_ERR_UNSUPPORTED in builds without the
- * GPU path), and must match the device of the context or simulation that gets it. Since 0.2. */
+ * GPU path), and must match the device of the context or simulation that gets it. `data` is read only for inputs
+ * (q, k, v, out and lse of the backward, dout). Since 0.2. */
 typedef struct hcp_tensor {
   size_t struct_size;
   void* data;
@@ -375,7 +378,8 @@ HCP_API hcp_status hcp_tensor_init(hcp_tensor* tensor, size_t struct_size); /* s
  * failing rank makes the others fail with HCP_ERR_COMM. Destroy only after every rank's thread is done with it. */
 typedef struct hcp_world hcp_world;
 typedef struct hcp_comm hcp_comm;
-/* timeout_ms 0: 60000 (since 0.5). */
+/* Every timeout_ms of this header: 0 means 60000 (since 0.5); otherwise 1 to 2^31 - 1 ms (HCP_ERR_INVALID_ARGUMENT
+ * outside). */
 HCP_API hcp_status hcp_world_create(hcp_world** out, int32_t ranks, int64_t timeout_ms);
 HCP_API void hcp_world_destroy(hcp_world* world);
 HCP_API hcp_status hcp_world_last_error(char** out_message, const hcp_world* world);
@@ -418,7 +422,11 @@ HCP_API hcp_status hcp_attn_options_init(hcp_attn_options* options, size_t struc
 
 /* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
  * must be config->world_size), with the scheme `cp_comm`. Collective: every rank of the world calls it, each from
- * its own thread. Logs the created groups. One thread at a time per context. */
+ * its own thread. Logs the created groups. One thread at a time per context. The context uses `world_comm` (and
+ * groups split from it) in every call: destroy it before its world or communicator. A rank whose create fails -
+ * an invalid config included - aborts its communicator, so that the other ranks fail instead of waiting for it;
+ * the communicator then fails every later operation (HCP_ERR_COMM): make a new world (or NCCL communicator) to
+ * retry. */
 typedef struct hcp_cp_context hcp_cp_context;
 HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_parallel_config* config,
                                          hcp_comm* world_comm, hcp_cp_comm cp_comm);

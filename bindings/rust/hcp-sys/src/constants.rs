@@ -38,12 +38,14 @@ typedefs! {
     pub type hcp_order = i32;
     pub type hcp_group_kind = i32;
     pub type hcp_severity = i32;
+    /// The level passed to the log callback (`HCP_LOG_ERROR` .. `HCP_LOG_DEBUG`).
+    pub type hcp_log_level = i32;
     pub type hcp_logscan_event_kind = i32;
     pub type hcp_dtype = i32;
     pub type hcp_device = i32;
     pub type hcp_cp_comm = i32;
     /// The log callback; `None` is C's NULL (restores the default, stderr).
-    pub type hcp_log_fn = Option<unsafe extern "C" fn(i32, *const c_char, *mut c_void)>;
+    pub type hcp_log_fn = Option<unsafe extern "C" fn(hcp_log_level, *const c_char, *mut c_void)>;
 }
 
 constants! {
@@ -84,6 +86,11 @@ constants! {
     pub const HCP_SEVERITY_INFO: hcp_severity = 0;
     pub const HCP_SEVERITY_WARNING: hcp_severity = 1;
     pub const HCP_SEVERITY_ERROR: hcp_severity = 2;
+
+    pub const HCP_LOG_ERROR: hcp_log_level = 0;
+    pub const HCP_LOG_WARN: hcp_log_level = 1;
+    pub const HCP_LOG_INFO: hcp_log_level = 2;
+    pub const HCP_LOG_DEBUG: hcp_log_level = 3;
 
     pub const HCP_LOGSCAN_EVENT_NONE: hcp_logscan_event_kind = 0;
     pub const HCP_LOGSCAN_EVENT_VERDICT: hcp_logscan_event_kind = 1;

@@ -28,10 +28,10 @@ pub enum LogLevel {
 impl LogLevel {
     fn from_raw(level: i32) -> LogLevel {
         match level {
-            0 => LogLevel::Error,
-            1 => LogLevel::Warning,
-            2 => LogLevel::Info,
-            3 => LogLevel::Debug,
+            sys::HCP_LOG_ERROR => LogLevel::Error,
+            sys::HCP_LOG_WARN => LogLevel::Warning,
+            sys::HCP_LOG_INFO => LogLevel::Info,
+            sys::HCP_LOG_DEBUG => LogLevel::Debug,
             other => LogLevel::Unknown(other),
         }
     }
