@@ -8,9 +8,12 @@ install(TARGETS hcp EXPORT hcpTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hcp)
 install(TARGETS hcp_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-if(TARGET hcp_cuda)  # the GPU path, loaded by libhcp.so and the hcp command from beside them / ../lib
-  install(TARGETS hcp_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-endif()
+# The modules (the GPU path, the MPI backend), loaded by libhcp.so and the hcp command from beside them / ../lib.
+foreach(module hcp_cuda hcp_mpi)
+  if(TARGET ${module})
+    install(TARGETS ${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  endif()
+endforeach()
 foreach(alias IN LISTS HCP_CLI_ALIASES)
   install(CODE "file(CREATE_LINK hcp \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/${alias}\" SYMBOLIC)")
 endforeach()

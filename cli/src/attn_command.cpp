@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "attn_mpi.hpp"
+#include "attn_problem.hpp"
 #include "cli_options.hpp"
 #include "exit_codes.hpp"
 #include "hcp/attention_cpu.hpp"
@@ -32,6 +35,9 @@ struct AttnOptions {
   bool causal = false, backward = false, check = false, bench = false;
   std::string dtype = "fp32";
   std::string device = "cpu";
+  std::string backend = "inprocess";
+  int64_t gpus_per_node = 0;
+  std::optional<std::string> fault;
   std::string format = "text";
   int64_t seed = 1;
   int64_t timeout_ms = 600000;
@@ -39,43 +45,6 @@ struct AttnOptions {
 
 // Keeps one run within what a host can hold: 2^31 elements per full tensor (8 GiB in fp32).
 constexpr int64_t kMaxElements = int64_t{1} << 31;
-
-struct Tensor {
-  std::vector<float> f32;            // the values (already rounded to the dtype)
-  std::vector<unsigned char> raw;    // the dtype's bytes, as the ranks get them
-};
-
-Tensor random_tensor(size_t n, DType dtype, std::mt19937& gen) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t;
-  t.f32.resize(n);
-  for (float& x : t.f32) x = dist(gen);
-  t.raw.resize(n * dtype_size(dtype));
-  convert_from_f32(t.f32.data(), t.raw.data(), dtype, static_cast<int64_t>(n));
-  convert_to_f32(t.raw.data(), dtype, t.f32.data(), static_cast<int64_t>(n));
-  return t;
-}
-
-struct ErrorStat {
-  std::string name;
-  double max_abs = 0, max_rel = 0;  // max_rel: max |a - b| / max |b|
-};
-
-ErrorStat compare(const std::string& name, const std::vector<unsigned char>& got_raw, DType dtype,
-                  const std::vector<float>& want) {
-  std::vector<float> got(want.size());
-  convert_to_f32(got_raw.data(), dtype, got.data(), static_cast<int64_t>(got.size()));
-  ErrorStat e{name};
-  double scale = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isinf(want[i]) && got[i] == want[i]) continue;
-    const double d = std::isnan(got[i]) ? INFINITY : std::abs(static_cast<double>(got[i]) - want[i]);
-    e.max_abs = std::max(e.max_abs, d);
-    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-  }
-  e.max_rel = scale > 0 ? e.max_abs / scale : e.max_abs;
-  return e;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -113,11 +82,23 @@ int run_attn(const AttnOptions& o) {
     throw Error(Errc::invalid_config, "batch * seq * heads * head_dim exceeds 2^31 elements");
   kv_elems = q_elems / s.heads * s.kv_heads;
 
+  // One rank per process: MPI first, so that a launch with the wrong process count fails before any work.
+  std::optional<MpiRun> mpi;
+  if (o.backend == "mpi") {
+    mpi.emplace(std::chrono::milliseconds(s.timeout_ms), o.fault ? parse_fault(*o.fault) : FaultPlan{});
+    if (mpi->size() != s.cp)
+      throw Error(Errc::invalid_config, "--cp is " + std::to_string(s.cp) + " but the job has " +
+                                            std::to_string(mpi->size()) + " processes (one rank per process)");
+    s.log_level = LogLevel::info;  // each process logs its own groups, as a training job would
+  }
+  if (o.gpus_per_node < 0) throw Error(Errc::invalid_config, "--gpus-per-node must be positive");
+  s.gpus_per_node = o.gpus_per_node;
+
   std::mt19937 gen(static_cast<uint32_t>(o.seed));
-  const Tensor q = random_tensor(static_cast<size_t>(q_elems), s.dtype, gen);
-  const Tensor k = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
-  const Tensor v = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
-  const Tensor dout = o.backward ? random_tensor(static_cast<size_t>(q_elems), s.dtype, gen) : Tensor{};
+  const HostTensor q = random_tensor(static_cast<size_t>(q_elems), s.dtype, gen);
+  const HostTensor k = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
+  const HostTensor v = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
+  const HostTensor dout = o.backward ? random_tensor(static_cast<size_t>(q_elems), s.dtype, gen) : HostTensor{};
   const size_t e = dtype_size(s.dtype);
   std::vector<unsigned char> out(q_elems * e), dq(o.backward ? q_elems * e : 0), dk(o.backward ? kv_elems * e : 0),
       dv(dk.size());
@@ -127,9 +108,28 @@ int run_attn(const AttnOptions& o) {
   if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
   SimulateTimes times;
   const auto start = std::chrono::steady_clock::now();
-  const Status status = attention_simulate(s, t, &times);
+  Status status;
+  int cp_rank = -1;  // under MPI: the rank whose rows this process holds and checks
+  if (mpi) {
+    RankRun run;
+    status = attention_rank(mpi->world(), s, t, &run);
+    times = run.times, cp_rank = run.cp_rank;
+  } else {
+    status = attention_simulate(s, t, &times);
+  }
   const double wall = seconds_since(start);
-  if (!status.ok()) throw Error(status.code(), status.message());
+  if (!status.ok())
+    throw Error(status.code(), (mpi ? "rank " + std::to_string(mpi->rank()) + ": " : std::string()) + status.message());
+  // This process's rows of a full [B, S, X] result against the reference (all rows in process).
+  auto check_rows = [&](const std::string& name, const std::vector<unsigned char>& got, DType dtype,
+                        const std::vector<float>& want, int64_t batch, int64_t row) {
+    if (cp_rank < 0) return compare(name, got, dtype, want);
+    const std::vector<unsigned char> mine = rank_rows(got.data(), batch, s.seq, row, dtype_size(dtype), s.cp, cp_rank);
+    const std::vector<unsigned char> ref = rank_rows(want.data(), batch, s.seq, row, sizeof(float), s.cp, cp_rank);
+    std::vector<float> ref_f32(ref.size() / sizeof(float));
+    std::memcpy(ref_f32.data(), ref.data(), ref.size());
+    return compare(name, mine, dtype, ref_f32);
+  };
 
   std::vector<ErrorStat> errors;
   // 16-bit outputs carry their own rounding; the CUDA kernels also round P and dS to the input type.
@@ -145,7 +145,7 @@ int run_attn(const AttnOptions& o) {
     AttnParams p;
     p.batch = s.batch, p.sq = p.sk = s.seq, p.heads = s.heads, p.kv_heads = s.kv_heads, p.head_dim = s.head_dim;
     p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim)), p.causal = s.causal;
-    p.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    p.num_threads = mpi ? 1 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int64_t qr = s.heads * s.head_dim, kr = s.kv_heads * s.head_dim;
     auto qt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * qr, qr, s.head_dim}; };
     auto kt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * kr, kr, s.head_dim}; };
@@ -157,19 +157,25 @@ int run_attn(const AttnOptions& o) {
     if (!st.ok()) throw Error(st.code(), st.message());
     std::vector<unsigned char> lse_raw(lse.size() * 4);
     std::memcpy(lse_raw.data(), lse.data(), lse_raw.size());
-    errors.push_back(compare("out", out, s.dtype, want_out));
-    errors.push_back(compare("lse", lse_raw, DType::f32, want_lse));
+    errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * s.head_dim));
+    errors.push_back(check_rows("lse", lse_raw, DType::f32, want_lse, s.batch * s.heads, 1));
     if (o.backward) {
       p.dout = qt(dout.f32), p.dq = qt(want_dq), p.dk = kt(want_dk), p.dv = kt(want_dv);
       p.delta = {delta.data(), s.heads * s.seq, s.seq};
       attention_delta_cpu(DType::f32, s.batch, s.seq, s.heads, s.head_dim, p.dout, p.out, p.delta);
       st = attention_backward_cpu(p);
       if (!st.ok()) throw Error(st.code(), st.message());
-      errors.push_back(compare("dq", dq, s.dtype, want_dq));
-      errors.push_back(compare("dk", dk, s.dtype, want_dk));
-      errors.push_back(compare("dv", dv, s.dtype, want_dv));
+      errors.push_back(check_rows("dq", dq, s.dtype, want_dq, s.batch, s.heads * s.head_dim));
+      errors.push_back(check_rows("dk", dk, s.dtype, want_dk, s.batch, s.kv_heads * s.head_dim));
+      errors.push_back(check_rows("dv", dv, s.dtype, want_dv, s.batch, s.kv_heads * s.head_dim));
     }
     for (const ErrorStat& err : errors) within = within && err.max_rel <= tolerance;
+  }
+  if (mpi) {
+    // Rank 0 reports for the job: every rank's largest errors; the exit status is every rank's own.
+    const bool mine = within;
+    if (o.check) mpi->combine(&errors, &within);
+    if (mpi->rank() != 0) return mine ? kExitOk : kExitFindings;
   }
 
   const double flop = 4.0 * static_cast<double>(s.batch * s.heads) * static_cast<double>(s.seq) *
@@ -231,7 +237,8 @@ int run_attn(const AttnOptions& o) {
                   sizes_text.c_str(), sizes_text.empty() ? "" : "]", static_cast<long long>(s.batch),
                   static_cast<long long>(s.seq), static_cast<long long>(s.heads), static_cast<long long>(s.kv_heads),
                   static_cast<long long>(s.head_dim), s.causal ? "causal" : "no mask", o.dtype.c_str(),
-                  o.backward ? ", forward + backward" : ", forward", cuda ? ", on the CUDA device" : "");
+                  o.backward ? ", forward + backward" : ", forward",
+                  cuda ? ", on the CUDA device" : mpi ? ", one MPI process per rank" : "");
     text += line;
     for (const ErrorStat& err : errors) {
       std::snprintf(line, sizeof line, "  %-4s max abs error %.3e  max rel error %.3e\n", err.name.c_str(),
@@ -297,6 +304,17 @@ std::function<int()> add_attn_command(CLI::App& app) {
                   "or 256)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  cmd->add_option("--backend", opts->backend,
+                  "How the ranks run: inprocess (threads of this process) or mpi (one process per rank, started "
+                  "by mpirun or srun with --cp processes)")
+      ->check(CLI::IsMember({"inprocess", "mpi"}))
+      ->capture_default_str();
+  add_int_option(cmd, "--gpus-per-node", opts->gpus_per_node,
+                 "Ranks per node for the layout's locality (default 8); shown in the group lines");
+  cmd->add_option("--inject-fault", opts->fault,
+                  "Testing (--backend mpi): RANK:STEP:KIND makes that rank fail at its STEP-th ring exchange - "
+                  "kill (SIGKILL), hang (stop answering) or abort")
+      ->group("Testing");
   cmd->add_flag("--backward", opts->backward, "Also run the backward pass");
   cmd->add_flag("--check", opts->check, "Compare with single-rank attention; exit 1 above tolerance");
   cmd->add_flag("--bench", opts->bench, "Report time and GFLOP/s");

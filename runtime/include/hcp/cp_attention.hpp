@@ -115,6 +115,9 @@ struct SimulateOptions {
   // by device-to-device copies). make_engine, when set, overrides it (tests, other kernels).
   CpDevice device;
   std::function<std::unique_ptr<CpEngine>()> make_engine;
+  int64_t gpus_per_node = 0;  // 0: the layout's default (8); only the group-creation log lines show it
+  int kernel_threads = 1;     // CPU kernel threads per rank
+  LogLevel log_level = LogLevel::debug;  // of the group-creation lines
 };
 struct SimulateTensors {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
@@ -131,5 +134,15 @@ struct SimulateTimes {
 };
 Status attention_simulate(const SimulateOptions& options, const SimulateTensors& tensors,
                           SimulateTimes* times = nullptr);
+
+// One rank's part of attention_simulate over any communicator of `cp` ranks (an MPI world: one process per rank):
+// every rank passes the same full inputs, computes its dual chunks and writes only its own rows of the full
+// outputs (chunks cp_rank and 2*cp-1-cp_rank of the sequence). Collective over `world`.
+struct RankRun {
+  int cp_rank = -1;
+  SimulateTimes times;  // this rank's
+};
+Status attention_rank(Communicator& world, const SimulateOptions& options, const SimulateTensors& tensors,
+                      RankRun* run);
 
 }  // namespace hcp

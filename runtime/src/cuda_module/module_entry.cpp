@@ -16,8 +16,7 @@ Status create_nccl(const unsigned char (&id)[kNcclUniqueIdBytes], int rank, int 
 }
 
 const cuda_module::Table kTable{
-    cuda_module::kAbi,
-    HCP_PROJECT_VERSION,
+    {cuda_module::kAbi, HCP_PROJECT_VERSION},
     &cuda_impl::cuda_device_status,
     &cuda_impl::cuda_stream_create,
     &cuda_impl::cuda_stream_destroy,
@@ -33,7 +32,6 @@ const cuda_module::Table kTable{
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const hcp::cuda_module::Table* hcp_cuda_module_table(
-    uint32_t abi) {
+extern "C" __attribute__((visibility("default"))) const void* hcp_cuda_module_table(uint32_t abi) {
   return abi == hcp::cuda_module::kAbi ? &kTable : nullptr;
 }

@@ -78,11 +78,22 @@ Status gather_sequence(const void* local, void* full, int64_t batch, int64_t seq
   return move_chunks(local, full, batch, seq, row_elems, elem_bytes, world, rank, false);
 }
 
-Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, SimulateTimes* times) {
+namespace {
+
+// What every rank derives from the options: the configuration, this rank's shape and the element counts.
+struct Plan {
+  ParallelConfig config;
+  CpShape shape;
+  size_t e = 0;
+  int64_t q_row = 0, kv_row = 0, q_elems = 0, kv_elems = 0;
+  bool backward = false;
+};
+
+Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan) {
   if (!t.q || !t.k || !t.v || !t.out || !t.lse)
     return Status(Errc::invalid_argument, "q, k, v, out and lse are required");
-  const bool backward_pass = t.dout != nullptr;
-  if (backward_pass && (!t.dq || !t.dk || !t.dv))
+  plan->backward = t.dout != nullptr;
+  if (plan->backward && (!t.dq || !t.dk || !t.dv))
     return Status(Errc::invalid_argument, "dout given without dq, dk and dv");
   if (o.cp < 1 || o.cp > 4096)
     return Status(Errc::invalid_config, "cp must be in [1, 4096], got " + std::to_string(o.cp));
@@ -90,89 +101,118 @@ Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, Si
     return Status(Errc::shape, "sequence length " + std::to_string(o.seq) + " is not divisible by 2 x cp = " +
                                    std::to_string(2 * o.cp));
   if (o.timeout_ms < 1) return Status(Errc::invalid_argument, "the timeout must be positive");
-  ParallelConfig config;
-  config.world_size = o.cp;
-  config.cp = o.cp;
-  if (o.comm == CpComm::a2a_p2p) config.hcp_sizes = o.hcp_sizes;
-  if (auto problem = config.check()) return Status(Errc::invalid_config, *problem);
-
-  CpShape shape;
+  plan->config.world_size = o.cp;
+  plan->config.cp = o.cp;
+  if (o.comm == CpComm::a2a_p2p) plan->config.hcp_sizes = o.hcp_sizes;
+  if (o.gpus_per_node > 0) plan->config.gpus_per_node = o.gpus_per_node;
+  if (auto problem = plan->config.check()) return Status(Errc::invalid_config, *problem);
+  CpShape& shape = plan->shape;
   shape.batch = o.batch, shape.seq_local = o.seq / o.cp, shape.heads = o.heads, shape.kv_heads = o.kv_heads;
   shape.head_dim = o.head_dim, shape.dtype = o.dtype, shape.causal = o.causal, shape.scale = o.scale;
-  const size_t e = dtype_size(o.dtype);
-  const int64_t q_row = o.heads * o.head_dim, kv_row = o.kv_heads * o.head_dim;
-  int64_t q_elems = 0, kv_elems = 0;
+  shape.kernel_threads = o.kernel_threads;
+  plan->e = dtype_size(o.dtype);
+  plan->q_row = o.heads * o.head_dim, plan->kv_row = o.kv_heads * o.head_dim;
   if (o.batch < 1 || o.heads < 1 || o.kv_heads < 1 || o.head_dim < 1 ||
-      __builtin_mul_overflow(o.batch * shape.seq_local, q_row, &q_elems) ||
-      __builtin_mul_overflow(o.batch * shape.seq_local, kv_row, &kv_elems))
+      __builtin_mul_overflow(o.batch * shape.seq_local, plan->q_row, &plan->q_elems) ||
+      __builtin_mul_overflow(o.batch * shape.seq_local, plan->kv_row, &plan->kv_elems))
     return Status(Errc::shape, "sizes must be positive and their product must fit");
+  return {};
+}
 
+Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, const SimulateTensors& t,
+                RankRun* run) {
+  const size_t e = plan.e;
+  const int64_t q_row = plan.q_row, kv_row = plan.kv_row, q_elems = plan.q_elems, kv_elems = plan.kv_elems;
+  const CpShape& shape = plan.shape;
+  RankStream stream;
+  std::unique_ptr<CpEngine> engine;
+  if (o.make_engine) {
+    engine = o.make_engine();
+    if (!engine) return Status(Errc::internal, "make_engine returned no engine");
+  } else if (o.device.kind == CpDevice::Kind::cuda) {
+    HCP_TRY(cuda_stream_create(&stream.handle));
+    HCP_TRY(make_cuda_engine(stream.handle, &engine));
+  } else {
+    engine = make_cpu_engine();
+  }
+  std::unique_ptr<CpContext> ctx;
+  HCP_TRY(CpContext::create(comm, plan.config, o.comm, std::move(engine), &ctx, o.log_level));
+  CpEngine& eng = ctx->engine();
+  const int r = ctx->cp_rank();
+  run->cp_rank = r;
+  std::vector<unsigned char> host(static_cast<size_t>(q_elems) * e);
+  EngineBuffer q, k, v, out, lse;
+  auto shard_in = [&](const void* full, int64_t row, int64_t elems, EngineBuffer* buf) -> Status {
+    HCP_TRY(shard_sequence(full, host.data(), o.batch, o.seq, row, e, o.cp, r));
+    HCP_TRY(eng.alloc(static_cast<size_t>(elems) * e, buf));
+    return eng.upload(buf->as(), host.data(), static_cast<size_t>(elems) * e);
+  };
+  auto gather_out = [&](const EngineBuffer& buf, void* full, int64_t row, int64_t elems) -> Status {
+    HCP_TRY(eng.download(host.data(), buf.as(), static_cast<size_t>(elems) * e));
+    return gather_sequence(host.data(), full, o.batch, o.seq, row, e, o.cp, r);
+  };
+  HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
+  HCP_TRY(shard_in(t.k, kv_row, kv_elems, &k));
+  HCP_TRY(shard_in(t.v, kv_row, kv_elems, &v));
+  HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &out));
+  const int64_t rows = o.batch * o.heads * shape.seq_local;
+  HCP_TRY(eng.alloc(static_cast<size_t>(rows) * sizeof(float), &lse));
+  Clock clock;
+  HCP_TRY(ctx->forward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>()));
+  HCP_TRY(eng.synchronize());
+  const Clock::Span forward = clock.lap();
+  HCP_TRY(gather_out(out, t.out, q_row, q_elems));
+  // lse is [B, H, S]: the same chunks, with B*H "batches" of one value per token.
+  std::vector<float> lse_host(static_cast<size_t>(rows));
+  HCP_TRY(eng.download(lse_host.data(), lse.as(), lse_host.size() * sizeof(float)));
+  HCP_TRY(gather_sequence(lse_host.data(), t.lse, o.batch * o.heads, o.seq, 1, sizeof(float), o.cp, r));
+  Clock::Span backward;
+  if (plan.backward) {
+    EngineBuffer dout, dq, dk, dv;
+    HCP_TRY(shard_in(t.dout, q_row, q_elems, &dout));
+    HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &dq));
+    HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dk));
+    HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dv));
+    clock = Clock();
+    HCP_TRY(ctx->backward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>(), dout.as(), dq.as(), dk.as(),
+                          dv.as()));
+    HCP_TRY(eng.synchronize());
+    backward = clock.lap();
+    HCP_TRY(gather_out(dq, t.dq, q_row, q_elems));
+    HCP_TRY(gather_out(dk, t.dk, kv_row, kv_elems));
+    HCP_TRY(gather_out(dv, t.dv, kv_row, kv_elems));
+  }
+  run->times.forward_cpu_s = forward.cpu_s, run->times.backward_cpu_s = backward.cpu_s;
+  run->times.forward_wall_s = forward.wall_s, run->times.backward_wall_s = backward.wall_s;
+  return {};
+}
+
+}  // namespace
+
+Status attention_rank(Communicator& world, const SimulateOptions& o, const SimulateTensors& t, RankRun* run) {
+  Plan plan;
+  HCP_TRY(make_plan(o, t, &plan));
+  if (world.size() != o.cp)
+    return Status(Errc::invalid_config, "cp is " + std::to_string(o.cp) + " but the communicator has " +
+                                            std::to_string(world.size()) + " ranks");
+  RankRun ignored;
+  return run_rank(world, o, plan, t, run ? run : &ignored);
+}
+
+Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, SimulateTimes* times) {
+  Plan plan;
+  HCP_TRY(make_plan(o, t, &plan));
   std::mutex mu;
   SimulateTimes total;
   InProcessWorld world(o.cp, std::chrono::milliseconds(o.timeout_ms));
   Status status = world.run([&](Communicator& comm) -> Status {
-    RankStream stream;
-    std::unique_ptr<CpEngine> engine;
-    if (o.make_engine) {
-      engine = o.make_engine();
-      if (!engine) return Status(Errc::internal, "make_engine returned no engine");
-    } else if (o.device.kind == CpDevice::Kind::cuda) {
-      HCP_TRY(cuda_stream_create(&stream.handle));
-      HCP_TRY(make_cuda_engine(stream.handle, &engine));
-    } else {
-      engine = make_cpu_engine();
-    }
-    std::unique_ptr<CpContext> ctx;
-    HCP_TRY(CpContext::create(comm, config, o.comm, std::move(engine), &ctx, LogLevel::debug));
-    CpEngine& eng = ctx->engine();
-    const int r = ctx->cp_rank();
-    std::vector<unsigned char> host(static_cast<size_t>(q_elems) * e);
-    EngineBuffer q, k, v, out, lse;
-    auto shard_in = [&](const void* full, int64_t row, int64_t elems, EngineBuffer* buf) -> Status {
-      HCP_TRY(shard_sequence(full, host.data(), o.batch, o.seq, row, e, o.cp, r));
-      HCP_TRY(eng.alloc(static_cast<size_t>(elems) * e, buf));
-      return eng.upload(buf->as(), host.data(), static_cast<size_t>(elems) * e);
-    };
-    auto gather_out = [&](const EngineBuffer& buf, void* full, int64_t row, int64_t elems) -> Status {
-      HCP_TRY(eng.download(host.data(), buf.as(), static_cast<size_t>(elems) * e));
-      return gather_sequence(host.data(), full, o.batch, o.seq, row, e, o.cp, r);
-    };
-    HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
-    HCP_TRY(shard_in(t.k, kv_row, kv_elems, &k));
-    HCP_TRY(shard_in(t.v, kv_row, kv_elems, &v));
-    HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &out));
-    const int64_t rows = o.batch * o.heads * shape.seq_local;
-    HCP_TRY(eng.alloc(static_cast<size_t>(rows) * sizeof(float), &lse));
-    Clock clock;
-    HCP_TRY(ctx->forward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>()));
-    HCP_TRY(eng.synchronize());
-    const Clock::Span forward = clock.lap();
-    HCP_TRY(gather_out(out, t.out, q_row, q_elems));
-    // lse is [B, H, S]: the same chunks, with B*H "batches" of one value per token.
-    std::vector<float> lse_host(static_cast<size_t>(rows));
-    HCP_TRY(eng.download(lse_host.data(), lse.as(), lse_host.size() * sizeof(float)));
-    HCP_TRY(gather_sequence(lse_host.data(), t.lse, o.batch * o.heads, o.seq, 1, sizeof(float), o.cp, r));
-    Clock::Span backward;
-    if (backward_pass) {
-      EngineBuffer dout, dq, dk, dv;
-      HCP_TRY(shard_in(t.dout, q_row, q_elems, &dout));
-      HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &dq));
-      HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dk));
-      HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dv));
-      clock = Clock();
-      HCP_TRY(ctx->backward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>(), dout.as(), dq.as(), dk.as(),
-                            dv.as()));
-      HCP_TRY(eng.synchronize());
-      backward = clock.lap();
-      HCP_TRY(gather_out(dq, t.dq, q_row, q_elems));
-      HCP_TRY(gather_out(dk, t.dk, kv_row, kv_elems));
-      HCP_TRY(gather_out(dv, t.dv, kv_row, kv_elems));
-    }
+    RankRun run;
+    HCP_TRY(run_rank(comm, o, plan, t, &run));
     std::lock_guard lock(mu);
-    total.forward_cpu_s += forward.cpu_s;
-    total.backward_cpu_s += backward.cpu_s;
-    total.forward_wall_s = std::max(total.forward_wall_s, forward.wall_s);
-    total.backward_wall_s = std::max(total.backward_wall_s, backward.wall_s);
+    total.forward_cpu_s += run.times.forward_cpu_s;
+    total.backward_cpu_s += run.times.backward_cpu_s;
+    total.forward_wall_s = std::max(total.forward_wall_s, run.times.forward_wall_s);
+    total.backward_wall_s = std::max(total.backward_wall_s, run.times.backward_wall_s);
     return {};
   });
   if (times) *times = total;

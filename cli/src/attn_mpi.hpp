@@ -1,0 +1,42 @@
+// `hcp attn --backend mpi`: one rank per process under mpirun or srun, over the MPI backend (libhcp_mpi.so).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "attn_problem.hpp"
+#include "fault_injection.hpp"
+#include "hcp/communicator.hpp"
+
+namespace hcp::cli {
+
+// MPI for the length of one command: initialised (unless the process already was) and a communicator over
+// MPI_COMM_WORLD. Leaving with an exception tells the other ranks (an abort notice) and does not finalise (the
+// launcher ends the job when the process exits non-zero); a finalise that does not return within 10 s ends the
+// process with exit status 3, so a job never hangs in MPI_Finalize.
+class MpiRun {
+ public:
+  // Throws Error (unsupported without the MPI backend). `fault`: a failure to inject (fault_injection.hpp).
+  MpiRun(std::chrono::milliseconds timeout, const FaultPlan& fault);
+  ~MpiRun();
+  MpiRun(const MpiRun&) = delete;
+  MpiRun& operator=(const MpiRun&) = delete;
+
+  Communicator& world() { return *world_; }
+  int rank() const { return world_->rank(); }
+  int size() const { return world_->size(); }
+
+  // Collective: every rank's stats and verdict, combined (the largest error of each tensor; ok on every rank).
+  void combine(std::vector<ErrorStat>* errors, bool* within);
+
+ private:
+  std::unique_ptr<Communicator> world_;
+  bool initialized_here_ = false;
+};
+
+// Rows `rank` holds (chunks rank and 2W-1-rank) of a full [B, S, X] tensor of elem_bytes elements, packed.
+std::vector<unsigned char> rank_rows(const void* full, int64_t batch, int64_t seq, int64_t row_elems,
+                                     size_t elem_bytes, int world, int rank);
+
+}  // namespace hcp::cli
