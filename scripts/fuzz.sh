@@ -13,7 +13,7 @@ fuzz_build=${HCP_FUZZ_BUILD:-$HCP_ROOT/build-fuzz}
 if [ ! -f "$fuzz_build/CMakeCache.txt" ]; then
   flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -fno-omit-frame-pointer -g -O1"
   CC=clang CXX=clang++ cmake -S "$HCP_ROOT" -B "$fuzz_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DHCP_WITH_CUDA=OFF -DHCP_BUILD_TESTS=OFF -DHCP_BUILD_BENCH=OFF -DHCP_INSTALL=OFF -DHCP_BUILD_FUZZERS=ON \
+    -DHCP_WITH_CUDA=OFF -DHCP_WITH_MPI=OFF -DHCP_BUILD_TESTS=OFF -DHCP_BUILD_BENCH=OFF -DHCP_INSTALL=OFF -DHCP_BUILD_FUZZERS=ON \
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
 fi

@@ -6,11 +6,13 @@ HCP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HCP_BUILD=${HCP_BUILD:-$HCP_ROOT/build}
 HCP_JOBS=${HCP_JOBS:-$(nproc)}
 
-# Debian packages the build, tests and benchmarks need. CUDA and NCCL are not here: they come with the toolkit.
+# Debian packages the build, tests and benchmarks need (Open MPI: the MPI backend and its multi-process tests). CUDA
+# and NCCL are not here: they come with the toolkit.
 HCP_PACKAGES=(
   g++ cmake ninja-build pkg-config python3 file binutils
   libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
   libzstd-dev zstd zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
+  libopenmpi-dev openmpi-bin
 )
 
 hcp_install_missing_packages() {
@@ -58,7 +60,7 @@ hcp_install_cargo() {
 hcp_configure_sanitized() {
   local dir=$1 flags=$2 link=$3
   [ -f "$dir/CMakeCache.txt" ] && return 0
-  cmake -S "$HCP_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCP_WITH_CUDA=OFF \
+  cmake -S "$HCP_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCP_WITH_CUDA=OFF -DHCP_WITH_MPI=OFF \
     -DHCP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link"
 }

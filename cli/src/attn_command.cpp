@@ -50,7 +50,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-int run_attn(const AttnOptions& o) {
+int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   SimulateOptions s;
   s.comm = parse_cp_comm(o.comm);
   if (o.cp < 1 || o.cp > 4096) throw Error(Errc::invalid_config, "--cp must be in [1, 4096], got " + std::to_string(o.cp));
@@ -83,7 +83,6 @@ int run_attn(const AttnOptions& o) {
   kv_elems = q_elems / s.heads * s.kv_heads;
 
   // One rank per process: MPI first, so that a launch with the wrong process count fails before any work.
-  std::optional<MpiRun> mpi;
   if (o.backend == "mpi") {
     mpi.emplace(std::chrono::milliseconds(s.timeout_ms), o.fault ? parse_fault(*o.fault) : FaultPlan{});
     if (mpi->size() != s.cp)
@@ -278,6 +277,20 @@ int run_attn(const AttnOptions& o) {
     std::cout << text << std::flush;
   }
   return within ? kExitOk : kExitFindings;
+}
+
+int run_attn(const AttnOptions& o) {
+  std::optional<MpiRun> mpi;
+  try {
+    return run_attn_with(o, mpi);
+  } catch (const Error& e) {
+    if (!mpi) throw;
+    // Printed here, before the ranks failing together leave together (MpiRun::failing): the first process to
+    // exit makes the launcher stop the others, who must have said what happened to them by then.
+    std::cerr << "hcp attn: error: " << e.what() << std::endl;
+    mpi->failing(e.what());
+    return e.code() == Errc::internal ? kExitInternal : kExitInput;
+  }
 }
 
 }  // namespace

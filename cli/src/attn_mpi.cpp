@@ -42,11 +42,18 @@ MpiRun::MpiRun(std::chrono::milliseconds timeout, const FaultPlan& fault) {
   std::signal(SIGTERM, on_stop_signal);
 }
 
+void MpiRun::failing(const std::string& why) {
+  if (failed_ || !world_) return;
+  failed_ = true;
+  world_->abort(Errc::comm, why);
+  (void)mpi_leave_together(std::chrono::seconds(2));
+}
+
 MpiRun::~MpiRun() {
-  if (std::uncaught_exceptions() > 0) {
+  if (failed_ || std::uncaught_exceptions() > 0) {
     // Failing: tell the other ranks, and leave MPI unfinalised - MPI_Finalize would wait for a rank that may be
     // gone or hung. The process exits non-zero once the error is printed, and the launcher ends the job.
-    if (world_) world_->abort(Errc::comm, "hcp attn exited with an error");
+    if (world_ && !failed_) world_->abort(Errc::comm, "hcp attn exited with an error");
     (void)world_.release();  // its MPI communicators stay as they are until the process ends
     return;
   }

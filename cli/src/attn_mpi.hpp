@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "attn_problem.hpp"
@@ -12,9 +13,9 @@
 namespace hcp::cli {
 
 // MPI for the length of one command: initialised (unless the process already was) and a communicator over
-// MPI_COMM_WORLD. Leaving with an exception tells the other ranks (an abort notice) and does not finalise (the
-// launcher ends the job when the process exits non-zero); a finalise that does not return within 10 s ends the
-// process with exit status 3, so a job never hangs in MPI_Finalize.
+// MPI_COMM_WORLD. After failing() it does not finalise (the launcher ends the job when the process exits
+// non-zero); a finalise that does not return within 10 s ends the process with exit status 3, so a job never
+// hangs in MPI_Finalize.
 class MpiRun {
  public:
   // Throws Error (unsupported without the MPI backend). `fault`: a failure to inject (fault_injection.hpp).
@@ -27,12 +28,17 @@ class MpiRun {
   int rank() const { return world_->rank(); }
   int size() const { return world_->size(); }
 
+  // This rank is failing: the other ranks get `why` in an abort notice now; then it waits (2 s at most) for the
+  // ranks failing with it, so that each reports before the first exit; MPI is left unfinalised.
+  void failing(const std::string& why);
+
   // Collective: every rank's stats and verdict, combined (the largest error of each tensor; ok on every rank).
   void combine(std::vector<ErrorStat>* errors, bool* within);
 
  private:
   std::unique_ptr<Communicator> world_;
   bool initialized_here_ = false;
+  bool failed_ = false;
 };
 
 // Rows `rank` holds (chunks rank and 2W-1-rank) of a full [B, S, X] tensor of elem_bytes elements, packed.

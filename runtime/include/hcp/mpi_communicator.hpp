@@ -43,5 +43,8 @@ Status make_mpi_communicator(int64_t fortran_handle, std::chrono::milliseconds t
                              std::unique_ptr<Communicator>* out);
 // rank 0's `bytes` of `data` to every rank of the communicator (collective; polled with the timeout).
 Status mpi_broadcast(int64_t fortran_handle, void* data, size_t bytes, std::chrono::milliseconds timeout);
+// For a failing process before it exits: waits, at most `grace`, until every process of MPI_COMM_WORLD has called
+// it, so that ranks failing together each report before the first exit makes the launcher end the job.
+Status mpi_leave_together(std::chrono::milliseconds grace);
 
 }  // namespace hcp

@@ -8,6 +8,7 @@ const hcp::mpi_module::Table kTable{
     {hcp::mpi_module::kAbi, HCP_PROJECT_VERSION}, &hcp::mpi_impl::init,
     &hcp::mpi_impl::finalize,                     &hcp::mpi_impl::abort_job,
     &hcp::mpi_impl::make_communicator,            &hcp::mpi_impl::broadcast,
+    &hcp::mpi_impl::leave_together,
 };
 
 }  // namespace

@@ -296,11 +296,21 @@ class MpiCommunicator final : public Communicator {
   Status wait(MPI_Request* requests, int n, const char* what, MPI_Status* statuses = nullptr) {
     const auto deadline = Clock::now() + shared_->timeout();
     for (int polls = 0;; ++polls) {
-      HCP_TRY(shared_->check());
       int done = 0;
       const int rc = MPI_Testall(n, requests, &done, statuses ? statuses : MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS) return failed(mpi_error(rc, what));
       if (done) return {};
+      if (Status peer = shared_->check(); !peer.ok()) {
+        // A peer that failed may have done its part of this operation first (its collective completed before
+        // ours): a short grace lets ours complete too, so that each rank reports its own result.
+        const auto grace = Clock::now() + std::chrono::milliseconds(200);
+        while (Clock::now() < grace) {
+          if (MPI_Testall(n, requests, &done, statuses ? statuses : MPI_STATUSES_IGNORE) == MPI_SUCCESS && done)
+            return {};
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        return peer;
+      }
       if (Clock::now() >= deadline)
         return failed(Status(Errc::timeout, std::string(what) + " on rank " + std::to_string(shared_->root_rank()) +
                                                 " did not complete within " +
@@ -395,6 +405,19 @@ Status broadcast(int64_t fortran_handle, void* data, size_t bytes, std::chrono::
       return Status(Errc::timeout, "broadcast did not complete within " + std::to_string(timeout.count()) + " ms");
     back_off(polls);
   }
+}
+
+Status leave_together(std::chrono::milliseconds grace) {
+  HCP_TRY(require_mpi("mpi_leave_together"));
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(MPI_COMM_WORLD, &r) != MPI_SUCCESS) return {};
+  const auto until = Clock::now() + grace;
+  for (int polls = 0; Clock::now() < until; ++polls) {
+    int done = 0;
+    if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) return {};
+    back_off(polls);
+  }
+  return Status(Errc::timeout, "not every rank is leaving");
 }
 
 }  // namespace hcp::mpi_impl

@@ -17,5 +17,6 @@ void abort_job(int exit_code);
 Status make_communicator(int64_t fortran_handle, std::chrono::milliseconds timeout,
                          std::unique_ptr<Communicator>* out);
 Status broadcast(int64_t fortran_handle, void* data, size_t bytes, std::chrono::milliseconds timeout);
+Status leave_together(std::chrono::milliseconds grace);
 
 }  // namespace hcp::mpi_impl

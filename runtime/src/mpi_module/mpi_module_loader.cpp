@@ -63,4 +63,9 @@ Status mpi_broadcast(int64_t fortran_handle, void* data, size_t bytes, std::chro
   return t ? t->broadcast(fortran_handle, data, bytes, timeout) : missing();
 }
 
+Status mpi_leave_together(std::chrono::milliseconds grace) {
+  const auto* t = table();
+  return t ? t->leave_together(grace) : missing();
+}
+
 }  // namespace hcp
