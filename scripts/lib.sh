@@ -12,7 +12,7 @@ HCP_PACKAGES=(
   g++ cmake ninja-build pkg-config python3 file binutils
   libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
   libzstd-dev zstd zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin python3-mpi4py
 )
 
 hcp_install_missing_packages() {

@@ -14,6 +14,7 @@
 #include "hcp/inprocess_world.hpp"
 #include "hcp/nccl_communicator.hpp"
 #include "hcp/log.hpp"
+#include "hcp/mpi_communicator.hpp"
 #include "parallel_config_c.hpp"
 #include "struct_versions.hpp"
 #include "tensor_view.hpp"
@@ -160,6 +161,18 @@ HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank
   });
 }
 
+HCP_API hcp_status hcp_comm_rank(int32_t* out_rank, int32_t* out_size, const hcp_comm* comm) {
+  const char* fn = __func__;
+  return guarded_on(comm, fn, [&] {
+    require(out_rank, fn, "out_rank");
+    require(out_size, fn, "out_size");
+    require(comm, fn, "comm");
+    const auto* c = reinterpret_cast<const hcp::Communicator*>(comm);
+    *out_rank = c->rank();
+    *out_size = c->size();
+  });
+}
+
 HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason) {
   const char* fn = "hcp_comm_abort";
   return guarded_on(comm, fn, [&] {
@@ -201,6 +214,60 @@ HCP_API hcp_status hcp_comm_wrap_nccl(hcp_comm** out, void* nccl_comm, void* cud
     require(nccl_comm, fn, "nccl_comm");
     std::unique_ptr<hcp::Communicator> comm;
     throw_status(hcp::make_nccl_communicator(nccl_comm, {cuda_stream, timeout_of(timeout_ms, fn)}, &comm));
+    *out = own(std::move(comm));
+  });
+}
+
+HCP_API hcp_status hcp_mpi_init(int32_t* out_initialized_here) {
+  return guarded(__func__, [&] {
+    bool here = false;
+    throw_status(hcp::mpi_init(&here));
+    if (out_initialized_here) *out_initialized_here = here ? 1 : 0;
+  });
+}
+
+HCP_API hcp_status hcp_mpi_finalize(void) {
+  return guarded(__func__, [&] { throw_status(hcp::mpi_finalize()); });
+}
+
+HCP_API hcp_status hcp_comm_create_mpi(hcp_comm** out, int64_t mpi_comm, int64_t timeout_ms) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    std::unique_ptr<hcp::Communicator> comm;
+    throw_status(hcp::make_mpi_communicator(mpi_comm, timeout_of(timeout_ms, fn), &comm));
+    *out = own(std::move(comm));
+  });
+}
+
+HCP_API hcp_status hcp_comm_create_nccl_mpi(hcp_comm** out, int64_t mpi_comm, void* cuda_stream,
+                                            int64_t timeout_ms) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    const std::chrono::milliseconds timeout = timeout_of(timeout_ms, fn);
+    std::unique_ptr<hcp::Communicator> mpi;  // for this rank's place in mpi_comm
+    throw_status(hcp::make_mpi_communicator(mpi_comm, timeout, &mpi));
+    // Rank 0's id and whether it could make one: the others must not wait for an id that will not come.
+    unsigned char message[hcp::kNcclUniqueIdBytes + 1] = {};
+    std::string failure;
+    if (mpi->rank() == 0) {
+      unsigned char id[hcp::kNcclUniqueIdBytes];
+      const hcp::Status made = hcp::nccl_unique_id(id);
+      message[0] = made.ok() ? 1 : 0;
+      if (made.ok()) std::memcpy(message + 1, id, sizeof id);
+      failure = made.message();
+    }
+    throw_status(hcp::mpi_broadcast(mpi_comm, message, sizeof message, timeout));
+    if (message[0] != 1)
+      throw hcp::Error(hcp::Errc::unsupported,
+                       mpi->rank() == 0 ? failure : "rank 0 could not create the NCCL unique id (see its error)");
+    unsigned char id[hcp::kNcclUniqueIdBytes];
+    std::memcpy(id, message + 1, sizeof id);
+    std::unique_ptr<hcp::Communicator> comm;
+    throw_status(hcp::make_nccl_communicator(id, mpi->rank(), mpi->size(), {cuda_stream, timeout}, &comm));
     *out = own(std::move(comm));
   });
 }

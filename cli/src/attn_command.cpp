@@ -287,7 +287,9 @@ int run_attn(const AttnOptions& o) {
     if (!mpi) throw;
     // Printed here, before the ranks failing together leave together (MpiRun::failing): the first process to
     // exit makes the launcher stop the others, who must have said what happened to them by then.
-    std::cerr << "hcp attn: error: " << e.what() << std::endl;
+    const std::string line = std::string("hcp attn: error: ") + e.what() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);  // one write: the ranks share the launcher's stderr
+    std::fflush(stderr);
     mpi->failing(e.what());
     return e.code() == Errc::internal ? kExitInternal : kExitInput;
   }

@@ -2,11 +2,13 @@
 on a small machine), hierarchical levels and gpus_per_node, GQA and bf16, forward and backward, and failures
 between processes - a rank killed, a rank that hangs, a rank that aborts, shapes that differ between processes.
 
-Environment: HCP_CLI (the hcp command), MPIEXEC (the launcher)."""
+Environment: HCP_CLI (the hcp command), MPIEXEC (the launcher), HCP_LIBRARY and HCP_PYTHONPATH (libhcp.so and the
+Python binding, for python_rank.py)."""
 
 import os
 import re
 import subprocess
+import sys
 import time
 import unittest
 
@@ -92,7 +94,7 @@ class FailuresBetweenProcesses(unittest.TestCase):
         p = subprocess.run(LAUNCH + ["-np", "2"] + common + ["--seq", "96", ":", "-np", "2"] + common +
                            ["--seq", "192"], capture_output=True, text=True, timeout=120)
         self.assertNotEqual(p.returncode, 0)
-        ranks = set(re.findall(r"error: rank (\d): CP ranks disagree on seq_local", p.stderr))
+        ranks = set(re.findall(r"rank (\d): CP ranks disagree on seq_local", p.stderr))
         self.assertEqual(ranks, {"0", "1", "2", "3"}, p.stderr)
 
     def test_a_process_count_other_than_cp_is_a_config_error(self):
@@ -100,6 +102,30 @@ class FailuresBetweenProcesses(unittest.TestCase):
                            text=True, timeout=120)
         self.assertEqual(p.returncode, 2)
         self.assertIn("--cp is 4 but the job has 2 processes", p.stderr)
+
+
+class PythonRanks(unittest.TestCase):
+    """The Python binding's hcp.MpiComm, one rank per process (python_rank.py): with MPI started by hcp, and from
+    an mpi4py communicator when Debian's mpi4py is installed (for the system's python3)."""
+
+    def run_ranks(self, python, np):
+        env = dict(os.environ, HCP_LIBRARY=os.environ["HCP_LIBRARY"], PYTHONPATH=os.environ["HCP_PYTHONPATH"])
+        p = subprocess.run(LAUNCH + ["-np", str(np), python, os.path.join(os.path.dirname(__file__),
+                                                                          "python_rank.py")],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p.stdout
+
+    def test_mpi_started_by_hcp(self):
+        out = self.run_ranks(sys.executable, 3)
+        self.assertEqual(len(re.findall(r"python rank \d of 3 \((hcp|mpi4py)\): max error", out)), 3, out)
+
+    def test_from_an_mpi4py_communicator(self):
+        system = "/usr/bin/python3"
+        if subprocess.run([system, "-c", "import mpi4py"], capture_output=True).returncode != 0:
+            self.skipTest("Debian's python3-mpi4py is not installed")
+        out = self.run_ranks(system, 2)
+        self.assertEqual(len(re.findall(r"python rank \d of 2 \(mpi4py\): max error", out)), 2, out)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ system's library path.
 """
 
 from ._native import lib as _lib
-from .attention import COMMS, DEVICES, CpContext, NcclComm, World, attention_simulate, nccl_unique_id
+from .attention import (COMMS, DEVICES, MPI_COMM_WORLD, CpContext, MpiComm, NcclComm, World, attention_simulate,
+                        mpi_finalize, mpi_init, nccl_unique_id)
 from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
@@ -16,7 +17,8 @@ from .topology import GROUP_KINDS, ORDERS, Topology
 __version__ = _lib.hcp_version_string().decode()
 
 __all__ = [
-    "attention_simulate", "World", "CpContext", "COMMS", "DEVICES", "NcclComm", "nccl_unique_id",
+    "attention_simulate", "World", "CpContext", "COMMS", "DEVICES", "NcclComm", "nccl_unique_id", "MpiComm",
+    "MPI_COMM_WORLD", "mpi_init", "mpi_finalize",
     "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic",
     "LogScanner", "LogReport", "scan_logs", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",

@@ -183,14 +183,61 @@ class NcclComm:
         self.close()
 
 
+MPI_COMM_WORLD = -1  # hcp.h's HCP_MPI_COMM_WORLD
+
+
+def mpi_init():
+    """Initialises MPI unless the process has (mpi4py's import does); True when this call did."""
+    here = ctypes.c_int32()
+    check(lib.hcp_mpi_init(ctypes.byref(here)))
+    return bool(here.value)
+
+
+def mpi_finalize():
+    """Finalises MPI when mpi_init() initialised it; close every MpiComm first."""
+    check(lib.hcp_mpi_finalize())
+
+
+class MpiComm:
+    """A world communicator over MPI: one rank per process (mpirun, srun). `comm`: an mpi4py communicator (its
+    Fortran handle, comm.py2f(), reaches the library), or None for MPI_COMM_WORLD - mpi4py is not needed then.
+    MPI is initialised first when the process has not. With nccl=True, an NCCL communicator started over MPI
+    (rank 0 makes the unique id, MPI broadcasts it) on cuda_stream instead."""
+
+    def __init__(self, comm=None, timeout_ms=60000, nccl=False, cuda_stream=0):
+        self._handle = ctypes.c_void_p()
+        mpi_init()
+        fortran = MPI_COMM_WORLD if comm is None else int(comm.py2f())
+        if nccl:
+            check(lib.hcp_comm_create_nccl_mpi(ctypes.byref(self._handle), fortran,
+                                               ctypes.c_void_p(cuda_stream or None), int(timeout_ms)))
+        else:
+            check(lib.hcp_comm_create_mpi(ctypes.byref(self._handle), fortran, int(timeout_ms)))
+        rank, size = ctypes.c_int32(), ctypes.c_int32()
+        check(lib.hcp_comm_rank(ctypes.byref(rank), ctypes.byref(size), self._handle))
+        self.rank, self.size = rank.value, size.value
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def close(self):
+        if self._handle:
+            lib.hcp_comm_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+
 class CpContext:
     """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently).
-    world_comm: World.comm(rank) or an NcclComm. device="cuda" computes on the current GPU on cuda_stream."""
+    world_comm: World.comm(rank), an NcclComm or an MpiComm. device="cuda" computes on the current GPU on cuda_stream."""
 
     def __init__(self, world_comm, world_size, cp, comm="p2p", hcp_sizes=None, tp=1, pp=1, device="cpu",
                  cuda_stream=0):
         self._handle = ctypes.c_void_p()  # first: close() runs even when the constructor fails
-        if isinstance(world_comm, NcclComm):
+        if isinstance(world_comm, (NcclComm, MpiComm)):
             world_comm = world_comm.handle
         self._device = _device(device)
         self._sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))

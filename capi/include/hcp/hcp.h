@@ -385,6 +385,8 @@ HCP_API void hcp_world_destroy(hcp_world* world);
 HCP_API hcp_status hcp_world_last_error(char** out_message, const hcp_world* world);
 /* Borrowed: owned by the world. Any thread may fetch it. */
 HCP_API hcp_status hcp_world_comm(hcp_comm** out, hcp_world* world, int32_t rank);
+/* A communicator's rank and size (since 0.5): what an MPI process needs for its hcp_parallel_config. */
+HCP_API hcp_status hcp_comm_rank(int32_t* out_rank, int32_t* out_size, const hcp_comm* comm);
 /* Marks the calling rank as failed; every other rank's operations then fail. Any thread. */
 HCP_API hcp_status hcp_comm_abort(hcp_comm* comm, const char* reason);
 
@@ -407,6 +409,26 @@ HCP_API hcp_status hcp_comm_wrap_nccl(hcp_comm** out, void* nccl_comm, void* cud
  * world communicators (owned by their world) are ignored. */
 HCP_API void hcp_comm_destroy(hcp_comm* comm);
 HCP_API hcp_status hcp_comm_last_error(char** out_message, const hcp_comm* comm);
+
+/* MPI: ranks that are processes (mpirun, srun), since 0.5. The MPI backend is libhcp_mpi.so, loaded on first use
+ * (beside libhcp.so, or $HCP_MPI_MODULE); without it - a build without HCP_WITH_MPI, no Open MPI here - these give
+ * HCP_ERR_UNSUPPORTED naming what is missing. Communicators are given by their Fortran handle, so that callers
+ * without MPI headers can build against this header: MPI_Comm_c2f(comm), mpi4py's comm.py2f(), or
+ * HCP_MPI_COMM_WORLD. Every wait polls with the timeout: a rank that fails or times out tells the others, which
+ * fail with HCP_ERR_COMM naming it (or HCP_ERR_TIMEOUT) instead of waiting; a process that dies ends the job (Open
+ * MPI's launcher stops the rest). One thread at a time per communicator. */
+#define HCP_MPI_COMM_WORLD ((int64_t)-1)
+/* MPI_Init_thread (MPI_THREAD_SERIALIZED) unless the process has initialised MPI; *out_initialized_here (may be
+ * NULL) is 1 when this call did. */
+HCP_API hcp_status hcp_mpi_init(int32_t* out_initialized_here);
+/* MPI_Finalize when hcp_mpi_init initialised MPI, nothing otherwise; destroy the MPI communicators first. */
+HCP_API hcp_status hcp_mpi_finalize(void);
+/* A communicator of the ranks of `mpi_comm` (duplicated: hcp's messages never meet the caller's), owned by the
+ * caller (hcp_comm_destroy). Collective over mpi_comm; MPI must be initialised. */
+HCP_API hcp_status hcp_comm_create_mpi(hcp_comm** out, int64_t mpi_comm, int64_t timeout_ms);
+/* NCCL started over MPI: rank 0 of mpi_comm creates the unique id, MPI broadcasts it, and every rank creates its
+ * NCCL communicator with its rank and size in mpi_comm (as hcp_comm_create_nccl). Collective over mpi_comm. */
+HCP_API hcp_status hcp_comm_create_nccl_mpi(hcp_comm** out, int64_t mpi_comm, void* cuda_stream, int64_t timeout_ms);
 
 /* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. One version (24 bytes on LP64). `causal` is
  * always read: the default (_INIT, _init) is 1, a zeroed struct means no mask. */

@@ -55,6 +55,8 @@ constants! {
     /// The header's version; compare with `hcp_version_number()` of the loaded library.
     pub const HCP_VERSION_NUMBER: u32 = HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH;
     pub const HCP_NCCL_UNIQUE_ID_BYTES: usize = 128;
+    /// Stands for MPI_COMM_WORLD where an MPI communicator's Fortran handle is expected.
+    pub const HCP_MPI_COMM_WORLD: i64 = -1;
 
     pub const HCP_OK: hcp_status = 0;
     pub const HCP_ERR_INVALID_ARGUMENT: hcp_status = 1;

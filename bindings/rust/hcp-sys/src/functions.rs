@@ -177,6 +177,7 @@ functions! {
     pub fn hcp_world_last_error(out_message: *mut *mut c_char, world: *const hcp_world) -> hcp_status;
     /// Borrowed: owned by the world.
     pub fn hcp_world_comm(out: *mut *mut hcp_comm, world: *mut hcp_world, rank: i32) -> hcp_status;
+    pub fn hcp_comm_rank(out_rank: *mut i32, out_size: *mut i32, comm: *const hcp_comm) -> hcp_status;
     pub fn hcp_comm_abort(comm: *mut hcp_comm, reason: *const c_char) -> hcp_status;
     /// Writes HCP_NCCL_UNIQUE_ID_BYTES bytes (C declares the parameter as an array of that size).
     pub fn hcp_nccl_unique_id(out_id: *mut u8) -> hcp_status;
@@ -192,6 +193,16 @@ functions! {
     pub fn hcp_comm_wrap_nccl(
         out: *mut *mut hcp_comm,
         nccl_comm: *mut c_void,
+        cuda_stream: *mut c_void,
+        timeout_ms: i64,
+    ) -> hcp_status;
+    /// MPI (libhcp_mpi.so): `mpi_comm` is a communicator's Fortran handle (MPI_Comm_c2f) or HCP_MPI_COMM_WORLD.
+    pub fn hcp_mpi_init(out_initialized_here: *mut i32) -> hcp_status;
+    pub fn hcp_mpi_finalize() -> hcp_status;
+    pub fn hcp_comm_create_mpi(out: *mut *mut hcp_comm, mpi_comm: i64, timeout_ms: i64) -> hcp_status;
+    pub fn hcp_comm_create_nccl_mpi(
+        out: *mut *mut hcp_comm,
+        mpi_comm: i64,
         cuda_stream: *mut c_void,
         timeout_ms: i64,
     ) -> hcp_status;
