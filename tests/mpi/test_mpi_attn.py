@@ -63,6 +63,11 @@ class EverySchemeEveryRankCount(unittest.TestCase):
                         *SMALL, "--backward", "--check")
         self.assertRegex(p.stderr, r"rank 5: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=\[4,2\] "
                                    r"L0=\[4,5,6,7\] L1=\[1,5\]")
+        # Three levels: the layout of a p2p run (its ring is the flat CP group), every level's groups built.
+        p = self.run_ok(8, "--comm", "p2p", "--hcp-sizes", "2,2,2", "--gpus-per-node", "4", "--seq", "192", *SMALL,
+                        "--causal", "--backward", "--check")
+        self.assertRegex(p.stderr, r"rank 5: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=\[2,2,2\] "
+                                   r"L0=\[4,5\] L1=\[5,7\] L2=\[1,5\]")
 
 
 class FailuresBetweenProcesses(unittest.TestCase):

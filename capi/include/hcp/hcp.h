@@ -493,7 +493,7 @@ typedef struct hcp_attn_simulate_options {
   hcp_cp_comm cp_comm;
   uint32_t num_hcp_levels;  /* a2a+p2p: 2 */
   int32_t reserved0;        /* must be 0 */
-  const int64_t* hcp_sizes; /* a2a+p2p: [a2a, p2p] */
+  const int64_t* hcp_sizes; /* a2a+p2p: [a2a, p2p]; other schemes: optional layout levels (since 0.5) */
   int32_t causal;
   float softmax_scale;      /* 0: 1/sqrt(D) */
   int64_t timeout_ms;       /* 0: 60000 */

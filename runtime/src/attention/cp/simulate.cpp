@@ -103,7 +103,8 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   if (o.timeout_ms < 1) return Status(Errc::invalid_argument, "the timeout must be positive");
   plan->config.world_size = o.cp;
   plan->config.cp = o.cp;
-  if (o.comm == CpComm::a2a_p2p) plan->config.hcp_sizes = o.hcp_sizes;
+  // Hierarchical sizes are the layout of any scheme (their groups are built and logged); only a2a+p2p computes on them.
+  if (!o.hcp_sizes.empty()) plan->config.hcp_sizes = o.hcp_sizes;
   if (o.gpus_per_node > 0) plan->config.gpus_per_node = o.gpus_per_node;
   if (auto problem = plan->config.check()) return Status(Errc::invalid_config, *problem);
   CpShape& shape = plan->shape;
