@@ -4,8 +4,10 @@
 // others wait, then all ranks run it, each timing its own thread's CPU seconds; a round's ratio is the ranks'
 // summed CPU time over the one rank's; the median round is reported (target <= 1.25, as for threads). Also the
 // ring's exposed transfer: the wall time ranks spend waiting in the ring's exchanges during the passes, against the
-// same exchanges replayed back to back without compute; hidden = 1 - exposed / alone.
-//   cp_backend_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--comm p2p|a2a+p2p]      (8 threads)
+// same exchanges replayed back to back without compute; hidden = 1 - exposed / alone. The waits also hold the time
+// a rank waits for a peer still computing, which causal steps (unequal per rank) add to; --full (no mask: equal
+// steps) measures the transfer alone.
+//   cp_backend_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--comm p2p|a2a+p2p] [--full] (8 threads)
 //   mpirun -np 8 cp_backend_bench --mpi [...]                                                    (8 processes)
 #include <time.h>
 
@@ -29,6 +31,7 @@ struct Options {
   int64_t seq = 4096, heads = 8, head_dim = 128;
   int repeat = 5;
   bool mpi = false;
+  bool causal = true;
   std::string comm = "p2p";
 };
 
@@ -134,6 +137,7 @@ RankResult run_rank(hcp::Communicator& world, const Options& o, RingLog& log) {
   std::vector<float> lse(static_cast<size_t>(o.heads * (o.seq / n)));
   hcp::CpShape shape;
   shape.seq_local = o.seq / n, shape.heads = shape.kv_heads = o.heads, shape.head_dim = o.head_dim;
+  shape.causal = o.causal;
   auto pass = [&](hcp::CpContext& c, const hcp::CpShape& sh, const float* pq, const float* pk, const float* pv,
                   const float* pd, float* po, float* pl, float* gq, float* gk, float* gv) {
     require_ok(c.forward(sh, pq, pk, pv, po, pl), "forward");
@@ -211,10 +215,11 @@ void report(hcp::Communicator& world, const Options& o, const RankResult& mine) 
   const size_t mid = ratios[rounds / 2].second;
   double sum = 0;
   for (int r = 0; r < n; ++r) sum += all[static_cast<size_t>(r) * send.size() + mid];
-  std::printf("CP overhead %-8s %d %s, forward + backward, S %lld H %lld D %lld causal fp32: median of %zu rounds: "
+  std::printf("CP overhead %-8s %d %s, forward + backward, S %lld H %lld D %lld %s fp32: median of %zu rounds: "
               "ranks' CPU time %.3f s / one rank %.3f s = %.2fx (target <= 1.25)\n",
               o.comm.c_str(), n, o.mpi ? "MPI processes" : "in-process threads", static_cast<long long>(o.seq),
-              static_cast<long long>(o.heads), static_cast<long long>(o.head_dim), rounds, sum,
+              static_cast<long long>(o.heads), static_cast<long long>(o.head_dim), o.causal ? "causal" : "no mask",
+              rounds, sum,
               mine.single_cpu[mid], ratios[rounds / 2].first);
   // Both sums cover every rank and every round (the replay repeats all the rounds' exchanges).
   std::printf("ring transfer: %.3f s waited in the passes (all ranks, %zu rounds), %.3f s for the same exchanges "
@@ -241,9 +246,10 @@ int main(int argc, char** argv) {
     else if (a == "--repeat") o.repeat = std::max(1, std::stoi(next()));
     else if (a == "--comm") o.comm = next();
     else if (a == "--mpi") o.mpi = true;
+    else if (a == "--full") o.causal = false;
     else {
       std::fprintf(stderr, "usage: cp_backend_bench [--mpi] [--seq N] [--heads N] [--head-dim N] [--repeat N] "
-                           "[--comm p2p|a2a+p2p]\n");
+                           "[--comm p2p|a2a+p2p] [--full]\n");
       return 2;
     }
   }

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -18,6 +19,8 @@ namespace {
 constexpr int kNoticeTag = 7001;
 constexpr int kDataTag = 7002;
 constexpr int kNoticeBytes = 512;
+// Exchanges from this size on get a progress thread (smaller ones leave eagerly, inside MPI_Isend).
+constexpr size_t kProgressBytes = 64 * 1024;
 
 using Clock = std::chrono::steady_clock;
 
@@ -186,6 +189,7 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_size(comm_, &size_);
   }
   ~MpiCommunicator() override {
+    stop_progress();
     if (mpi_usable()) {
       for (MPI_Request& r : ring_) {
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
@@ -199,6 +203,7 @@ class MpiCommunicator final : public Communicator {
 
   Status post_send_recv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes,
                         int src) override {
+    stop_progress();  // an earlier exchange left without its wait (an error path)
     HCP_TRY(shared_->check());
     if (dst < 0 || dst >= size_ || src < 0 || src >= size_)
       return Status(Errc::invalid_argument, "send_recv: peer outside the communicator");
@@ -211,14 +216,15 @@ class MpiCommunicator final : public Communicator {
     if (rc == MPI_SUCCESS)
       rc = MPI_Isend(send, send_count_->count(), send_count_->type(), dst, kDataTag, comm_, &ring_[1]);
     if (rc != MPI_SUCCESS) return failed(mpi_error(rc, "send_recv"));
+    start_progress(std::max(send_bytes, recv_bytes));
     return {};
   }
 
   Status wait_send_recv() override {
-    MPI_Status statuses[2];
-    HCP_TRY(wait(ring_, 2, "send_recv", statuses));
+    const bool completed = stop_progress();
+    if (!completed) HCP_TRY(wait(ring_, 2, "send_recv", ring_statuses_));
     int got = 0;
-    MPI_Get_count(&statuses[0], MPI_BYTE, &got);
+    MPI_Get_count(&ring_statuses_[0], MPI_BYTE, &got);
     if (got != MPI_UNDEFINED && recv_count_->type() == MPI_BYTE && static_cast<size_t>(got) != expected_recv_)
       return failed(Status(Errc::shape, "send_recv: received " + std::to_string(got) + " bytes, expected " +
                                             std::to_string(expected_recv_)));
@@ -284,10 +290,48 @@ class MpiCommunicator final : public Communicator {
   }
 
   void abort(Errc cause, std::string_view reason) override {
-    shared_->fail(Status(cause, std::string(reason)), true, std::this_thread::get_id() == owner_);
+    const bool owner = std::this_thread::get_id() == owner_;
+    if (owner) stop_progress();  // the notices are MPI calls: no other thread may be in MPI meanwhile
+    shared_->fail(Status(cause, std::string(reason)), true, owner);
   }
 
  private:
+  // MPI moves a message only inside MPI calls, and a rank computing its ring step makes none: over shared memory
+  // the transfer would wait for wait_send_recv. While a large exchange is in flight, a helper thread keeps
+  // testing it so that it progresses behind the step's compute. It is the only thread calling MPI until
+  // wait_send_recv stops it, which MPI_THREAD_SERIALIZED allows; with less thread support it is not used.
+  void start_progress(size_t bytes) {
+    if (bytes < kProgressBytes || !threads_allowed()) return;
+    stop_ = false, progress_done_ = false;
+    progress_ = std::thread([this] {
+      for (int polls = 0; !stop_.load(std::memory_order_acquire); ++polls) {
+        int done = 0;
+        if (MPI_Testall(2, ring_, &done, ring_statuses_) != MPI_SUCCESS || done) {
+          progress_done_.store(done != 0, std::memory_order_release);
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(polls < 64 ? 5 : 50));
+      }
+    });
+  }
+
+  // Whether the helper saw the exchange complete (its statuses are then in ring_statuses_).
+  bool stop_progress() {
+    if (!progress_.joinable()) return false;
+    stop_.store(true, std::memory_order_release);
+    progress_.join();
+    return progress_done_.load(std::memory_order_acquire);
+  }
+
+  static bool threads_allowed() {
+    static const bool allowed = [] {
+      int provided = MPI_THREAD_SINGLE;
+      MPI_Query_thread(&provided);
+      return provided >= MPI_THREAD_SERIALIZED;
+    }();
+    return allowed;
+  }
+
   Status failed(const Status& s) {
     shared_->fail(s, true, true);
     return s;
@@ -324,6 +368,9 @@ class MpiCommunicator final : public Communicator {
   std::thread::id owner_;
   int rank_ = 0, size_ = 1;
   MPI_Request ring_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Status ring_statuses_[2] = {};
+  std::thread progress_;
+  std::atomic<bool> stop_{false}, progress_done_{false};
   std::unique_ptr<ByteCount> send_count_, recv_count_;
   size_t expected_recv_ = 0;
 };
