@@ -252,18 +252,17 @@ HCP_API hcp_status hcp_comm_create_nccl_mpi(hcp_comm** out, int64_t mpi_comm, vo
     throw_status(hcp::make_mpi_communicator(mpi_comm, timeout, &mpi));
     // Rank 0's id and whether it could make one: the others must not wait for an id that will not come.
     unsigned char message[hcp::kNcclUniqueIdBytes + 1] = {};
-    std::string failure;
+    hcp::Status made;
     if (mpi->rank() == 0) {
       unsigned char id[hcp::kNcclUniqueIdBytes];
-      const hcp::Status made = hcp::nccl_unique_id(id);
+      made = hcp::nccl_unique_id(id);
       message[0] = made.ok() ? 1 : 0;
       if (made.ok()) std::memcpy(message + 1, id, sizeof id);
-      failure = made.message();
     }
     throw_status(hcp::mpi_broadcast(mpi_comm, message, sizeof message, timeout));
+    throw_status(made);  // rank 0's own reason, with its status
     if (message[0] != 1)
-      throw hcp::Error(hcp::Errc::unsupported,
-                       mpi->rank() == 0 ? failure : "rank 0 could not create the NCCL unique id (see its error)");
+      throw hcp::Error(hcp::Errc::unsupported, "rank 0 could not create the NCCL unique id (see its error)");
     unsigned char id[hcp::kNcclUniqueIdBytes];
     std::memcpy(id, message + 1, sizeof id);
     std::unique_ptr<hcp::Communicator> comm;

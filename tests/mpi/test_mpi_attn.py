@@ -124,6 +124,10 @@ class PythonRanks(unittest.TestCase):
     def test_mpi_started_by_hcp(self):
         out = self.run_ranks(sys.executable, 3)
         self.assertEqual(len(re.findall(r"python rank \d of 3 \((hcp|mpi4py)\): max error", out)), 3, out)
+        nccl = re.findall(r"python rank \d: nccl over mpi: (ok|unsupported: .+)", out)
+        self.assertEqual(len(nccl), 3, out)
+        if any(n.startswith("unsupported") for n in nccl):  # no GPU here: each rank says why
+            self.assertTrue(all(n.startswith("unsupported: ") and len(n) > 20 for n in nccl), nccl)
 
     def test_from_an_mpi4py_communicator(self):
         system = "/usr/bin/python3"
