@@ -6,7 +6,8 @@
 // ring's exposed transfer: the wall time ranks spend waiting in the ring's exchanges during the passes, against the
 // same exchanges replayed back to back without compute; hidden = 1 - exposed / alone. The waits also hold the time
 // a rank waits for a peer still computing, which causal steps (unequal per rank) add to; --full (no mask: equal
-// steps) measures the transfer alone.
+// steps) measures the transfer alone. The backward's dK/dV exchange follows the step that produces it, so only
+// the K/V exchanges can hide; --forward times the forward pass alone.
 //   cp_backend_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--comm p2p|a2a+p2p] [--full] (8 threads)
 //   mpirun -np 8 cp_backend_bench --mpi [...]                                                    (8 processes)
 #include <time.h>
@@ -32,6 +33,7 @@ struct Options {
   int repeat = 5;
   bool mpi = false;
   bool causal = true;
+  bool backward = true;
   std::string comm = "p2p";
 };
 
@@ -141,7 +143,7 @@ RankResult run_rank(hcp::Communicator& world, const Options& o, RingLog& log) {
   auto pass = [&](hcp::CpContext& c, const hcp::CpShape& sh, const float* pq, const float* pk, const float* pv,
                   const float* pd, float* po, float* pl, float* gq, float* gk, float* gv) {
     require_ok(c.forward(sh, pq, pk, pv, po, pl), "forward");
-    require_ok(c.backward(sh, pq, pk, pv, po, pl, pd, gq, gk, gv), "backward");
+    if (o.backward) require_ok(c.backward(sh, pq, pk, pv, po, pl, pd, gq, gk, gv), "backward");
   };
   RankResult result;
   pass(*ctx, shape, lq.data(), lk.data(), lv.data(), ldout.data(), out.data(), lse.data(), dq.data(), dk.data(),
@@ -215,9 +217,10 @@ void report(hcp::Communicator& world, const Options& o, const RankResult& mine) 
   const size_t mid = ratios[rounds / 2].second;
   double sum = 0;
   for (int r = 0; r < n; ++r) sum += all[static_cast<size_t>(r) * send.size() + mid];
-  std::printf("CP overhead %-8s %d %s, forward + backward, S %lld H %lld D %lld %s fp32: median of %zu rounds: "
+  std::printf("CP overhead %-8s %d %s, %s, S %lld H %lld D %lld %s fp32: median of %zu rounds: "
               "ranks' CPU time %.3f s / one rank %.3f s = %.2fx (target <= 1.25)\n",
-              o.comm.c_str(), n, o.mpi ? "MPI processes" : "in-process threads", static_cast<long long>(o.seq),
+              o.comm.c_str(), n, o.mpi ? "MPI processes" : "in-process threads",
+              o.backward ? "forward + backward" : "forward", static_cast<long long>(o.seq),
               static_cast<long long>(o.heads), static_cast<long long>(o.head_dim), o.causal ? "causal" : "no mask",
               rounds, sum,
               mine.single_cpu[mid], ratios[rounds / 2].first);
@@ -247,9 +250,10 @@ int main(int argc, char** argv) {
     else if (a == "--comm") o.comm = next();
     else if (a == "--mpi") o.mpi = true;
     else if (a == "--full") o.causal = false;
+    else if (a == "--forward") o.backward = false;
     else {
       std::fprintf(stderr, "usage: cp_backend_bench [--mpi] [--seq N] [--heads N] [--head-dim N] [--repeat N] "
-                           "[--comm p2p|a2a+p2p] [--full]\n");
+                           "[--comm p2p|a2a+p2p] [--full] [--forward]\n");
       return 2;
     }
   }
