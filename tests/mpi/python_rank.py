@@ -36,14 +36,22 @@ f32 = lambda x: array.array("f", x)
 want = hcp.attention_simulate(f32(q), f32(k), f32(v), cp=1, shape=(B, S, H, D), causal=True, dout=f32(dout))
 error = max(max(abs(a - b) for a, b in zip(got, rows(list(want[name]), H * D)))
             for got, name in ((out, "out"), (dq, "dq"), (dk, "dk"), (dv, "dv")))
-print(f"python rank {rank} of {n} ({source}): max error {error:.2e}", flush=True)
+
+
+def say(line):
+    # One write per line: the ranks share the launcher's stdout, and print() writes the newline apart.
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+say(f"python rank {rank} of {n} ({source}): max error {error:.2e}")
 # NCCL started over MPI: a communicator on a GPU machine; elsewhere every rank - not only rank 0, whose id could not
 # be made - fails with UnsupportedError and a reason, rather than waiting for an id that will not come.
 try:
     hcp.MpiComm(nccl=True).close()
-    print(f"python rank {rank}: nccl over mpi: ok", flush=True)
+    say(f"python rank {rank}: nccl over mpi: ok")
 except hcp.UnsupportedError as e:
-    print(f"python rank {rank}: nccl over mpi: unsupported: {e}", flush=True)
+    say(f"python rank {rank}: nccl over mpi: unsupported: {e}")
 ctx.close()
 comm.close()
 if source == "hcp":

@@ -124,10 +124,11 @@ class PythonRanks(unittest.TestCase):
     def test_mpi_started_by_hcp(self):
         out = self.run_ranks(sys.executable, 3)
         self.assertEqual(len(re.findall(r"python rank \d of 3 \((hcp|mpi4py)\): max error", out)), 3, out)
-        nccl = re.findall(r"python rank \d: nccl over mpi: (ok|unsupported: .+)", out)
-        self.assertEqual(len(nccl), 3, out)
-        if any(n.startswith("unsupported") for n in nccl):  # no GPU here: each rank says why
-            self.assertTrue(all(n.startswith("unsupported: ") and len(n) > 20 for n in nccl), nccl)
+        # (Lines of different ranks may still meet in the launcher's output: matched without anchors.)
+        nccl = re.findall(r"python rank (\d): nccl over mpi: (ok|unsupported: hcp_comm_create_nccl_mpi: \w+)", out)
+        self.assertEqual(sorted(r for r, _ in nccl), ["0", "1", "2"], out)
+        if any(n.startswith("unsupported") for _, n in nccl):  # no GPU here: every rank says why
+            self.assertTrue(all(n.startswith("unsupported: ") for _, n in nccl), nccl)
 
     def test_from_an_mpi4py_communicator(self):
         system = "/usr/bin/python3"
