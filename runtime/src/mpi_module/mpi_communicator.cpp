@@ -425,10 +425,23 @@ Status make_communicator(int64_t fortran_handle, std::chrono::milliseconds timeo
   if (parent == MPI_COMM_NULL)
     return Status(Errc::invalid_argument, "make_mpi_communicator: Fortran handle " + std::to_string(fortran_handle) +
                                               " is not an MPI communicator");
+  // Non-blocking duplicates, waited for with the deadline: a rank that never comes fails the others in time.
   MPI_Comm data = MPI_COMM_NULL, control = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(parent, &data);
-  if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(parent, &control);
-  if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Comm_dup");
+  MPI_Request dups[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int rc = MPI_Comm_idup(parent, &data, &dups[0]);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_idup(parent, &control, &dups[1]);
+  if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Comm_idup");
+  const auto deadline = Clock::now() + timeout;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    rc = MPI_Testall(2, dups, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_error(rc, "MPI_Comm_idup");
+    if (done) break;
+    if (Clock::now() >= deadline)
+      return Status(Errc::timeout, "make_mpi_communicator: not every rank of the communicator joined within " +
+                                       std::to_string(timeout.count()) + " ms");
+    back_off(polls);
+  }
   MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
   *out = std::make_unique<MpiCommunicator>(data, std::make_shared<Shared>(control, timeout));
