@@ -29,7 +29,16 @@ std::vector<std::string> strings(const SourceText& src, const toml::node& n, con
 }
 
 std::optional<int64_t> positive(const SourceText& src, const toml::node& n, const std::string& key) {
-  const auto v = n.value<int64_t>();
+  // Integers, and floats that hold a whole number (8.0). toml++'s value<int64_t>() would convert any float,
+  // which is undefined behaviour past int64's range (found by fuzz_lint_config: nodes = 8.9e41).
+  std::optional<int64_t> v;
+  if (const auto* i = n.as_integer()) {
+    v = i->get();
+  } else if (const auto* f = n.as_floating_point()) {
+    const double d = f->get();
+    if (d >= 1 && d <= 9007199254740992.0 && d == static_cast<double>(static_cast<int64_t>(d)))
+      v = static_cast<int64_t>(d);
+  }
   if (!v || *v <= 0) throw_parse_error(at(src, n), key + " must be a positive integer");
   return v;
 }
