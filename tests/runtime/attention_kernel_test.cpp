@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "../../runtime/src/attention/cpu/bf16.hpp"
 #include "../../runtime/src/attention/cpu/half.hpp"
@@ -44,11 +46,9 @@ AttnTensor bshd(void* data, int64_t seq, int64_t heads, int64_t head_dim) {
   return {data, seq * heads * head_dim, heads * head_dim, head_dim};
 }
 
-class AttentionKernel : public ::testing::TestWithParam<KernelCase> {};
-
-TEST_P(AttentionKernel, MatchesReferenceForwardAndBackward) {
-  const KernelCase& c = GetParam();
-  testing::RefProblem ref;
+// Runs forward, delta and backward of case `c` with the labels and window already in `ref` (if any) and compares
+// every output with the reference.
+void expect_matches_reference(const KernelCase& c, testing::RefProblem ref) {
   ref.batch = c.batch, ref.sq = c.sq, ref.sk = c.sk, ref.heads = c.heads, ref.kv_heads = c.kv_heads;
   ref.head_dim = c.head_dim, ref.causal = c.causal, ref.causal_offset = c.bottom_right ? c.sk - c.sq : 0;
   ref.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
@@ -83,6 +83,11 @@ TEST_P(AttentionKernel, MatchesReferenceForwardAndBackward) {
   p.lse = {lse.data(), c.heads * c.sq, c.sq};
   p.delta = {delta.data(), c.heads * c.sq, c.sq};
   p.num_threads = c.threads;
+  if (!ref.q_seg.empty()) {
+    p.q_labels = {ref.q_seg.data(), ref.q_pos.data()};
+    p.k_labels = {ref.k_seg.data(), ref.k_pos.data()};
+  }
+  p.window_left = ref.window_left, p.window_right = ref.window_right;
 
   ASSERT_TRUE(attention_forward_cpu(p).ok());
   EXPECT_LT(testing::max_rel_error(out, want.out), 1e-5) << "out, isa " << attention_cpu_isa();
@@ -93,6 +98,10 @@ TEST_P(AttentionKernel, MatchesReferenceForwardAndBackward) {
   EXPECT_LT(testing::max_rel_error(dk, want.dk), 1e-5) << "dk";
   EXPECT_LT(testing::max_rel_error(dv, want.dv), 1e-5) << "dv";
 }
+
+class AttentionKernel : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(AttentionKernel, MatchesReferenceForwardAndBackward) { expect_matches_reference(GetParam(), {}); }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionKernel,
@@ -110,6 +119,108 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelCase{1, 260, 400, 2, 2, 64, true, true, DType::bf16, 1},
                       KernelCase{1, 520, 90, 1, 1, 32, false, false, DType::f32, 1}),
     case_name);
+
+// Labelled masks: packed documents with padding, CP dual chunks of packed documents (queries of one rank against
+// the keys of another, rows in chunk order), and sliding windows with and without labels.
+enum class Rows { plain, packed, cp_chunks };
+struct LabelledCase {
+  KernelCase shape;  // sq and sk are overwritten for packed rows
+  Rows rows;
+  int64_t window_left, window_right;
+  uint32_t seed;
+};
+
+std::string labelled_name(const ::testing::TestParamInfo<LabelledCase>& info) {
+  const auto& c = info.param;
+  const char* rows = c.rows == Rows::plain ? "plain" : c.rows == Rows::packed ? "packed" : "cpchunks";
+  return hcp::testing::name_of(rows, "_w", c.window_left < 0 ? "inf" : std::to_string(c.window_left), "x",
+                               c.window_right < 0 ? "inf" : std::to_string(c.window_right), "_",
+                               case_name({c.shape, 0}), "_s", c.seed);
+}
+
+// Documents of random lengths 1..max_len, each padded to a multiple of `pad` with segment -1 rows.
+void packed_labels(uint32_t seed, int docs, int64_t max_len, int64_t pad, std::vector<int32_t>* seg,
+                   std::vector<int32_t>* pos, std::vector<int64_t>* padded_starts) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int64_t> len(1, max_len);
+  for (int d = 0; d < docs; ++d) {
+    const int64_t n = len(gen), padded = (n + pad - 1) / pad * pad;
+    padded_starts->push_back(static_cast<int64_t>(seg->size()));
+    for (int64_t i = 0; i < padded; ++i) {
+      seg->push_back(i < n ? d : -1);
+      pos->push_back(static_cast<int32_t>(i));
+    }
+  }
+  padded_starts->push_back(static_cast<int64_t>(seg->size()));
+}
+
+class LabelledMask : public ::testing::TestWithParam<LabelledCase> {};
+
+TEST_P(LabelledMask, MatchesReferenceForwardAndBackward) {
+  LabelledCase c = GetParam();
+  testing::RefProblem ref;
+  ref.window_left = c.window_left, ref.window_right = c.window_right;
+  if (c.rows != Rows::plain) {
+    std::vector<int32_t> seg, pos;
+    std::vector<int64_t> starts;
+    const int cp = 3;
+    packed_labels(c.seed, 7, 150, c.rows == Rows::cp_chunks ? 2 * cp : 4, &seg, &pos, &starts);
+    if (c.rows == Rows::packed) {
+      ref.q_seg = ref.k_seg = seg, ref.q_pos = ref.k_pos = pos;
+    } else {  // rank 1's chunks (1 and 4 of each document) against rank 2's (2 and 3)
+      auto take = [&](int rank, std::vector<int32_t>* s, std::vector<int32_t>* p) {
+        for (size_t d = 0; d + 1 < starts.size(); ++d) {
+          const int64_t chunk = (starts[d + 1] - starts[d]) / (2 * cp);
+          for (int64_t which : {int64_t{rank}, int64_t{2 * cp - 1 - rank}})
+            for (int64_t i = starts[d] + which * chunk; i < starts[d] + (which + 1) * chunk; ++i) {
+              s->push_back(seg[static_cast<size_t>(i)]);
+              p->push_back(pos[static_cast<size_t>(i)]);
+            }
+        }
+      };
+      take(1, &ref.q_seg, &ref.q_pos);
+      take(2, &ref.k_seg, &ref.k_pos);
+    }
+    c.shape.sq = static_cast<int64_t>(ref.q_seg.size());
+    c.shape.sk = static_cast<int64_t>(ref.k_seg.size());
+  }
+  expect_matches_reference(c.shape, ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Labels, LabelledMask,
+    ::testing::Values(LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2}, Rows::packed, -1, -1, 11},
+                      LabelledCase{{1, 0, 0, 2, 2, 64, false, false, DType::f32, 1}, Rows::packed, -1, -1, 12},
+                      LabelledCase{{1, 0, 0, 4, 1, 128, true, false, DType::bf16, 1}, Rows::packed, 40, 0, 13},
+                      LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 3}, Rows::cp_chunks, -1, -1, 14},
+                      LabelledCase{{1, 0, 0, 2, 2, 40, false, false, DType::f16, 1}, Rows::cp_chunks, -1, -1, 15},
+                      LabelledCase{{1, 0, 0, 2, 2, 64, true, false, DType::f32, 1}, Rows::cp_chunks, 30, 0, 16},
+                      LabelledCase{{2, 300, 300, 2, 1, 64, true, false, DType::f32, 2}, Rows::plain, 70, 0, 17},
+                      LabelledCase{{1, 260, 260, 2, 2, 64, false, false, DType::f32, 1}, Rows::plain, 100, 33, 18},
+                      LabelledCase{{1, 90, 400, 2, 2, 64, true, true, DType::bf16, 1}, Rows::plain, 128, 0, 19},
+                      LabelledCase{{1, 200, 200, 2, 2, 64, false, false, DType::f32, 1}, Rows::plain, 0, 0, 20},
+                      LabelledCase{{1, 200, 200, 1, 1, 32, false, false, DType::f32, 1}, Rows::plain, -1, 5, 21}),
+    labelled_name);
+
+TEST(AttentionKernelChecks, RejectsBadLabelsAndWindows) {
+  float x = 0;
+  int32_t label = 0;
+  AttnParams p;
+  p.batch = p.sq = p.sk = p.heads = p.kv_heads = 1;
+  p.head_dim = 64;
+  p.scale = 0.125f;
+  p.q = p.k = p.v = p.out = {&x, 64, 64, 64};
+  p.lse = {&x, 1, 1};
+  AttnParams bad = p;
+  bad.q_labels = {&label, &label};
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::invalid_argument);  // keys unlabelled
+  bad.k_labels = {&label, nullptr};
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::invalid_argument);
+  bad.k_labels = {&label, &label};
+  EXPECT_TRUE(check_attention_params(bad, false).ok());
+  bad = p, bad.window_left = -2;
+  EXPECT_EQ(check_attention_params(bad, false).code(), Errc::invalid_argument);
+}
 
 TEST(AttentionKernelChecks, RejectsShapesThatDoNotFit) {
   float x = 0;

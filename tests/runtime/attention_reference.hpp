@@ -23,7 +23,20 @@ struct RefProblem {
   size_t ki(int64_t b, int64_t s, int64_t h, int64_t d) const {
     return static_cast<size_t>(((b * sk + s) * kv_heads + h) * head_dim + d);
   }
-  bool visible(int64_t i, int64_t j) const { return !causal || j <= i + causal_offset; }
+  // Packed sequences and windows (AttnParams' labels): empty label vectors mean segment 0, position i + offset / j.
+  std::vector<int32_t> q_seg, q_pos, k_seg, k_pos;
+  int64_t window_left = -1, window_right = -1;
+
+  bool visible(int64_t i, int64_t j) const {
+    const int64_t qs = q_seg.empty() ? 0 : q_seg[static_cast<size_t>(i)];
+    const int64_t ks = k_seg.empty() ? 0 : k_seg[static_cast<size_t>(j)];
+    const int64_t qp = q_pos.empty() ? i + causal_offset : q_pos[static_cast<size_t>(i)];
+    const int64_t kp = k_pos.empty() ? j : k_pos[static_cast<size_t>(j)];
+    if (qs != ks || qs < 0) return false;
+    if (causal && kp > qp) return false;
+    if (window_left >= 0 && kp < qp - window_left) return false;
+    return window_right < 0 || kp <= qp + window_right;
+  }
 };
 
 struct RefResult {

@@ -18,6 +18,17 @@ struct AttnTensor {
   int64_t stride_b = 0, stride_s = 0, stride_h = 0;  // in elements
 };
 
+// Per-row labels of a query or key sequence: the document (segment) a token belongs to and its position in it.
+// Packed sequences, CP chunks in any order and sliding windows all reduce to them: key j is visible to query i iff
+// seg[j] == seg[i] >= 0 (a negative segment is padding, seen by nobody and seeing nothing), pos[j] <= pos[i] when
+// causal, and pos[i] - window_left <= pos[j] <= pos[i] + window_right for the window sides that are >= 0. Without
+// labels a query row i has segment 0 and position i + causal_offset, a key row j segment 0 and position j. Indexed
+// by the s index of the tensor (the same for every batch); in the engine's memory.
+struct AttnLabels {
+  const int32_t* seg = nullptr;
+  const int32_t* pos = nullptr;
+};
+
 struct AttnRows {
   float* data = nullptr;
   int64_t stride_b = 0, stride_h = 0;  // in elements; s is contiguous
@@ -33,6 +44,8 @@ struct AttnParams {
   // none); this call's keys are merged into it in fp32, exactly as if all keys had been in one call. The ring's
   // output correction, fused into the kernel: no partial buffers, no separate merge pass.
   bool accumulate = false;
+  AttnLabels q_labels, k_labels;  // both or neither
+  int64_t window_left = -1, window_right = -1;  // sliding window (Mistral / TE window_size); -1: unbounded side
 
   AttnTensor q, k, v;  // inputs, `dtype`
   AttnTensor out;      // forward: written, f32

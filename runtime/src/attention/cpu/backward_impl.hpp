@@ -2,13 +2,16 @@
 // in fp32 while every query head of its GQA group and every visible query block passes by:
 //   S = (scale Q) K^T, P = exp(S - lse), dP = dO V^T, dS = P * (dP - delta),
 //   dV += P^T dO, dK += dS^T (scale Q), dQ += scale * dS K.
-// Tasks are (batch, kv head), so dK/dV and the dQ rows of a task's query heads belong to one worker alone.
+// Tasks are (batch, kv head), so dK/dV and the dQ rows of a task's query heads belong to one worker alone. Under a
+// labelled mask (label_mask.hpp) tile pairs with no visible pair are skipped, and straddling ones masked per element.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "label_mask.hpp"
 #include "tile_gemm.hpp"
 #include "tiles.hpp"
 
@@ -47,9 +50,16 @@ HCP_INLINE void transpose_tile(const float* src, int64_t rows, int64_t cols, flo
     for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
 }
 
+// How a query tile meets the current key tile: the plain causal mask, or a labelled cover with its distances.
+struct TileMask {
+  bool labelled = false;
+  Cover cover = Cover::some;
+  DistanceRange dist{0, 0};
+};
+
 template <int W>
 HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0,
-                                     int64_t cols, BackwardScratch<W>& t) {
+                                     int64_t cols, BackwardScratch<W>& t, const TileMask& mask) {
   const int64_t dp = t.dp, D = p.head_dim;
   const int64_t rows = std::min(kBlockQ, p.sq - i0);
   pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
@@ -67,9 +77,15 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
   const float* lse = row_values(p.lse, b, h);
   const float* delta = row_values(p.delta, b, h);
   for (int64_t i = 0; i < kBlockQ; ++i) {
-    const int64_t visible = i < rows ? visible_keys(p, i0 + i, j0, cols) : 0;
-    softmax_grad_row<W>(t.s.data() + i * kBlockK, t.dpm.data() + i * kBlockK, visible,
-                        visible ? lse[i0 + i] : 0.0f, visible ? delta[i0 + i] : 0.0f);
+    const int64_t visible = i >= rows ? 0 : mask.labelled ? cols : visible_keys(p, i0 + i, j0, cols);
+    float* srow = t.s.data() + i * kBlockK;
+    float* dprow = t.dpm.data() + i * kBlockK;
+    softmax_grad_row<W>(srow, dprow, visible, visible ? lse[i0 + i] : 0.0f, visible ? delta[i0 + i] : 0.0f);
+    if (visible && mask.labelled && mask.cover == Cover::some) {
+      const Label q = q_label(p, i0 + i);
+      for (int64_t j = 0; j < cols; ++j)
+        if (!sees(mask.dist, q, k_label(p, j0 + j))) srow[j] = dprow[j] = 0;
+    }
   }
   // dV += P^T dO and dK += dS^T (scale Q), both K = query rows.
   transpose_tile<W>(t.s.data(), kBlockQ, kBlockK, t.st.data());
@@ -82,11 +98,30 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
   add_rows(p.dq, b, i0, rows, h, D, p.scale, t.dq.data(), dp);
 }
 
+// The label extents of every query tile of a call (labelled masks only).
+inline std::vector<LabelRange> query_tile_ranges(const AttnParams& p) {
+  std::vector<LabelRange> ranges;
+  for (int64_t i0 = 0; i0 < p.sq; i0 += kBlockQ)
+    ranges.push_back(label_range(i0, std::min(kBlockQ, p.sq - i0), [&](int64_t i) { return q_label(p, i); }));
+  return ranges;
+}
+
 template <int W>
-HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, BackwardScratch<W>& t) {
+HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, BackwardScratch<W>& t,
+                                 const std::vector<LabelRange>& q_ranges) {
   const int64_t dp = t.dp, D = p.head_dim, group = p.heads / p.kv_heads;
+  TileMask mask;
+  mask.labelled = labelled_mask(p);
+  mask.dist = allowed_distance(p);
   for (int64_t j0 = 0; j0 < p.sk; j0 += kBlockK) {
     const int64_t cols = std::min(kBlockK, p.sk - j0);
+    LabelRange k_range{};
+    if (mask.labelled) {
+      k_range = label_range(j0, cols, [&](int64_t j) { return k_label(p, j); });
+      const bool any = std::any_of(q_ranges.begin(), q_ranges.end(),
+                                   [&](const LabelRange& q) { return cover(mask.dist, q, k_range) != Cover::none; });
+      if (!any) continue;  // no query sees this key tile: its dK/dV rows get nothing
+    }
     pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
     pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
     pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, t.vt.data(), dp, kBlockK);
@@ -94,10 +129,15 @@ HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, Bac
     std::fill(t.dv.begin(), t.dv.end(), 0.0f);
     // Query rows before the first one that sees key j0 contribute nothing.
     int64_t first_row = 0;
-    if (p.causal) first_row = std::max<int64_t>(0, j0 - p.causal_offset);
+    if (p.causal && !mask.labelled) first_row = std::max<int64_t>(0, j0 - p.causal_offset);
     for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
-      for (int64_t i0 = first_row / kBlockQ * kBlockQ; i0 < p.sq; i0 += kBlockQ)
-        backward_query_block<W>(p, b, h, i0, j0, cols, t);
+      for (int64_t i0 = first_row / kBlockQ * kBlockQ; i0 < p.sq; i0 += kBlockQ) {
+        if (mask.labelled) {
+          mask.cover = cover(mask.dist, q_ranges[static_cast<size_t>(i0 / kBlockQ)], k_range);
+          if (mask.cover == Cover::none) continue;
+        }
+        backward_query_block<W>(p, b, h, i0, j0, cols, t, mask);
+      }
     add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp);
     add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp);
   }
@@ -106,8 +146,9 @@ HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, Bac
 template <int W>
 HCP_INLINE void backward_tasks(const AttnParams& p, int64_t first, int64_t step) {
   BackwardScratch<W> scratch(p.head_dim);
+  const std::vector<LabelRange> q_ranges = labelled_mask(p) ? query_tile_ranges(p) : std::vector<LabelRange>{};
   for (int64_t task = first; task < p.batch * p.kv_heads; task += step)
-    backward_kv_head<W>(p, task / p.kv_heads, task % p.kv_heads, scratch);
+    backward_kv_head<W>(p, task / p.kv_heads, task % p.kv_heads, scratch, q_ranges);
 }
 
 }  // namespace hcp::cpu

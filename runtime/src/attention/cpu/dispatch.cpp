@@ -128,6 +128,13 @@ Status check_attention_params(const AttnParams& p, bool backward) {
         !cpu::offsets_fit(*kv_like[i], p.batch, p.sk, p.kv_heads, p.head_dim))
       return shape_error("tensor strides are negative or reach past the int64 range");
   }
+  const bool q_labels = p.q_labels.seg && p.q_labels.pos, k_labels = p.k_labels.seg && p.k_labels.pos;
+  if (q_labels != k_labels || (!q_labels && (p.q_labels.seg || p.q_labels.pos || p.k_labels.seg || p.k_labels.pos)))
+    return Status(Errc::invalid_argument, "attention: row labels need seg and pos for both queries and keys");
+  if (p.window_left < -1 || p.window_right < -1)
+    return Status(Errc::invalid_argument, "attention: a window side must be -1 (unbounded) or >= 0, got (" +
+                                              std::to_string(p.window_left) + ", " + std::to_string(p.window_right) +
+                                              ")");
   if (p.lse.data == nullptr || (backward && p.delta.data == nullptr))
     return Status(Errc::invalid_argument, "attention: lse or delta pointer is NULL");
   return {};

@@ -1,6 +1,8 @@
 // The forward kernel body: for one (batch, head, query block), stream key blocks with an online softmax
 // (running max m and denominator l per row, output rescaled when the max grows), FlashAttention-2 style.
-// Blocks above the causal diagonal are skipped; only blocks that cross it or the sequence end are masked.
+// Blocks above the causal diagonal are skipped; only blocks that cross it or the sequence end are masked. Under a
+// labelled mask (label_mask.hpp) tiles with no visible pair are skipped and those that straddle a boundary are
+// masked element by element.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "label_mask.hpp"
 #include "tile_gemm.hpp"
 #include "tiles.hpp"
 
@@ -62,8 +65,25 @@ HCP_INLINE void softmax_row(float* srow, int64_t visible, float& m, float& l, fl
   l += reduce_sum<W>(vsum);
 }
 
+// Sets the scores of the pairs the labelled mask hides to -inf (then softmax_row sees all `cols` keys).
+HCP_INLINE void mask_scores(const AttnParams& p, const DistanceRange& d, int64_t row, int64_t j0, int64_t cols,
+                            float* srow) {
+  const Label q = q_label(p, row);
+  for (int64_t j = 0; j < cols; ++j)
+    if (!sees(d, q, k_label(p, j0 + j))) srow[j] = -std::numeric_limits<float>::infinity();
+}
+
+// The label extents of every key tile of a call (labelled masks only).
+inline std::vector<LabelRange> key_tile_ranges(const AttnParams& p) {
+  std::vector<LabelRange> ranges;
+  for (int64_t j0 = 0; j0 < p.sk; j0 += kBlockK)
+    ranges.push_back(label_range(j0, std::min(kBlockK, p.sk - j0), [&](int64_t j) { return k_label(p, j); }));
+  return ranges;
+}
+
 template <int W>
-HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, ForwardScratch<W>& t) {
+HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, ForwardScratch<W>& t,
+                              const std::vector<LabelRange>& k_ranges) {
   const int64_t dp = t.dp, D = p.head_dim;
   const int64_t rows = std::min(kForwardBlockQ, p.sq - i0);
   const int64_t m_rows = round_up(rows, 4);
@@ -82,10 +102,16 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     }
   }
 
+  const bool labelled = labelled_mask(p);
+  const DistanceRange dist = allowed_distance(p);
+  const LabelRange q_range =
+      labelled ? label_range(i0, rows, [&](int64_t i) { return q_label(p, i); }) : LabelRange{};
   int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
-  if (p.causal) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));
+  if (p.causal && !labelled) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));
   for (int64_t j0 = 0; j0 < key_end; j0 += kBlockK) {
     const int64_t cols = std::min(kBlockK, p.sk - j0);
+    const Cover tile = labelled ? cover(dist, q_range, k_ranges[static_cast<size_t>(j0 / kBlockK)]) : Cover::some;
+    if (tile == Cover::none) continue;
     pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
     pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, kBlockK);
     if (j0 + kBlockK < key_end) {
@@ -95,7 +121,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     }
     // Rows above `first` see no key of this tile (causal); they keep their state untouched.
     int64_t first = 0;
-    if (p.causal) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
+    if (p.causal && !labelled) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
     float* s_first = t.s.data() + first * kBlockK;
     std::fill(s_first, t.s.data() + m_rows * kBlockK, 0.0f);
     gemm_acc<W>(m_rows - first, kBlockK, dp, t.q.data() + first * dp, dp, t.kt.data(), kBlockK, s_first, kBlockK);
@@ -105,7 +131,9 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
         std::fill(srow, srow + kBlockK, 0.0f);
         continue;
       }
-      softmax_row<W>(srow, visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i], t.o.data() + i * dp, dp);
+      if (labelled && tile == Cover::some) mask_scores(p, dist, i0 + i, j0, cols, srow);
+      softmax_row<W>(srow, labelled ? cols : visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i], t.o.data() + i * dp,
+                     dp);
     }
     gemm_acc<W>(m_rows - first, dp, kBlockK, s_first, kBlockK, t.v.data(), dp, t.o.data() + first * dp, dp);
   }
@@ -125,11 +153,12 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
 template <int W>
 HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) {
   ForwardScratch<W> scratch(p.head_dim);
+  const std::vector<LabelRange> k_ranges = labelled_mask(p) ? key_tile_ranges(p) : std::vector<LabelRange>{};
   const int64_t qblocks = (p.sq + kForwardBlockQ - 1) / kForwardBlockQ;
   const int64_t tasks = p.batch * p.heads * qblocks;
   for (int64_t task = first; task < tasks; task += step) {
     const int64_t qb = task % qblocks, bh = task / qblocks;
-    forward_block<W>(p, bh / p.heads, bh % p.heads, qb * kForwardBlockQ, scratch);
+    forward_block<W>(p, bh / p.heads, bh % p.heads, qb * kForwardBlockQ, scratch, k_ranges);
   }
 }
 
