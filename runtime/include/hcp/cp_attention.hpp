@@ -18,6 +18,7 @@
 #include "hcp/cp_engine.hpp"
 #include "hcp/cp_groups.hpp"
 #include "hcp/log.hpp"
+#include "hcp/packed_sequences.hpp"
 #include "hcp/parallel_config.hpp"
 
 namespace hcp {
@@ -31,12 +32,18 @@ CpComm parse_cp_comm(std::string_view name);
 // One rank's view of the problem.
 struct CpShape {
   int64_t batch = 1;
-  int64_t seq_local = 0;  // S / W
+  int64_t seq_local = 0;  // S / W; packed: total_padded / W
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
   DType dtype = DType::f32;
-  bool causal = true;
+  bool causal = true;     // within each document
   float scale = 0;      // 0: 1/sqrt(head_dim)
   int kernel_threads = 1;  // CPU kernel threads per rank
+  // Packed sequences (thd, packed_sequences.hpp): the documents of the whole batch, the same on every rank; batch
+  // must be 1 and the local tensors [seq_local, H, D] hold this rank's chunks of every document. Empty: bshd.
+  PackedBatch packed;
+  // Sliding window (TE's window_size): query position i sees keys i - window_left .. i + window_right of its
+  // document; -1 leaves a side unbounded. With causal, keys after the query stay hidden whatever window_right is.
+  int64_t window_left = -1, window_right = -1;
 };
 
 // Where a context's tensors live and its kernels run.
@@ -46,8 +53,13 @@ struct CpDevice {
   void* stream = nullptr;  // cuda: the cudaStream_t every kernel, copy and NCCL call of the context is ordered on
 };
 
+namespace cp {
+struct BlockLabels;
+}
+
 class CpContext {
  public:
+  ~CpContext();
   // Collective over `world`: builds the CP groups of `config` (build_cp_groups, logging at `log_level`) and the
   // context for `comm`, computing on `device`. a2a+p2p needs exactly two hierarchical levels [a2a, p2p]; the other
   // schemes use the flat CP group. With device memory over the in-process world, ranks whose engines share a device
@@ -81,6 +93,9 @@ class CpContext {
   static Status peer_copy_possible(Communicator& world, const CpEngine& engine, bool* out);
   Status check_shape(const CpShape& shape, bool backward);
   Communicator* exchange_for(Communicator* group, bool peer_copy);
+  // The labels of every block of this rank's computation for a packed or windowed shape (kept for the next call
+  // with the same documents and window); nullptr for plain shapes.
+  Status labels_for(const CpShape& shape, const cp::BlockLabels** out);
 
   CpComm comm_;
   std::unique_ptr<CpEngine> engine_;  // declared first: destroyed after every communicator that copies through it
@@ -91,6 +106,8 @@ class CpContext {
   std::vector<std::unique_ptr<Communicator>> exchanges_;
   Communicator* data_cp_ = nullptr;
   Communicator* data_levels_[2] = {nullptr, nullptr};
+  std::unique_ptr<cp::BlockLabels> labels_;
+  CpShape labels_shape_;  // what labels_ was built for
 };
 
 // Copies rank r's dual chunks of a full [B, S, H, D] tensor (elements of elem_bytes) into `local` [B, S/W, H, D],
@@ -111,6 +128,9 @@ struct SimulateOptions {
   bool causal = true;
   float scale = 0;
   int timeout_ms = 60000;
+  // Packed: q, k, v are [T, H, D] with T = packed.total_padded() (batch 1, seq ignored); lse [H, T].
+  PackedBatch packed;
+  int64_t window_left = -1, window_right = -1;  // CpShape's window
   // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the ranks then exchange
   // by device-to-device copies). make_engine, when set, overrides it (tests, other kernels).
   CpDevice device;

@@ -1,14 +1,20 @@
 // The all_gather scheme: gather every rank's K and V, put the chunks in natural order, and attend each of the two
 // local query chunks c to keys [0, (c+1) S/2W) with a bottom-right causal mask (all keys without a mask). The
-// backward gathers again, computes dK/dV for the full sequence and reduce-scatters them to the chunk owners.
+// backward gathers again, computes dK/dV for the full sequence and reduce-scatters them to the chunk owners. With
+// labels (packed sequences, windows) the gathered rows stay in rank order and one call per pass covers all local
+// queries against all keys under the labelled mask.
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
 
 namespace hcp::cp {
 namespace {
 
-// Chunk numbers of rank m's two halves.
-int64_t chunk_of(int m, int half_index, int w) { return half_index == 0 ? m : 2 * w - 1 - m; }
+// Where rank m's two halves go in the gathered sequence: their chunk numbers (natural order), or rank order when
+// labels say where every row is.
+int64_t chunk_of(const LocalProblem& lp, int m, int half_index, int w) {
+  if (lp.labels) return 2 * m + half_index;
+  return half_index == 0 ? m : 2 * w - 1 - m;
+}
 
 // All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W).
 Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
@@ -27,7 +33,7 @@ Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, cons
   for (int m = 0; m < w; ++m)
     for (int hi = 0; hi < 2; ++hi) {
       const unsigned char* src = all.as() + 2 * kvb * static_cast<size_t>(m) + hi * half * row;
-      const size_t dst = static_cast<size_t>(chunk_of(m, hi, w) * half) * row;
+      const size_t dst = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row;
       HCP_TRY(eng.copy_rows(lp.batch, half, row, full_k->as() + dst, seq * row, row, src, lp.n * row, row));
       HCP_TRY(eng.copy_rows(lp.batch, half, row, full_v->as() + dst, seq * row, row, src + kvb, lp.n * row, row));
     }
@@ -37,8 +43,19 @@ Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, cons
 // Local query half `hi` (chunk c) against the keys it may see.
 Section gather_section(const LocalProblem& lp, int hi, int w, int r) {
   const int64_t half = lp.n / 2, seq = lp.n * w;
-  const int64_t keys = lp.causal ? (chunk_of(r, hi, w) + 1) * half : seq;
+  const int64_t keys = lp.causal ? (chunk_of(lp, r, hi, w) + 1) * half : seq;
   return {hi * half, half, 0, keys, lp.causal, keys - half};
+}
+
+// The kernel calls of one pass: the two halves with their causal sections, or all rows under the labels.
+template <class Run>
+Status for_each_call(const LocalProblem& lp, int w, int r, const Buffers& buf, Run run) {
+  if (lp.labels) {
+    const Section all{0, lp.n, 0, lp.n * w, lp.causal, 0};
+    return run(labelled_params(lp, all, lp.n, lp.n * w, buf, lp.labels->all_keys));
+  }
+  for (int hi = 0; hi < 2; ++hi) HCP_TRY(run(section_params(lp, gather_section(lp, hi, w, r), lp.n, lp.n * w, buf)));
+  return {};
 }
 
 }  // namespace
@@ -49,10 +66,8 @@ Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem&
   HCP_TRY(gather_kv(eng, comm, lp, k, v, &full_k, &full_v));
   Buffers buf;
   buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.out = out, buf.lse = lse;
-  for (int hi = 0; hi < 2; ++hi)
-    HCP_TRY(compute_or_abort(&comm, eng.forward(section_params(lp, gather_section(lp, hi, comm.size(), comm.rank()),
-                                                               lp.n, lp.n * comm.size(), buf))));
-  return {};
+  return for_each_call(lp, comm.size(), comm.rank(), buf,
+                       [&](const AttnParams& p) { return compute_or_abort(&comm, eng.forward(p)); });
 }
 
 Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k,
@@ -72,16 +87,15 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   Buffers buf;
   buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.lse = const_cast<float*>(lse), buf.delta = delta;
   buf.dout = dout, buf.dq = dq, buf.dk = full_dk.as<float>(), buf.dv = full_dv.as<float>();
-  for (int hi = 0; hi < 2; ++hi)
-    HCP_TRY(compute_or_abort(
-        &comm, eng.backward(section_params(lp, gather_section(lp, hi, w, comm.rank()), lp.n, lp.n * w, buf))));
+  HCP_TRY(for_each_call(lp, w, comm.rank(), buf,
+                        [&](const AttnParams& p) { return compute_or_abort(&comm, eng.backward(p)); }));
   // Block m of the reduce-scatter: [dK of rank m's two chunks | dV of them], in rank m's local layout.
   const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * sizeof(float);
   const int64_t half = lp.n / 2, seq = lp.n * w;
   for (int m = 0; m < w; ++m) {
     float* block = blocks.as<float>() + 2 * kv_floats * m;
     for (int hi = 0; hi < 2; ++hi) {
-      const size_t src = static_cast<size_t>(chunk_of(m, hi, w) * half) * row / sizeof(float);
+      const size_t src = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row / sizeof(float);
       const size_t dst = static_cast<size_t>(hi * half) * row / sizeof(float);
       HCP_TRY(eng.copy_rows(lp.batch, half, row, block + dst, lp.n * row, row, full_dk.as<float>() + src, seq * row,
                             row));

@@ -1,11 +1,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "hcp/cp_attention.hpp"
 #include "local_problem.hpp"
+#include "row_labels.hpp"
 #include "sequence_layout.hpp"
 #include "../../comm/peer_copy_communicator.hpp"
 #include "../../comm/staged_communicator.hpp"
@@ -89,6 +91,8 @@ Status CpContext::peer_copy_possible(Communicator& world, const CpEngine& engine
   return {};
 }
 
+CpContext::~CpContext() = default;
+
 CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy)
     : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)) {
   data_cp_ = exchange_for(groups_.cp.get(), peer_copy);
@@ -113,9 +117,21 @@ struct Stages {
   Communicator* ring = nullptr;
 };
 
-std::string local_problem_error(const CpShape& s, int64_t a2a, const CpEngine& eng) {
+std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpEngine& eng) {
   if (s.batch < 1 || s.seq_local < 1 || s.heads < 1 || s.kv_heads < 1 || s.head_dim < 1)
     return "batch, seq_local, heads, kv_heads and head_dim must be positive";
+  if (s.window_left < -1 || s.window_right < -1)
+    return "a window side must be -1 (unbounded) or >= 0, got (" + std::to_string(s.window_left) + ", " +
+           std::to_string(s.window_right) + ")";
+  if (!s.packed.empty()) {
+    if (s.batch != 1) return "packed sequences (thd) need batch 1, got " + std::to_string(s.batch);
+    if (std::string problem = packed_batch_error(s.packed, cp); !problem.empty()) return problem;
+    if (s.packed.total_padded() != s.seq_local * cp)
+      return "the packed batch has " + std::to_string(s.packed.total_padded()) + " padded tokens, so seq_local must be " +
+             std::to_string(s.packed.total_padded() / cp) + ", got " + std::to_string(s.seq_local);
+  } else if (s.seq_local * cp > std::numeric_limits<int32_t>::max() && (s.window_left >= 0 || s.window_right >= 0)) {
+    return "a windowed sequence is limited to 2^31 - 1 tokens";
+  }
   if (s.seq_local % 2 != 0)
     return "the sequence must divide into 2 x cp chunks: local length " + std::to_string(s.seq_local) + " is odd";
   if (s.heads % s.kv_heads != 0)
@@ -153,26 +169,41 @@ cp::SeqTensor kv_geometry(const LocalProblem& lp, size_t elem) {
 
 size_t bytes_of(int64_t elems, size_t elem) { return static_cast<size_t>(elems) * elem; }
 
+// FNV-1a over both offset lists: ranks that pass different documents disagree here.
+int64_t fingerprint(const PackedBatch& packed) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto* list : {&packed.cu_seqlens, &packed.cu_seqlens_padded}) {
+    for (int64_t x : *list)
+      for (int byte = 0; byte < 8; ++byte) h = (h ^ ((static_cast<uint64_t>(x) >> (8 * byte)) & 0xff)) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  }
+  return static_cast<int64_t>(h >> 1);
+}
+
 }  // namespace
 
 Status CpContext::check_shape(const CpShape& shape, bool backward) {
   const int64_t a2a = comm_ == CpComm::a2a ? cp_size() : comm_ == CpComm::a2a_p2p ? groups_.levels[0]->size() : 1;
-  const std::string problem = local_problem_error(shape, a2a, *engine_);
+  const std::string problem = local_problem_error(shape, cp_size(), a2a, *engine_);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &shape.scale, sizeof scale_bits);
-  const int64_t mine[10] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
-                            shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward, scale_bits};
-  std::vector<int64_t> all(10 * static_cast<size_t>(cp_size()));
+  constexpr int kFields = 14;
+  const int64_t mine[kFields] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
+                                 shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward,
+                                 scale_bits, shape.packed.documents(), fingerprint(shape.packed), shape.window_left,
+                                 shape.window_right};
+  std::vector<int64_t> all(kFields * static_cast<size_t>(cp_size()));
   HCP_TRY(groups_.cp->all_gather(mine, all.data(), sizeof(mine)));
   if (!problem.empty()) return Status(Errc::shape, "CP rank " + std::to_string(cp_rank()) + ": " + problem);
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
-                                      "pass", "scale"};
+                                      "pass", "scale", "packed documents", "cu_seqlens (fingerprint)",
+                                      "window_left", "window_right"};
   for (int r = 0; r < cp_size(); ++r) {
-    const int64_t* theirs = all.data() + 10 * r;
+    const int64_t* theirs = all.data() + kFields * r;
     if (theirs[0] != 0) {
       return Status(Errc::shape, "CP rank " + std::to_string(r) + " has an invalid shape (see its error)");
     }
-    for (int i = 1; i < 10; ++i)
+    for (int i = 1; i < kFields; ++i)
       if (theirs[i] != mine[i])
         return Status(Errc::shape, "CP ranks disagree on " + std::string(names[i]) + ": rank " +
                                        std::to_string(cp_rank()) + " has " + std::to_string(mine[i]) + ", rank " +
@@ -197,13 +228,66 @@ Stages stages_of(CpComm comm, Communicator* cp, Communicator* const levels[2]) {
   return {};
 }
 
+bool same_labels(const CpShape& a, const CpShape& b) {
+  return a.packed.cu_seqlens == b.packed.cu_seqlens && a.packed.cu_seqlens_padded == b.packed.cu_seqlens_padded &&
+         a.window_left == b.window_left && a.window_right == b.window_right && a.seq_local == b.seq_local &&
+         a.causal == b.causal;
+}
+
 }  // namespace
+
+Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) {
+  *out = nullptr;
+  if (shape.packed.empty() && shape.window_left < 0 && shape.window_right < 0) return {};
+  if (labels_ && same_labels(shape, labels_shape_)) {
+    *out = labels_.get();
+    return {};
+  }
+  labels_.reset();
+  const int w = cp_size();
+  // A plain sequence is the packed batch of one document.
+  const PackedBatch batch = shape.packed.empty() ? PackedBatch{{0, shape.seq_local * w}, {}} : shape.packed;
+  std::vector<cp::RowRuns> runs;
+  auto labels = std::make_unique<cp::BlockLabels>();
+  if (comm_ == CpComm::all_gather) {
+    for (int m = 0; m < w; ++m) runs.push_back(cp::rank_runs(batch, w, m));
+    labels->me = cp_rank();
+    HCP_TRY(cp::upload_runs(*engine_, cp::concat_runs(runs), labels.get(), &labels->all_keys));
+  } else {
+    // Ring member p's block: its own rows, or its a2a group's rows in the exchange's order (flat CP rank of a2a
+    // member m is m + A * p).
+    const Stages st = stages_of(comm_, data_cp_, data_levels_);
+    const int a = st.a2a ? st.a2a->size() : 1, ring = st.ring ? st.ring->size() : 1;
+    labels->me = st.ring ? st.ring->rank() : 0;
+    for (int p = 0; p < ring; ++p) {
+      if (a == 1) {
+        runs.push_back(cp::rank_runs(batch, w, p));
+        continue;
+      }
+      std::vector<cp::RowRuns> members;
+      for (int m = 0; m < a; ++m) members.push_back(cp::rank_runs(batch, w, m + a * p));
+      runs.push_back(cp::a2a_runs(members));
+    }
+  }
+  labels->window_left = shape.window_left, labels->window_right = shape.window_right;
+  const cp::RowRuns& mine = runs[static_cast<size_t>(labels->me)];
+  for (const cp::RowRuns& block : runs) {
+    labels->blocks.emplace_back();
+    HCP_TRY(cp::upload_runs(*engine_, block, labels.get(), &labels->blocks.back()));
+    labels->seen.push_back(cp::any_visible(mine, block, shape.causal, shape.window_left, shape.window_right) ? 1 : 0);
+  }
+  labels_ = std::move(labels);
+  labels_shape_ = shape;
+  *out = labels_.get();
+  return {};
+}
 
 Status CpContext::forward(const CpShape& shape, const void* q, const void* k, const void* v, void* out, float* lse) {
   if (!q || !k || !v || !out || !lse) return Status(Errc::invalid_argument, "CP forward: a tensor pointer is NULL");
   HCP_TRY(check_shape(shape, false));
   CpEngine& eng = *engine_;
-  const LocalProblem lp = local_problem(shape);
+  LocalProblem lp = local_problem(shape);
+  HCP_TRY(labels_for(shape, &lp.labels));
   EngineBuffer out32;
   HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
   if (comm_ == CpComm::all_gather) {
@@ -244,7 +328,8 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     return Status(Errc::invalid_argument, "CP backward: a tensor pointer is NULL");
   HCP_TRY(check_shape(shape, true));
   CpEngine& eng = *engine_;
-  const LocalProblem lp = local_problem(shape);
+  LocalProblem lp = local_problem(shape);
+  HCP_TRY(labels_for(shape, &lp.labels));
   const int64_t rows = lp.batch * lp.heads * lp.n;
   // delta = rowsum(dO * O) is per (token, head), so it is computed here, before any exchange.
   EngineBuffer out32, delta, dq32, dk32, dv32;

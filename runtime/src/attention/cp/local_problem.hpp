@@ -6,6 +6,7 @@
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"
 #include "hcp/cp_engine.hpp"
+#include "row_labels.hpp"
 
 namespace hcp::cp {
 
@@ -16,6 +17,8 @@ struct LocalProblem {
   bool causal = true;
   float scale = 0;
   int threads = 1;
+  // Packed sequences or a window: the labels of every block (row_labels.hpp); nullptr: one plain sequence.
+  const BlockLabels* labels = nullptr;
 
   int64_t q_elems() const { return batch * n * heads * head_dim; }
   int64_t kv_elems() const { return batch * n * kv_heads * head_dim; }
@@ -89,6 +92,16 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.dv = section_tensor(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
+  return p;
+}
+
+// section_params with the labelled mask: this participant's rows as queries against the rows `keys`.
+inline AttnParams labelled_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
+                                  const Buffers& b, const AttnLabels& keys) {
+  AttnParams p = section_params(lp, s, q_seq, k_seq, b);
+  p.q_labels = lp.labels->blocks[static_cast<size_t>(lp.labels->me)];
+  p.k_labels = keys;
+  p.window_left = lp.labels->window_left, p.window_right = lp.labels->window_right;
   return p;
 }
 

@@ -3,7 +3,9 @@
 // KV of step i+1 travels from r-1 to r+1; the causal schedule makes every step cost about the same; each step's
 // kernel merges its keys into the fp32 out/lse (AttnParams::accumulate). Backward: the diagonal first, then the KV
 // of rank (r + i) mod W arriving from r+1 while a step computes; the dK/dV accumulator of each KV block travels
-// with it along the same reverse ring and ends, complete, at its owner.
+// with it along the same reverse ring and ends, complete, at its owner. With labels (packed sequences, windows) every
+// step is the whole block under the labelled mask, and a step whose block no query of this rank sees is not
+// computed at all (its KV still passes on).
 #include <utility>
 
 #include "local_problem.hpp"
@@ -14,6 +16,7 @@ namespace {
 // Which queries see which keys when this rank's queries meet the KV block of rank `src`.
 Section ring_section(const LocalProblem& lp, int src, int r) {
   const int64_t n = lp.n, half = n / 2;
+  if (lp.labels) return {0, n, 0, n, lp.causal, 0};
   if (!lp.causal) return {0, n, 0, n, false, 0};
   if (src == r) return {0, n, 0, n, true, 0};     // own block: local order is global order
   if (src < r) return {0, n, 0, half, false, 0};  // a lower rank's first chunk precedes both query chunks
@@ -48,6 +51,16 @@ class PendingExchange {
   bool pending_ = false;
 };
 
+// The kernel parameters of the step that meets the KV block of ring member `src`.
+AttnParams step_params(const LocalProblem& lp, int src, int r, const Buffers& buf) {
+  const Section s = ring_section(lp, src, r);
+  if (!lp.labels) return section_params(lp, s, lp.n, lp.n, buf);
+  return labelled_params(lp, s, lp.n, lp.n, buf, lp.labels->blocks[static_cast<size_t>(src)]);
+}
+
+// Whether the step with block `src` can be left out (the first forward step always runs: it writes out and lse).
+bool unseen(const LocalProblem& lp, int src) { return lp.labels && !lp.labels->seen[static_cast<size_t>(src)]; }
+
 }  // namespace
 
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,
@@ -57,7 +70,7 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
   buf.q = q;
   if (w == 1) {
     buf.k = k, buf.v = v, buf.out = out, buf.lse = lse;
-    return eng.forward(section_params(lp, ring_section(lp, 0, 0), lp.n, lp.n, buf));
+    return eng.forward(step_params(lp, 0, 0, buf));
   }
   EngineBuffer cur, next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
@@ -68,10 +81,11 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
   for (int i = 0; i < w; ++i) {
     if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
     buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
-    AttnParams p = section_params(lp, ring_section(lp, (r - i + w) % w, r), lp.n, lp.n, buf);
+    const int src = (r - i + w) % w;
+    AttnParams p = step_params(lp, src, r, buf);
     // The first step covers every row and writes out/lse; later steps merge into them inside the kernel.
     p.accumulate = i > 0;
-    HCP_TRY(compute_or_abort(comm, eng.forward(p)));
+    if (i == 0 || !unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.forward(p)));
     if (i + 1 < w) {
       HCP_TRY(exchange.wait());
       std::swap(cur, next);
@@ -88,7 +102,7 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
   buf.q = q, buf.dout = dout, buf.lse = const_cast<float*>(lse), buf.delta = delta, buf.dq = dq;
   if (w == 1) {
     buf.k = k, buf.v = v, buf.dk = dk, buf.dv = dv;
-    return eng.backward(section_params(lp, ring_section(lp, 0, 0), lp.n, lp.n, buf));
+    return eng.backward(step_params(lp, 0, 0, buf));
   }
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), dkv_bytes = 2 * kv_floats * sizeof(float);
   EngineBuffer cur, next, dkv, dkv_next;
@@ -104,7 +118,7 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
     const int src = (r + i) % w;
     buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
     buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + kv_floats;
-    HCP_TRY(compute_or_abort(comm, eng.backward(section_params(lp, ring_section(lp, src, r), lp.n, lp.n, buf))));
+    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
     if (i + 1 < w) {
       HCP_TRY(exchange.wait());
       std::swap(cur, next);

@@ -86,7 +86,18 @@ struct Plan {
   CpShape shape;
   size_t e = 0;
   int64_t q_row = 0, kv_row = 0, q_elems = 0, kv_elems = 0;
+  int64_t seq = 0;  // full sequence length (packed: padded tokens)
   bool backward = false;
+
+  // Rank r's rows of a full tensor [B, seq, X] (`outer` of them, each [seq, row]) and back.
+  Status shard(const void* full, void* local, int64_t outer, int64_t row, size_t elem, int cp, int r) const {
+    if (!shape.packed.empty()) return shard_packed(full, local, shape.packed, row, elem, cp, r, outer);
+    return shard_sequence(full, local, outer, seq, row, elem, cp, r);
+  }
+  Status gather(const void* local, void* full, int64_t outer, int64_t row, size_t elem, int cp, int r) const {
+    if (!shape.packed.empty()) return gather_packed(local, full, shape.packed, row, elem, cp, r, outer);
+    return gather_sequence(local, full, outer, seq, row, elem, cp, r);
+  }
 };
 
 Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan) {
@@ -97,7 +108,12 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
     return Status(Errc::invalid_argument, "dout given without dq, dk and dv");
   if (o.cp < 1 || o.cp > 4096)
     return Status(Errc::invalid_config, "cp must be in [1, 4096], got " + std::to_string(o.cp));
-  if (o.seq < 1 || o.seq % (2 * static_cast<int64_t>(o.cp)) != 0)
+  const int64_t seq = o.packed.empty() ? o.seq : o.packed.total_padded();
+  if (!o.packed.empty()) {
+    if (std::string problem = packed_batch_error(o.packed, o.cp); !problem.empty()) return Status(Errc::shape, problem);
+    if (o.batch != 1) return Status(Errc::shape, "packed sequences need batch 1, got " + std::to_string(o.batch));
+    if (seq < 1) return Status(Errc::shape, "the packed batch has no tokens");
+  } else if (o.seq < 1 || o.seq % (2 * static_cast<int64_t>(o.cp)) != 0)
     return Status(Errc::shape, "sequence length " + std::to_string(o.seq) + " is not divisible by 2 x cp = " +
                                    std::to_string(2 * o.cp));
   if (o.timeout_ms < 1) return Status(Errc::invalid_argument, "the timeout must be positive");
@@ -108,9 +124,11 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   if (o.gpus_per_node > 0) plan->config.gpus_per_node = o.gpus_per_node;
   if (auto problem = plan->config.check()) return Status(Errc::invalid_config, *problem);
   CpShape& shape = plan->shape;
-  shape.batch = o.batch, shape.seq_local = o.seq / o.cp, shape.heads = o.heads, shape.kv_heads = o.kv_heads;
+  shape.batch = o.batch, shape.seq_local = seq / o.cp, shape.heads = o.heads, shape.kv_heads = o.kv_heads;
   shape.head_dim = o.head_dim, shape.dtype = o.dtype, shape.causal = o.causal, shape.scale = o.scale;
   shape.kernel_threads = o.kernel_threads;
+  shape.packed = o.packed, shape.window_left = o.window_left, shape.window_right = o.window_right;
+  plan->seq = seq;
   plan->e = dtype_size(o.dtype);
   plan->q_row = o.heads * o.head_dim, plan->kv_row = o.kv_heads * o.head_dim;
   if (o.batch < 1 || o.heads < 1 || o.kv_heads < 1 || o.head_dim < 1 ||
@@ -144,13 +162,13 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   std::vector<unsigned char> host(static_cast<size_t>(q_elems) * e);
   EngineBuffer q, k, v, out, lse;
   auto shard_in = [&](const void* full, int64_t row, int64_t elems, EngineBuffer* buf) -> Status {
-    HCP_TRY(shard_sequence(full, host.data(), o.batch, o.seq, row, e, o.cp, r));
+    HCP_TRY(plan.shard(full, host.data(), o.batch, row, e, o.cp, r));
     HCP_TRY(eng.alloc(static_cast<size_t>(elems) * e, buf));
     return eng.upload(buf->as(), host.data(), static_cast<size_t>(elems) * e);
   };
   auto gather_out = [&](const EngineBuffer& buf, void* full, int64_t row, int64_t elems) -> Status {
     HCP_TRY(eng.download(host.data(), buf.as(), static_cast<size_t>(elems) * e));
-    return gather_sequence(host.data(), full, o.batch, o.seq, row, e, o.cp, r);
+    return plan.gather(host.data(), full, o.batch, row, e, o.cp, r);
   };
   HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
   HCP_TRY(shard_in(t.k, kv_row, kv_elems, &k));
@@ -166,7 +184,7 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   // lse is [B, H, S]: the same chunks, with B*H "batches" of one value per token.
   std::vector<float> lse_host(static_cast<size_t>(rows));
   HCP_TRY(eng.download(lse_host.data(), lse.as(), lse_host.size() * sizeof(float)));
-  HCP_TRY(gather_sequence(lse_host.data(), t.lse, o.batch * o.heads, o.seq, 1, sizeof(float), o.cp, r));
+  HCP_TRY(plan.gather(lse_host.data(), t.lse, o.batch * o.heads, 1, sizeof(float), o.cp, r));
   Clock::Span backward;
   if (plan.backward) {
     EngineBuffer dout, dq, dk, dv;

@@ -1,0 +1,104 @@
+#include "row_labels.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+namespace hcp::cp {
+namespace {
+
+// Rows [row0, row0 + rows) of `runs`.
+RowRuns slice(const RowRuns& runs, int64_t row0, int64_t rows) {
+  RowRuns out;
+  int64_t at = 0;
+  for (const LabelRun& r : runs) {
+    const int64_t lo = std::max(at, row0), hi = std::min(at + r.rows, row0 + rows);
+    if (lo < hi) out.push_back({r.seg, r.seg < 0 ? 0 : r.pos + (lo - at), hi - lo});
+    at += r.rows;
+  }
+  return out;
+}
+
+int64_t rows_of(const RowRuns& runs) {
+  int64_t n = 0;
+  for (const LabelRun& r : runs) n += r.rows;
+  return n;
+}
+
+void append(RowRuns* to, const RowRuns& from) { to->insert(to->end(), from.begin(), from.end()); }
+
+}  // namespace
+
+RowRuns rank_runs(const PackedBatch& batch, int w, int rank) {
+  RowRuns runs;
+  const std::vector<int64_t>& padded = batch.padded();
+  const int64_t w2 = 2 * static_cast<int64_t>(w);
+  for (size_t d = 0; d + 1 < padded.size(); ++d) {
+    const int64_t chunk = (padded[d + 1] - padded[d]) / w2;
+    const int64_t real = batch.cu_seqlens[d + 1] - batch.cu_seqlens[d];
+    for (int64_t which : {int64_t{rank}, w2 - 1 - rank}) {
+      const int64_t start = which * chunk, real_rows = std::clamp<int64_t>(real - start, 0, chunk);
+      if (real_rows > 0) runs.push_back({static_cast<int32_t>(d), start, real_rows});
+      if (chunk > real_rows) runs.push_back({-1, 0, chunk - real_rows});
+    }
+  }
+  return runs;
+}
+
+RowRuns a2a_runs(const std::vector<RowRuns>& members) {
+  RowRuns out;
+  for (const RowRuns& m : members) append(&out, slice(m, 0, rows_of(m) / 2));
+  for (auto m = members.rbegin(); m != members.rend(); ++m) {
+    const int64_t n = rows_of(*m);
+    append(&out, slice(*m, n / 2, n - n / 2));
+  }
+  return out;
+}
+
+RowRuns concat_runs(const std::vector<RowRuns>& parts) {
+  RowRuns out;
+  for (const RowRuns& p : parts) append(&out, p);
+  return out;
+}
+
+bool any_visible(const RowRuns& q, const RowRuns& k, bool causal, int64_t window_left, int64_t window_right) {
+  // Allowed pos(q) - pos(k); runs hold consecutive positions, so a pair of runs spans every distance between its
+  // extremes and the test is exact.
+  int64_t lo = std::numeric_limits<int64_t>::min() / 4, hi = std::numeric_limits<int64_t>::max() / 4;
+  if (causal) lo = 0;
+  if (window_right >= 0) lo = std::max(lo, -window_right);
+  if (window_left >= 0) hi = std::min(hi, window_left);
+  std::unordered_map<int32_t, std::vector<const LabelRun*>> by_doc;
+  for (const LabelRun& r : q)
+    if (r.seg >= 0) by_doc[r.seg].push_back(&r);
+  for (const LabelRun& kr : k) {
+    if (kr.seg < 0) continue;
+    auto found = by_doc.find(kr.seg);
+    if (found == by_doc.end()) continue;
+    for (const LabelRun* qr : found->second) {
+      const int64_t dist_lo = qr->pos - (kr.pos + kr.rows - 1), dist_hi = qr->pos + qr->rows - 1 - kr.pos;
+      if (dist_hi >= lo && dist_lo <= hi) return true;
+    }
+  }
+  return false;
+}
+
+Status upload_runs(CpEngine& eng, const RowRuns& runs, BlockLabels* labels, AttnLabels* out) {
+  const int64_t n = rows_of(runs);
+  std::vector<int32_t> host(static_cast<size_t>(2 * n));
+  int32_t* seg = host.data();
+  int32_t* pos = host.data() + n;
+  for (const LabelRun& r : runs)
+    for (int64_t i = 0; i < r.rows; ++i) {
+      *seg++ = r.seg;
+      *pos++ = static_cast<int32_t>(r.pos + i);
+    }
+  EngineBuffer buf;
+  HCP_TRY(eng.alloc(host.size() * sizeof(int32_t), &buf));
+  HCP_TRY(eng.upload(buf.as(), host.data(), host.size() * sizeof(int32_t)));
+  *out = {buf.as<int32_t>(), buf.as<int32_t>() + n};
+  labels->memory.push_back(std::move(buf));
+  return {};
+}
+
+}  // namespace hcp::cp

@@ -1,0 +1,48 @@
+// The kernels' row labels (AttnParams::q_labels / k_labels) for every block a CP participant computes on: its own
+// rows, the rows after an a2a exchange (the members' halves in the exchange's order), every ring member's KV block
+// and, for all_gather, all ranks' rows. Labels are built as runs of consecutive positions (two per document and
+// rank), so that whether a query block sees a key block at all is decided exactly, without touching rows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hcp/attention_params.hpp"
+#include "hcp/cp_engine.hpp"
+#include "hcp/packed_sequences.hpp"
+
+namespace hcp::cp {
+
+struct LabelRun {
+  int32_t seg;  // document; -1: padding
+  int64_t pos;  // position of the first row in its document
+  int64_t rows;
+};
+using RowRuns = std::vector<LabelRun>;
+
+// The rows of CP rank `rank` of `w` (chunks rank and 2w-1-rank of every document). A bshd sequence of length S is
+// the batch of one document {0, S}.
+RowRuns rank_runs(const PackedBatch& batch, int w, int rank);
+// The rows an a2a exchange over `members` (in member order) produces: their first halves in member order, then
+// their second halves in reverse member order (sequence_layout.hpp).
+RowRuns a2a_runs(const std::vector<RowRuns>& members);
+// Rows one after another.
+RowRuns concat_runs(const std::vector<RowRuns>& parts);
+
+// Whether any query row of `q` sees any key row of `k` under the causal flag and the window (exact).
+bool any_visible(const RowRuns& q, const RowRuns& k, bool causal, int64_t window_left, int64_t window_right);
+
+// The labels of the blocks of one CP computation, in the engine's memory.
+struct BlockLabels {
+  int64_t window_left = -1, window_right = -1;
+  int me = 0;                       // this participant's block
+  std::vector<AttnLabels> blocks;   // per ring member (ring schemes) or per rank (all_gather)
+  std::vector<char> seen;           // seen[i]: block me's queries see some key of block i
+  AttnLabels all_keys;              // all_gather: every rank's rows in rank order
+  std::vector<EngineBuffer> memory;
+};
+
+// Uploads `runs` (expanded to per-row seg and pos) into engine memory owned by `labels`.
+Status upload_runs(CpEngine& eng, const RowRuns& runs, BlockLabels* labels, AttnLabels* out);
+
+}  // namespace hcp::cp

@@ -1,0 +1,226 @@
+// Packed sequences (thd) and sliding windows under every CP scheme, against single-rank attention over the whole
+// batch (the CPU kernel with the same labels, itself checked against the naive reference in attention_kernel_test):
+// random document lengths with TE's padding, causal and not, MHA and GQA, fp32 and bf16, cp up to 16, forward and
+// backward; plus the rank indices (TE's thd_get_partitioned_indices) and the input checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../runtime/src/attention/cpu/bf16.hpp"
+#include "attention_reference.hpp"
+#include "hcp/attention_cpu.hpp"
+#include "hcp/cp_attention.hpp"
+#include "hcp/packed_sequences.hpp"
+#include "test_names.hpp"
+
+namespace hcp {
+namespace {
+
+struct PackedCase {
+  CpComm comm;
+  int cp;
+  std::vector<int64_t> sizes;  // a2a+p2p only
+  bool packed;                 // false: one bshd sequence (batch 2) with a window
+  bool causal;
+  bool gqa;
+  DType dtype;
+  int64_t window_left, window_right;
+  int64_t max_len;  // packed: documents of 1..max_len tokens
+  uint32_t seed;
+};
+
+int a2a_size(const PackedCase& c) {
+  if (c.comm == CpComm::a2a) return c.cp;
+  if (c.comm == CpComm::a2a_p2p) return static_cast<int>(c.sizes[0]);
+  return 1;
+}
+
+std::string case_name(const ::testing::TestParamInfo<PackedCase>& info) {
+  const PackedCase& c = info.param;
+  std::string sizes;
+  for (int64_t s : c.sizes) sizes += "_" + std::to_string(s);
+  auto side = [](int64_t w) { return w < 0 ? std::string("inf") : std::to_string(w); };
+  return testing::name_of(c.comm == CpComm::a2a_p2p ? "a2a_p2p" : std::string(cp_comm_name(c.comm)), "_cp", c.cp,
+                          sizes, c.packed ? "_thd" : "_bshd", c.causal ? "_causal" : "_full",
+                          c.gqa ? "_gqa" : "_mha", "_", dtype_name(c.dtype), "_w", side(c.window_left), "x",
+                          side(c.window_right), "_s", c.seed);
+}
+
+struct Tensors {
+  std::vector<float> q, k, v, dout;
+};
+
+// The whole batch on one rank with the labels of the documents (padding: segment -1).
+struct Reference {
+  std::vector<float> out, lse, dq, dk, dv;
+};
+Reference single_rank(const PackedCase& c, const PackedBatch& batch, int64_t b, int64_t seq, int64_t heads,
+                      int64_t kv_heads, int64_t head_dim, const Tensors& in) {
+  std::vector<int32_t> seg(static_cast<size_t>(seq), 0), pos(static_cast<size_t>(seq));
+  for (int64_t i = 0; i < seq; ++i) pos[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  if (!batch.empty())
+    for (size_t d = 0; d + 1 < batch.padded().size(); ++d)
+      for (int64_t i = batch.padded()[d]; i < batch.padded()[d + 1]; ++i) {
+        const int64_t at = i - batch.padded()[d];
+        seg[static_cast<size_t>(i)] = at < batch.cu_seqlens[d + 1] - batch.cu_seqlens[d] ? static_cast<int32_t>(d) : -1;
+        pos[static_cast<size_t>(i)] = static_cast<int32_t>(at);
+      }
+  Reference r;
+  const size_t nq = in.q.size(), nk = in.k.size();
+  r.out.assign(nq, 0), r.dq.assign(nq, 0), r.dk.assign(nk, 0), r.dv.assign(nk, 0);
+  r.lse.assign(static_cast<size_t>(b * heads * seq), 0);
+  std::vector<float> delta(r.lse.size());
+  const int64_t qrow = heads * head_dim, kvrow = kv_heads * head_dim;
+  AttnParams p;
+  p.batch = b, p.sq = p.sk = seq, p.heads = heads, p.kv_heads = kv_heads, p.head_dim = head_dim;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(head_dim)), p.causal = c.causal;
+  p.q_labels = p.k_labels = {seg.data(), pos.data()};
+  p.window_left = c.window_left, p.window_right = c.window_right;
+  auto qt = [&](const std::vector<float>& t) { return AttnTensor{const_cast<float*>(t.data()), seq * qrow, qrow, head_dim}; };
+  auto kt = [&](const std::vector<float>& t) { return AttnTensor{const_cast<float*>(t.data()), seq * kvrow, kvrow, head_dim}; };
+  p.q = qt(in.q), p.k = kt(in.k), p.v = kt(in.v), p.out = qt(r.out), p.dout = qt(in.dout);
+  p.dq = qt(r.dq), p.dk = kt(r.dk), p.dv = kt(r.dv);
+  p.lse = {r.lse.data(), heads * seq, seq};
+  p.delta = {delta.data(), heads * seq, seq};
+  EXPECT_TRUE(attention_forward_cpu(p).ok());
+  attention_delta_cpu(DType::f32, b, seq, heads, head_dim, p.dout, p.out, p.delta);
+  EXPECT_TRUE(attention_backward_cpu(p).ok());
+  return r;
+}
+
+std::vector<float> as_float(const std::vector<unsigned char>& raw, DType dtype) {
+  const size_t e = dtype_size(dtype);
+  std::vector<float> f(raw.size() / e);
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (dtype == DType::f32) {
+      std::memcpy(&f[i], raw.data() + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, raw.data() + 2 * i, 2);
+      f[i] = cpu::bf16_to_float(h);
+    }
+  }
+  return f;
+}
+
+class CpPacked : public ::testing::TestWithParam<PackedCase> {};
+
+TEST_P(CpPacked, EqualsSingleRankAttention) {
+  const PackedCase& c = GetParam();
+  const int a = a2a_size(c);
+  const int64_t kv_heads = 2 * a, heads = c.gqa ? 2 * kv_heads : kv_heads, head_dim = 64;
+  PackedBatch batch;
+  int64_t b = 1, seq = 0;
+  if (c.packed) {
+    std::mt19937 gen(c.seed);
+    std::uniform_int_distribution<int64_t> len(1, c.max_len);
+    batch.cu_seqlens = {0};
+    for (int d = 0; d < 5; ++d) batch.cu_seqlens.push_back(batch.cu_seqlens.back() + len(gen));
+    batch.cu_seqlens_padded = pad_for_cp(batch.cu_seqlens, c.cp);
+    seq = batch.total_padded();
+  } else {
+    b = 2, seq = 2 * c.cp * 24;
+  }
+  const size_t nq = static_cast<size_t>(b * seq * heads * head_dim), nk = static_cast<size_t>(b * seq * kv_heads * head_dim);
+  Tensors in{testing::random_floats(nq, c.seed + 1, -2, 2), testing::random_floats(nk, c.seed + 2, -2, 2),
+             testing::random_floats(nk, c.seed + 3), testing::random_floats(nq, c.seed + 4)};
+  std::vector<uint16_t> bits[4];
+  std::vector<float>* tensors[4] = {&in.q, &in.k, &in.v, &in.dout};
+  if (c.dtype == DType::bf16)
+    for (int i = 0; i < 4; ++i) {
+      for (float& x : *tensors[i]) {
+        bits[i].push_back(cpu::float_to_bf16(x));
+        x = cpu::bf16_to_float(bits[i].back());
+      }
+    }
+  const Reference want = single_rank(c, batch, b, seq, heads, kv_heads, head_dim, in);
+
+  SimulateOptions o;
+  o.comm = c.comm, o.cp = c.cp, o.hcp_sizes = c.sizes, o.packed = batch;
+  o.batch = b, o.seq = seq, o.heads = heads, o.kv_heads = kv_heads, o.head_dim = head_dim;
+  o.dtype = c.dtype, o.causal = c.causal, o.window_left = c.window_left, o.window_right = c.window_right;
+  const size_t e = dtype_size(c.dtype);
+  std::vector<unsigned char> out(nq * e), dq(nq * e), dk(nk * e), dv(nk * e);
+  std::vector<float> lse(want.lse.size());
+  SimulateTensors t;
+  auto data = [&](int i) -> const void* {
+    return c.dtype == DType::f32 ? static_cast<const void*>(tensors[i]->data()) : bits[i].data();
+  };
+  t.q = data(0), t.k = data(1), t.v = data(2), t.dout = data(3);
+  t.out = out.data(), t.lse = lse.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
+  const Status s = attention_simulate(o, t);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const double tol = c.dtype == DType::f32 ? 1e-5 : 2e-2;
+  EXPECT_LE(testing::max_rel_error(as_float(out, c.dtype), want.out), tol);
+  EXPECT_LE(testing::max_rel_error(lse, want.lse), c.dtype == DType::f32 ? 1e-6 : 1e-2);
+  EXPECT_LE(testing::max_rel_error(as_float(dq, c.dtype), want.dq), tol);
+  EXPECT_LE(testing::max_rel_error(as_float(dk, c.dtype), want.dk), tol);
+  EXPECT_LE(testing::max_rel_error(as_float(dv, c.dtype), want.dv), tol);
+}
+
+std::vector<PackedCase> packed_cases() {
+  std::vector<PackedCase> cases;
+  uint32_t seed = 100;
+  struct Scheme {
+    CpComm comm;
+    int cp;
+    std::vector<int64_t> sizes;
+  };
+  const std::vector<Scheme> schemes = {{CpComm::p2p, 2, {}},         {CpComm::p2p, 5, {}},
+                                       {CpComm::p2p, 16, {}},        {CpComm::a2a, 4, {}},
+                                       {CpComm::a2a_p2p, 4, {2, 2}}, {CpComm::a2a_p2p, 8, {2, 4}},
+                                       {CpComm::a2a_p2p, 6, {3, 2}}, {CpComm::a2a_p2p, 16, {4, 4}},
+                                       {CpComm::all_gather, 3, {}},  {CpComm::all_gather, 8, {}}};
+  for (const Scheme& s : schemes)
+    for (bool causal : {true, false}) {
+      const bool gqa = (seed % 2) == 0;
+      cases.push_back({s.comm, s.cp, s.sizes, true, causal, gqa, DType::f32, -1, -1, 300, seed++});
+      cases.push_back({s.comm, s.cp, s.sizes, true, causal, !gqa, DType::f32, 37, causal ? 0 : 11, 300, seed++});
+      cases.push_back({s.comm, s.cp, s.sizes, false, causal, gqa, DType::f32, 29, causal ? 0 : 5, 0, seed++});
+    }
+  for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
+    cases.push_back({comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{}, true,
+                     true, true, DType::bf16, 50, 0, 400, seed++});
+  // Documents of one token each (all but one row of every chunk pair is padding) and one long document.
+  cases.push_back({CpComm::p2p, 4, {}, true, true, false, DType::f32, -1, -1, 1, seed++});
+  cases.push_back({CpComm::a2a_p2p, 4, {2, 2}, true, true, true, DType::f32, -1, -1, 1, seed++});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, CpPacked, ::testing::ValuesIn(packed_cases()), case_name);
+
+TEST(PackedSequences, RankIndicesFollowTransformerEngine) {
+  // Two documents padded to 8 and 4 rows, cp 2: chunks of 2 and 1 rows; rank 0 takes chunks 0 and 3 of each.
+  PackedBatch batch{{0, 7, 10}, {0, 8, 12}};
+  EXPECT_EQ(packed_rank_indices(batch, 2, 0), (std::vector<int64_t>{0, 1, 6, 7, 8, 11}));
+  EXPECT_EQ(packed_rank_indices(batch, 2, 1), (std::vector<int64_t>{2, 3, 4, 5, 9, 10}));
+  EXPECT_EQ(pad_for_cp({0, 7, 10, 10}, 2), (std::vector<int64_t>{0, 8, 12, 12}));
+  std::vector<int32_t> full(12), local(6), back(12, -1);
+  for (int i = 0; i < 12; ++i) full[static_cast<size_t>(i)] = i;
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(shard_packed(full.data(), local.data(), batch, 1, 4, 2, r).ok());
+    const auto want = packed_rank_indices(batch, 2, r);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(local[i], want[i]);
+    ASSERT_TRUE(gather_packed(local.data(), back.data(), batch, 1, 4, 2, r).ok());
+  }
+  EXPECT_EQ(back, full);
+}
+
+TEST(PackedSequences, RejectsBatchesThatDoNotFit) {
+  EXPECT_NE(packed_batch_error({{0, 7, 10}, {}}, 2).find("document 0 has 7 padded rows"), std::string::npos);
+  EXPECT_NE(packed_batch_error({{0, 7, 10}, {0, 4, 8}}, 2).find("document 0 has 7 tokens but only 4"),
+            std::string::npos);
+  EXPECT_NE(packed_batch_error({{1, 7}, {}}, 1).find("must start at 0"), std::string::npos);
+  EXPECT_NE(packed_batch_error({{0, 8, 4}, {}}, 1).find("must not decrease"), std::string::npos);
+  EXPECT_NE(packed_batch_error({{0, 4}, {0, 4, 8}}, 1).find("offsets"), std::string::npos);
+  EXPECT_EQ(packed_batch_error({{0, 7, 10}, {0, 8, 12}}, 2), "");
+  std::vector<int32_t> x(16);
+  EXPECT_EQ(shard_packed(x.data(), x.data(), {{0, 7}, {}}, 1, 4, 2, 0).code(), Errc::shape);
+}
+
+}  // namespace
+}  // namespace hcp
