@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "attn_mask.hpp"
 #include "attn_mpi.hpp"
 #include "attn_problem.hpp"
 #include "cli_options.hpp"
@@ -32,6 +33,7 @@ struct AttnOptions {
   std::string comm = "p2p";
   int64_t batch = 1, seq = 1024, heads = 8, head_dim = 128;
   std::optional<int64_t> kv_heads;
+  std::optional<std::string> seqlens, window;
   bool causal = false, backward = false, check = false, bench = false;
   std::string dtype = "fp32";
   std::string device = "cpu";
@@ -70,8 +72,12 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (!device.ok()) throw Error(Errc::unsupported, "--device cuda: " + device.message());
     s.device.kind = CpDevice::Kind::cuda;
   }
-  s.batch = o.batch, s.seq = o.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);
+  const AttnMask mask = make_attn_mask(o.seqlens, o.window, s.cp, o.causal, o.seq);
+  if (o.seqlens && o.batch != 1)
+    throw Error(Errc::invalid_config, "--seqlens packs the documents into one row: --batch must be 1");
+  s.batch = o.batch, s.seq = mask.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);
   s.head_dim = o.head_dim, s.causal = o.causal;
+  s.packed = mask.packed, s.window_left = mask.window_left, s.window_right = mask.window_right;
   s.timeout_ms = static_cast<int>(std::min<int64_t>(std::max<int64_t>(o.timeout_ms, 1), INT32_MAX));
   for (auto [name, v] : {std::pair{"--batch", s.batch}, {"--seq", s.seq}, {"--heads", s.heads},
                          {"--kv-heads", s.kv_heads}, {"--head-dim", s.head_dim}})
@@ -123,8 +129,10 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   auto check_rows = [&](const std::string& name, const std::vector<unsigned char>& got, DType dtype,
                         const std::vector<float>& want, int64_t batch, int64_t row) {
     if (cp_rank < 0) return compare(name, got, dtype, want);
-    const std::vector<unsigned char> mine = rank_rows(got.data(), batch, s.seq, row, dtype_size(dtype), s.cp, cp_rank);
-    const std::vector<unsigned char> ref = rank_rows(want.data(), batch, s.seq, row, sizeof(float), s.cp, cp_rank);
+    const std::vector<unsigned char> mine =
+        rank_rows(got.data(), s.packed, batch, s.seq, row, dtype_size(dtype), s.cp, cp_rank);
+    const std::vector<unsigned char> ref =
+        rank_rows(want.data(), s.packed, batch, s.seq, row, sizeof(float), s.cp, cp_rank);
     std::vector<float> ref_f32(ref.size() / sizeof(float));
     std::memcpy(ref_f32.data(), ref.data(), ref.size());
     return compare(name, mine, dtype, ref_f32);
@@ -144,6 +152,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     AttnParams p;
     p.batch = s.batch, p.sq = p.sk = s.seq, p.heads = s.heads, p.kv_heads = s.kv_heads, p.head_dim = s.head_dim;
     p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim)), p.causal = s.causal;
+    mask.apply(&p);
     p.num_threads = mpi ? 1 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int64_t qr = s.heads * s.head_dim, kr = s.kv_heads * s.head_dim;
     auto qt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * qr, qr, s.head_dim}; };
@@ -177,8 +186,10 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (mpi->rank() != 0) return mine ? kExitOk : kExitFindings;
   }
 
-  const double flop = 4.0 * static_cast<double>(s.batch * s.heads) * static_cast<double>(s.seq) *
-                      static_cast<double>(s.seq) * static_cast<double>(s.head_dim) * (s.causal ? 0.5 : 1.0);
+  // Useful work: the visible pairs under packing and windows, half the square under a plain causal mask.
+  const double pairs = mask.labelled() ? mask.visible_pairs()
+                                       : static_cast<double>(s.seq) * static_cast<double>(s.seq) * (s.causal ? 0.5 : 1.0);
+  const double flop = 4.0 * static_cast<double>(s.batch * s.heads) * pairs * static_cast<double>(s.head_dim);
   std::string sizes_text;
   for (size_t i = 0; i < s.hcp_sizes.size(); ++i) sizes_text += (i ? "," : "") + std::to_string(s.hcp_sizes[i]);
   if (o.format == "json") {
@@ -196,6 +207,20 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     w.key("kv_heads"); w.value(s.kv_heads);
     w.key("head_dim"); w.value(s.head_dim);
     w.key("causal"); w.value(s.causal);
+    if (!s.packed.empty()) {
+      w.key("cu_seqlens"); w.begin_array();
+      for (int64_t x : s.packed.cu_seqlens) w.value(x);
+      w.end_array();
+      w.key("cu_seqlens_padded"); w.begin_array();
+      for (int64_t x : s.packed.cu_seqlens_padded) w.value(x);
+      w.end_array();
+    }
+    if (mask.window_left >= 0 || mask.window_right >= 0) {
+      w.key("window"); w.begin_array();
+      w.value(mask.window_left);
+      w.value(mask.window_right);
+      w.end_array();
+    }
     w.key("dtype"); w.value(o.dtype);
     w.key("device"); w.value(o.device);
     w.key("backward"); w.value(o.backward);
@@ -239,6 +264,17 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
                   o.backward ? ", forward + backward" : ", forward",
                   cuda ? ", on the CUDA device" : mpi ? ", one MPI process per rank" : "");
     text += line;
+    if (!s.packed.empty()) {
+      std::snprintf(line, sizeof line, "  packed: %lld documents, %lld tokens padded to %lld (multiples of 2 x cp)\n",
+                    static_cast<long long>(s.packed.documents()), static_cast<long long>(s.packed.cu_seqlens.back()),
+                    static_cast<long long>(s.packed.total_padded()));
+      text += line;
+    }
+    if (mask.window_left >= 0 || mask.window_right >= 0) {
+      std::snprintf(line, sizeof line, "  window: (%lld, %lld)\n", static_cast<long long>(mask.window_left),
+                    static_cast<long long>(mask.window_right));
+      text += line;
+    }
     for (const ErrorStat& err : errors) {
       std::snprintf(line, sizeof line, "  %-4s max abs error %.3e  max rel error %.3e\n", err.name.c_str(),
                     err.max_abs, err.max_rel);
@@ -307,6 +343,12 @@ std::function<int()> add_attn_command(CLI::App& app) {
       ->capture_default_str();
   add_int_option(cmd, "--batch", opts->batch, "Batch size (default 1)");
   add_int_option(cmd, "--seq", opts->seq, "Full sequence length, divisible by 2 x cp (default 1024)");
+  cmd->add_option("--seqlens", opts->seqlens,
+                  "Packed documents (thd): their lengths, e.g. 512,3000,700; each padded to a multiple of 2 x cp "
+                  "(replaces --seq; --batch 1)");
+  cmd->add_option("--window", opts->window,
+                  "Sliding window LEFT,RIGHT: a query at i sees keys i-LEFT .. i+RIGHT of its document (-1: "
+                  "unbounded side)");
   add_int_option(cmd, "--heads", opts->heads, "Query heads (default 8)");
   add_int_option(cmd, "--kv-heads", opts->kv_heads, "Key/value heads (GQA; default: --heads)");
   add_int_option(cmd, "--head-dim", opts->head_dim, "Head dimension (default 128)");

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "hcp/packed_sequences.hpp"
+
 #include "attn_problem.hpp"
 #include "fault_injection.hpp"
 #include "hcp/communicator.hpp"
@@ -41,8 +43,9 @@ class MpiRun {
   bool failed_ = false;
 };
 
-// Rows `rank` holds (chunks rank and 2W-1-rank) of a full [B, S, X] tensor of elem_bytes elements, packed.
-std::vector<unsigned char> rank_rows(const void* full, int64_t batch, int64_t seq, int64_t row_elems,
-                                     size_t elem_bytes, int world, int rank);
+// Rows `rank` holds (chunks rank and 2W-1-rank, of every document when `packed` is not empty) of a full [B, S, X]
+// tensor of elem_bytes elements, one after another.
+std::vector<unsigned char> rank_rows(const void* full, const PackedBatch& packed, int64_t batch, int64_t seq,
+                                     int64_t row_elems, size_t elem_bytes, int world, int rank);
 
 }  // namespace hcp::cli

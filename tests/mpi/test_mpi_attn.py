@@ -58,6 +58,15 @@ class EverySchemeEveryRankCount(unittest.TestCase):
                                 "--head-dim", "32", "--dtype", "bf16", "--causal", "--backward", "--check", *extra)
                 self.assertIn(f"Hkv {np}", p.stdout)
 
+    def test_packed_documents_and_windows(self):
+        # Each process checks its own rows of every document (TE's chunk partitioning) against one rank.
+        for np, comm, extra in ((4, "a2a+p2p", ["--hcp-sizes", "2,2"]), (4, "p2p", ["--window", "40,0"]),
+                                (6, "all_gather", ["--window", "25,3"]), (8, "a2a", [])):
+            with self.subTest(np=np, comm=comm):
+                p = self.run_ok(np, "--comm", comm, "--seqlens", "1,130,47,300", *SMALL, "--kv-heads", "8",
+                                "--causal", "--backward", "--check", *extra)
+                self.assertIn("packed: 4 documents", p.stdout)
+
     def test_hierarchical_levels_and_nodes_smaller_than_the_world(self):
         p = self.run_ok(8, "--comm", "a2a+p2p", "--hcp-sizes", "4,2", "--gpus-per-node", "4", "--seq", "192",
                         *SMALL, "--backward", "--check")
