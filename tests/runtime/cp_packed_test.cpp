@@ -8,6 +8,8 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../../runtime/src/attention/cpu/bf16.hpp"
@@ -31,6 +33,7 @@ struct PackedCase {
   int64_t window_left, window_right;
   int64_t max_len;  // packed: documents of 1..max_len tokens
   uint32_t seed;
+  int64_t heads = 0, kv_heads = 0;  // 0: 2 x a2a KV heads, twice as many query heads under GQA
 };
 
 int a2a_size(const PackedCase& c) {
@@ -44,9 +47,10 @@ std::string case_name(const ::testing::TestParamInfo<PackedCase>& info) {
   std::string sizes;
   for (int64_t s : c.sizes) sizes += "_" + std::to_string(s);
   auto side = [](int64_t w) { return w < 0 ? std::string("inf") : std::to_string(w); };
+  const std::string heads = c.kv_heads ? "_h" + std::to_string(c.heads) + "x" + std::to_string(c.kv_heads) : "";
   return testing::name_of(c.comm == CpComm::a2a_p2p ? "a2a_p2p" : std::string(cp_comm_name(c.comm)), "_cp", c.cp,
                           sizes, c.packed ? "_thd" : "_bshd", c.causal ? "_causal" : "_full",
-                          c.gqa ? "_gqa" : "_mha", "_", dtype_name(c.dtype), "_w", side(c.window_left), "x",
+                          c.gqa ? "_gqa" : "_mha", heads, "_", dtype_name(c.dtype), "_w", side(c.window_left), "x",
                           side(c.window_right), "_s", c.seed);
 }
 
@@ -112,7 +116,8 @@ class CpPacked : public ::testing::TestWithParam<PackedCase> {};
 TEST_P(CpPacked, EqualsSingleRankAttention) {
   const PackedCase& c = GetParam();
   const int a = a2a_size(c);
-  const int64_t kv_heads = 2 * a, heads = c.gqa ? 2 * kv_heads : kv_heads, head_dim = 64;
+  const int64_t kv_heads = c.kv_heads ? c.kv_heads : 2 * a;
+  const int64_t heads = c.heads ? c.heads : c.gqa ? 2 * kv_heads : kv_heads, head_dim = 64;
   PackedBatch batch;
   int64_t b = 1, seq = 0;
   if (c.packed) {
@@ -188,10 +193,38 @@ std::vector<PackedCase> packed_cases() {
   // Documents of one token each (all but one row of every chunk pair is padding) and one long document.
   cases.push_back({CpComm::p2p, 4, {}, true, true, false, DType::f32, -1, -1, 1, seed++});
   cases.push_back({CpComm::a2a_p2p, 4, {2, 2}, true, true, true, DType::f32, -1, -1, 1, seed++});
+  // a2a wider than the KV heads: the heads are replicated for the exchange and their gradients summed back.
+  auto wide = [&](CpComm comm, int cp, std::vector<int64_t> sizes, bool packed, int64_t heads, int64_t kv, DType dt) {
+    PackedCase c{comm, cp, std::move(sizes), packed, true, true, dt, -1, -1, 200, seed++};
+    c.heads = heads, c.kv_heads = kv;
+    return c;
+  };
+  cases.push_back(wide(CpComm::a2a, 8, {}, false, 8, 2, DType::f32));
+  cases.push_back(wide(CpComm::a2a, 4, {}, true, 4, 1, DType::f32));
+  cases.push_back(wide(CpComm::a2a_p2p, 8, {4, 2}, false, 8, 1, DType::f32));
+  cases.push_back(wide(CpComm::a2a_p2p, 8, {4, 2}, true, 16, 2, DType::bf16));
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CpPacked, ::testing::ValuesIn(packed_cases()), case_name);
+
+// Splits that exist neither way are refused with the reason, on every rank.
+TEST(KvReplication, RefusesSplitsThatDoNotExist) {
+  for (auto [heads, kv, a2a] : {std::tuple{12, 3, 2}, {6, 6, 4}, {8, 4, 3}}) {
+    SimulateOptions o;
+    o.comm = CpComm::a2a, o.cp = a2a, o.seq = 4 * a2a, o.heads = heads, o.kv_heads = kv, o.head_dim = 64;
+    std::vector<float> q(static_cast<size_t>(o.seq * heads * 64)), k(static_cast<size_t>(o.seq * kv * 64));
+    std::vector<float> out(q.size()), lse(static_cast<size_t>(heads * o.seq));
+    SimulateTensors t;
+    t.q = q.data(), t.k = k.data(), t.v = k.data(), t.out = out.data(), t.lse = lse.data();
+    const Status s = attention_simulate(o, t);
+    EXPECT_EQ(s.code(), Errc::shape) << heads << " " << kv << " " << a2a;
+    const bool heads_split = heads % a2a == 0;
+    EXPECT_NE(s.message().find(heads_split ? "must divide one another" : "must be divisible by the a2a size"),
+              std::string::npos)
+        << s.message();
+  }
+}
 
 TEST(PackedSequences, RankIndicesFollowTransformerEngine) {
   // Two documents padded to 8 and 4 rows, cp 2: chunks of 2 and 1 rows; rank 0 takes chunks 0 and 3 of each.

@@ -3,9 +3,11 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hcp/cp_attention.hpp"
+#include "kv_replication.hpp"
 #include "local_problem.hpp"
 #include "row_labels.hpp"
 #include "sequence_layout.hpp"
@@ -136,9 +138,12 @@ std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpE
     return "the sequence must divide into 2 x cp chunks: local length " + std::to_string(s.seq_local) + " is odd";
   if (s.heads % s.kv_heads != 0)
     return "heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) + ")";
-  if (s.heads % a2a != 0 || s.kv_heads % a2a != 0)
-    return "heads (" + std::to_string(s.heads) + ") and kv_heads (" + std::to_string(s.kv_heads) +
-           ") must be divisible by the a2a size " + std::to_string(a2a);
+  if (s.heads % a2a != 0)
+    return "heads (" + std::to_string(s.heads) + ") must be divisible by the a2a size " + std::to_string(a2a);
+  // An a2a wider than the KV heads replicates them (kv_replication.hpp); that needs kv_heads to divide it.
+  if (cp::kv_replication(s.kv_heads, a2a) == 0)
+    return "kv_heads (" + std::to_string(s.kv_heads) + ") and the a2a size " + std::to_string(a2a) +
+           " must divide one another (the a2a splits the KV heads, or replicates them when it is wider)";
   if (s.head_dim > 512) return "head_dim must be at most 512, got " + std::to_string(s.head_dim);
   if (Status supported = eng.supports(s.dtype, s.head_dim); !supported.ok()) return supported.message();
   int64_t elems = 0;
@@ -157,6 +162,23 @@ LocalProblem local_problem(const CpShape& s) {
 }
 
 // The problem after an a2a over `a` ranks: a times the tokens, 1/a of the heads.
+// The problem with each KV head replicated f times, and its K and V made so when f > 1 (k and v then point there).
+LocalProblem with_kv_replicas(LocalProblem lp, int64_t f) {
+  lp.kv_heads *= f;
+  return lp;
+}
+Status replicate_kv(CpEngine& eng, const LocalProblem& lp, int64_t f, const void** k, const void** v,
+                    EngineBuffer* k_rep, EngineBuffer* v_rep) {
+  if (f == 1) return {};
+  const size_t bytes = with_kv_replicas(lp, f).kv_bytes();
+  HCP_TRY(eng.alloc(bytes, k_rep));
+  HCP_TRY(eng.alloc(bytes, v_rep));
+  HCP_TRY(cp::replicate_kv_heads(eng, lp, f, *k, k_rep->as()));
+  HCP_TRY(cp::replicate_kv_heads(eng, lp, f, *v, v_rep->as()));
+  *k = k_rep->as(), *v = v_rep->as();
+  return {};
+}
+
 LocalProblem after_a2a(LocalProblem lp, int a) {
   lp.n *= a, lp.heads /= a, lp.kv_heads /= a;
   return lp;
@@ -301,8 +323,12 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   }
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
-  const LocalProblem mixed = after_a2a(lp, a);
-  const auto qg = q_geometry(lp, e), kvg = kv_geometry(lp, e);
+  const int64_t f = cp::kv_replication(lp.kv_heads, a);
+  const LocalProblem lr = with_kv_replicas(lp, f);
+  EngineBuffer k_rep, v_rep;
+  HCP_TRY(replicate_kv(eng, lp, f, &k, &v, &k_rep, &v_rep));
+  const LocalProblem mixed = after_a2a(lr, a);
+  const auto qg = q_geometry(lp, e), kvg = kv_geometry(lr, e);
   EngineBuffer qa, ka, va, scratch, lse_mixed, row_scratch;
   HCP_TRY(eng.alloc(qg.bytes(), &qa));
   HCP_TRY(eng.alloc(kvg.bytes(), &ka));
@@ -366,8 +392,12 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   }
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
-  const LocalProblem mixed = after_a2a(lp, a);
-  const auto qg = q_geometry(lp, e), kvg = kv_geometry(lp, e);
+  const int64_t f = cp::kv_replication(lp.kv_heads, a);
+  const LocalProblem lr = with_kv_replicas(lp, f);
+  EngineBuffer k_rep, v_rep;
+  HCP_TRY(replicate_kv(eng, lp, f, &k, &v, &k_rep, &v_rep));
+  const LocalProblem mixed = after_a2a(lr, a);
+  const auto qg = q_geometry(lp, e), kvg = kv_geometry(lr, e);
   EngineBuffer qa, ka, va, da, scratch, lse_mixed, delta_mixed, row_scratch;
   HCP_TRY(eng.alloc(qg.bytes(), &qa));
   HCP_TRY(eng.alloc(kvg.bytes(), &ka));
@@ -385,13 +415,37 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
                                row_scratch.as<float>()));
   HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, delta.as<float>(), delta_mixed.as<float>(),
                                row_scratch.as<float>()));
+  if (f == 1) {
+    HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
+                              delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk32.as<float>(), dv32.as<float>()));
+    // Convert in place into the exchange buffers (same element count, caller's dtype), then scatter back.
+    HCP_TRY(finish(qa.as(), ka.as(), va.as()));
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), dq, scratch.as()));
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, kvg, ka.as(), dk, scratch.as()));
+    return cp::a2a_gather_heads(eng, *st.a2a, kvg, va.as(), dv, scratch.as());
+  }
+  // Replicated KV heads: their gradients go back in fp32 and are summed per head before the caller's dtype.
+  EngineBuffer dk_rep, dv_rep, local_rep, scratch32;
+  const auto kvg32 = kv_geometry(lr, sizeof(float));
+  HCP_TRY(cp::alloc_elems<float>(eng, lr.kv_elems(), &dk_rep));
+  HCP_TRY(cp::alloc_elems<float>(eng, lr.kv_elems(), &dv_rep));
+  HCP_TRY(cp::alloc_elems<float>(eng, lr.kv_elems(), &local_rep));
+  HCP_TRY(eng.alloc(2 * kvg32.bytes(), &scratch32));
+  HCP_TRY(eng.zero(dk_rep.as(), kvg32.bytes()));
+  HCP_TRY(eng.zero(dv_rep.as(), kvg32.bytes()));
   HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
-                            delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk32.as<float>(), dv32.as<float>()));
-  // Convert in place into the exchange buffers (same element count, caller's dtype), then scatter back.
-  HCP_TRY(finish(qa.as(), ka.as(), va.as()));
+                            delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk_rep.as<float>(),
+                            dv_rep.as<float>()));
+  HCP_TRY(eng.convert_from_f32(dq32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
   HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), dq, scratch.as()));
-  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, kvg, ka.as(), dk, scratch.as()));
-  return cp::a2a_gather_heads(eng, *st.a2a, kvg, va.as(), dv, scratch.as());
+  const std::pair<EngineBuffer*, EngineBuffer*> grads[] = {{&dk_rep, &dk32}, {&dv_rep, &dv32}};
+  for (const auto& [rep, sum] : grads) {
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, kvg32, rep->as(), local_rep.as(), scratch32.as()));
+    // dk_rep's own memory is free again: the sum's scratch.
+    HCP_TRY(cp::sum_replicated_kv_heads(eng, lp, f, local_rep.as<float>(), sum->as<float>(), rep->as<float>()));
+  }
+  HCP_TRY(eng.convert_from_f32(dk32.as<float>(), dk, lp.dtype, lp.kv_elems()));
+  return eng.convert_from_f32(dv32.as<float>(), dv, lp.dtype, lp.kv_elems());
 }
 
 }  // namespace hcp

@@ -1,0 +1,27 @@
+// KV heads replicated for an a2a wider than them (GQA/MQA under Ulysses-style a2a, as DeepSpeed and yunchang do;
+// Transformer Engine refuses): each of the kv_heads heads is copied f = a2a / kv_heads times, so that every a2a
+// member receives one KV head, the one its query heads use; in the backward the f copies' gradients are summed
+// back into their head.
+#pragma once
+
+#include <cstdint>
+
+#include "local_problem.hpp"
+
+namespace hcp::cp {
+
+// The replication factor for an a2a of `a` ranks: 1 when a divides kv_heads, a / kv_heads when kv_heads divides a,
+// 0 when neither (no split exists).
+inline int64_t kv_replication(int64_t kv_heads, int64_t a) {
+  if (kv_heads % a == 0) return 1;
+  return a % kv_heads == 0 ? a / kv_heads : 0;
+}
+
+// `in` [B, n, Hkv, D] of lp.dtype -> `out` [B, n, Hkv * f, D]: head j * f + t is a copy of head j.
+Status replicate_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t f, const void* in, void* out);
+// `in` [B, n, Hkv * f, D] fp32 -> `out` [B, n, Hkv, D] fp32, head j the sum of heads j * f .. j * f + f - 1;
+// `scratch` holds lp.kv_elems() floats.
+Status sum_replicated_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t f, const float* in, float* out,
+                               float* scratch);
+
+}  // namespace hcp::cp
