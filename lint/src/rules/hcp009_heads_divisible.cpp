@@ -54,7 +54,9 @@ const Rule& rule_hcp009() {
         "at the first forward.",
         "[model]\ntensor_model_parallel_size = 2\nnum_attention_heads = 32\nnum_query_groups = 2\n"
         "context_parallel_size = 4\ncp_comm_type = \"a2a+p2p\"\nhierarchical_context_parallel_sizes = [2, 2]",
-        "Use an a2a size that divides num_query_groups / tp (CP beyond the KV heads goes to the p2p level).",
+        "Use an a2a size that divides num_query_groups / tp (CP beyond the KV heads goes to the p2p level). The rule "
+        "states Transformer Engine's limit: hcp's own runtime (CpContext, hcp attn) replicates the KV heads when "
+        "num_query_groups divides the a2a size, and still needs the a2a size to divide the attention heads.",
         "Transformer Engine context_parallel.py (AttnFuncWithCPAndQKVOA2A); Megatron-Bridge "
         "docs/training/hierarchical-context-parallel.md"}},
       &check, "tp,cp,cp_comm_type,hcp_sizes,num_attention_heads,num_query_groups"};

@@ -28,7 +28,9 @@ const Rule& rule_hcp016() {
         "Transformer Engine supports sliding windows under CP only with a2a or all_gather (\"Context parallelism "
         "does not support sliding window attention with cp_comm_type=...\").",
         "[model]\ncontext_parallel_size = 2\nwindow_size = [4096, 0]",
-        "Use cp_comm_type = \"a2a\" or \"all_gather\".",
+        "Use cp_comm_type = \"a2a\" or \"all_gather\". The rule states Transformer Engine's limit: hcp's own "
+        "runtime (CpContext, hcp attn --window) runs sliding windows under every scheme, the ring skipping the steps "
+        "outside the window.",
         "Transformer Engine dot_product_attention/utils.py get_attention_backend"}},
       &check, "cp,cp_comm_type,sliding_window"};
   return rule;

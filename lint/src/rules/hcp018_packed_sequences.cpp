@@ -33,7 +33,9 @@ const Rule& rule_hcp018() {
         "Engine up to 2.18 (TE issue 2208; lifted by TE PR 3290).",
         "[model]\ncontext_parallel_size = 4\ncp_comm_type = \"a2a+p2p\"\nhierarchical_context_parallel_sizes = [2, 2]"
         "\nqkv_format = \"thd\"",
-        "Use p2p or a2a with packed sequences, or a Transformer Engine release that includes PR 3290.",
+        "Use p2p or a2a with packed sequences, or a Transformer Engine release that includes PR 3290. The rule "
+        "states Transformer Engine's limit: hcp's own runtime (CpContext, hcp attn --seqlens) runs packed sequences "
+        "under every scheme, a2a+p2p and all_gather included.",
         "Transformer Engine issue 2208, PR 3290; context_parallel.py"}},
       &check, "cp,cp_comm_type,packed_sequences,te_version"};
   return rule;
