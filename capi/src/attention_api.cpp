@@ -7,6 +7,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
+#include <algorithm>
 
 #include "guard.hpp"
 #include "hcp/attention_cuda.hpp"
@@ -104,6 +107,40 @@ void expect_device(const AttnArgs& a, hcp_device device, const char* fn) {
                                             (device == HCP_DEVICE_CUDA ? "CUDA device" : "CPU"));
 }
 
+// The window and the packed documents of hcp_attn_options / hcp_attn_simulate_options (the same fields).
+struct Mask {
+  PackedBatch packed;
+  int64_t window_left = -1, window_right = -1;
+};
+
+template <class Options>
+Mask read_mask(const Options& o, const char* fn) {
+  Mask m;
+  const std::string where = std::string(fn) + ": options->";
+  if (o.sliding_window != 0 && o.sliding_window != 1)
+    throw Error(Errc::invalid_argument, where + "sliding_window must be 0 or 1, got " + std::to_string(o.sliding_window));
+  if (o.sliding_window == 1) {
+    if (o.window_left < -1 || o.window_right < -1)
+      throw Error(Errc::invalid_argument, where + "window_left and window_right must be -1 (unbounded) or >= 0, got (" +
+                                              std::to_string(o.window_left) + ", " + std::to_string(o.window_right) +
+                                              ")");
+    m.window_left = o.window_left, m.window_right = o.window_right;
+  }
+  if (o.num_sequences == 0) {
+    if (o.cu_seqlens != nullptr || o.cu_seqlens_padded != nullptr)
+      throw Error(Errc::invalid_argument, where + "cu_seqlens is set but num_sequences is 0");
+    return m;
+  }
+  if (o.cu_seqlens == nullptr)
+    throw Error(Errc::invalid_argument, where + "cu_seqlens is NULL with num_sequences " + std::to_string(o.num_sequences));
+  if (o.num_sequences > static_cast<uint32_t>(INT32_MAX))
+    throw Error(Errc::shape, where + "num_sequences is above 2^31 - 1");
+  m.packed.cu_seqlens.assign(o.cu_seqlens, o.cu_seqlens + o.num_sequences + 1);
+  if (o.cu_seqlens_padded)
+    m.packed.cu_seqlens_padded.assign(o.cu_seqlens_padded, o.cu_seqlens_padded + o.num_sequences + 1);
+  return m;
+}
+
 void apply_options(const hcp_attn_options* options, CpShape* shape, const char* fn) {
   hcp_attn_options o = hcp_attn_options HCP_ATTN_OPTIONS_INIT;
   if (options != nullptr) o = read_versioned(options, o, fn, "options");
@@ -112,6 +149,9 @@ void apply_options(const hcp_attn_options* options, CpShape* shape, const char* 
   shape->causal = o.causal != 0;
   shape->scale = o.softmax_scale;
   shape->kernel_threads = o.kernel_threads < 1 ? 1 : o.kernel_threads;
+  Mask m = read_mask(o, fn);
+  shape->packed = std::move(m.packed);
+  shape->window_left = m.window_left, shape->window_right = m.window_right;
 }
 
 CpComm to_cp_comm(int value, const char* fn) {
@@ -403,6 +443,13 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     s.head_dim = a.shape.head_dim, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
     s.timeout_ms = static_cast<int>(timeout.count());
     if (device == HCP_DEVICE_CUDA) s.device.kind = hcp::CpDevice::Kind::cuda;
+    Mask m = read_mask(o, fn);
+    if (!m.packed.empty() && m.packed.total_padded() != s.seq)
+      throw hcp::Error(hcp::Errc::shape, std::string(fn) + ": the packed batch has " +
+                                             std::to_string(m.packed.total_padded()) +
+                                             " padded tokens but q has S = " + std::to_string(s.seq));
+    s.packed = std::move(m.packed);
+    s.window_left = m.window_left, s.window_right = m.window_right;
     const std::unique_ptr<hcp::CpEngine> host = hcp::make_cpu_engine();
     ContiguousStaging staged(*host);
     hcp::SimulateTensors t;
@@ -414,6 +461,35 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     }
     throw_status(hcp::attention_simulate(s, t));
     staged.finish();
+  });
+}
+
+HCP_API hcp_status hcp_packed_rank_indices(const int64_t* cu_seqlens, const int64_t* cu_seqlens_padded,
+                                           uint32_t num_sequences, int32_t cp, int32_t rank, int64_t* out_indices,
+                                           int64_t capacity, int64_t* out_count) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out_count, fn, "out_count");
+    *out_count = 0;
+    require(cu_seqlens, fn, "cu_seqlens");
+    if (num_sequences == 0 || num_sequences > static_cast<uint32_t>(INT32_MAX))
+      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": num_sequences must be in [1, 2^31)");
+    if (cp < 1 || rank < 0 || rank >= cp)
+      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": rank " + std::to_string(rank) +
+                                                        " is outside a CP group of " + std::to_string(cp));
+    hcp::PackedBatch batch;
+    batch.cu_seqlens.assign(cu_seqlens, cu_seqlens + num_sequences + 1);
+    if (cu_seqlens_padded) batch.cu_seqlens_padded.assign(cu_seqlens_padded, cu_seqlens_padded + num_sequences + 1);
+    if (const std::string problem = hcp::packed_batch_error(batch, cp); !problem.empty())
+      throw hcp::Error(hcp::Errc::shape, std::string(fn) + ": " + problem);
+    const int64_t count = batch.total_padded() / cp;
+    if (out_indices == nullptr || capacity < count)
+      throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": out_indices must hold " +
+                                                        std::to_string(count) + " indices, capacity is " +
+                                                        std::to_string(capacity));
+    const std::vector<int64_t> indices = hcp::packed_rank_indices(batch, cp, rank);
+    std::copy(indices.begin(), indices.end(), out_indices);
+    *out_count = count;
   });
 }
 

@@ -6,7 +6,7 @@ system's library path.
 
 from ._native import lib as _lib
 from .attention import (COMMS, DEVICES, MPI_COMM_WORLD, CpContext, MpiComm, NcclComm, World, attention_simulate,
-                        mpi_finalize, mpi_init, nccl_unique_id)
+                        mpi_finalize, mpi_init, nccl_unique_id, packed_rank_indices, pad_for_cp)
 from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
@@ -18,7 +18,7 @@ __version__ = _lib.hcp_version_string().decode()
 
 __all__ = [
     "attention_simulate", "World", "CpContext", "COMMS", "DEVICES", "NcclComm", "nccl_unique_id", "MpiComm",
-    "MPI_COMM_WORLD", "mpi_init", "mpi_finalize",
+    "MPI_COMM_WORLD", "mpi_init", "mpi_finalize", "packed_rank_indices", "pad_for_cp",
     "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic",
     "LogScanner", "LogReport", "scan_logs", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",

@@ -7,7 +7,7 @@ import pathlib
 from .errors import HcpError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
-EXPECTED_VERSION = (0, 5)
+EXPECTED_VERSION = (0, 6)
 
 
 class ParallelConfig(ctypes.Structure):
@@ -80,9 +80,15 @@ class Tensor(ctypes.Structure):
                 ("strides", ctypes.c_int64 * 4)]
 
 
+# Packed sequences and the sliding window (since 0.6), the same fields in both attention option structs.
+_MASK_FIELDS = [("sliding_window", ctypes.c_int32), ("num_sequences", ctypes.c_uint32),
+                ("window_left", ctypes.c_int64), ("window_right", ctypes.c_int64),
+                ("cu_seqlens", ctypes.POINTER(ctypes.c_int64)), ("cu_seqlens_padded", ctypes.POINTER(ctypes.c_int64))]
+
+
 class AttnOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float),
-                ("kernel_threads", ctypes.c_int32), ("reserved0", ctypes.c_int32)]
+                ("kernel_threads", ctypes.c_int32), ("reserved0", ctypes.c_int32)] + _MASK_FIELDS
 
 
 class AttnSimulateOptions(ctypes.Structure):
@@ -90,7 +96,7 @@ class AttnSimulateOptions(ctypes.Structure):
                 ("num_hcp_levels", ctypes.c_uint32), ("reserved0", ctypes.c_int32),
                 ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)), ("causal", ctypes.c_int32),
                 ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64), ("device", ctypes.c_int32),
-                ("reserved1", ctypes.c_int32)]
+                ("reserved1", ctypes.c_int32)] + _MASK_FIELDS
 
 
 class CpContextOptions(ctypes.Structure):
@@ -169,6 +175,10 @@ _PROTOTYPES = {
     "hcp_attn_forward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 5),
     "hcp_attn_backward": (ctypes.c_int, [_HANDLE, ctypes.POINTER(AttnOptions)] + [ctypes.POINTER(Tensor)] * 9),
     "hcp_attn_simulate": (ctypes.c_int, [ctypes.POINTER(AttnSimulateOptions)] + [ctypes.POINTER(Tensor)] * 9),
+    "hcp_packed_rank_indices": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
+                                               ctypes.c_uint32, ctypes.c_int32, ctypes.c_int32,
+                                               ctypes.POINTER(ctypes.c_int64), ctypes.c_int64,
+                                               ctypes.POINTER(ctypes.c_int64)]),
     **{f"hcp_{name}_init": (ctypes.c_int, [ctypes.POINTER(cls), ctypes.c_size_t]) for cls, name in _INIT_NAMES.items()},
 }
 

@@ -75,6 +75,53 @@ def _tensor(obj, shape, dtype_code, elem, writable, keep, device=0):
     return t
 
 
+def _int64s(values, keep):
+    """A C array of int64 kept alive by `keep`, or None."""
+    if values is None:
+        return None
+    arr = (ctypes.c_int64 * len(values))(*(int(x) for x in values))
+    keep.append(arr)
+    return ctypes.cast(arr, ctypes.POINTER(ctypes.c_int64))
+
+
+def _mask(options, cu_seqlens, cu_seqlens_padded, window, keep):
+    """Puts packed documents (cu_seqlens offsets of the real lengths, cu_seqlens_padded where each starts) and a
+    sliding window (left, right; -1 unbounded) on an options struct."""
+    if window is not None:
+        left, right = window
+        options.sliding_window, options.window_left, options.window_right = 1, int(left), int(right)
+    if cu_seqlens is not None:
+        if cu_seqlens_padded is not None and len(cu_seqlens_padded) != len(cu_seqlens):
+            raise ValueError("cu_seqlens and cu_seqlens_padded must have the same length")
+        options.num_sequences = len(cu_seqlens) - 1
+        options.cu_seqlens = _int64s(cu_seqlens, keep)
+        options.cu_seqlens_padded = _int64s(cu_seqlens_padded, keep)
+    elif cu_seqlens_padded is not None:
+        raise ValueError("cu_seqlens_padded needs cu_seqlens")
+    return options
+
+
+def pad_for_cp(cu_seqlens, cp):
+    """cu_seqlens_padded with every document padded to a multiple of 2 x cp (what Transformer Engine requires)."""
+    padded, unit = [0], 2 * int(cp)
+    for start, end in zip(cu_seqlens, cu_seqlens[1:]):
+        padded.append(padded[-1] + (end - start + unit - 1) // unit * unit)
+    return padded
+
+
+def packed_rank_indices(cu_seqlens, cp, rank, cu_seqlens_padded=None):
+    """The rows of the padded packed batch that CP rank `rank` holds, in its order (TE's
+    thd_get_partitioned_indices): per document, chunk rank then chunk 2cp-1-rank."""
+    keep = []
+    padded = cu_seqlens_padded if cu_seqlens_padded is not None else cu_seqlens
+    capacity = max(0, padded[-1] // max(1, int(cp)))
+    out = (ctypes.c_int64 * max(1, capacity))()
+    count = ctypes.c_int64()
+    check(lib.hcp_packed_rank_indices(_int64s(cu_seqlens, keep), _int64s(cu_seqlens_padded, keep),
+                                      len(cu_seqlens) - 1, int(cp), int(rank), out, capacity, ctypes.byref(count)))
+    return list(out[:count.value])
+
+
 def _shape_of(obj, shape):
     if shape is not None:
         return tuple(int(n) for n in shape)
@@ -85,10 +132,14 @@ def _shape_of(obj, shape):
 
 
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
-                       dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu"):
+                       dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu", cu_seqlens=None,
+                       cu_seqlens_padded=None, window=None):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
     dq, dk, dv. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
-    device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers."""
+    device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers.
+    Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
+    lengths divisible by 2 x cp; default cu_seqlens) with shape (1, T, H, D), T the padded total. window=(left,
+    right) limits each query to keys left before and right after it (-1: unbounded)."""
     code, fmt, elem = _dtype(dtype)
     b, s, h, d = _shape_of(q, shape)
     hkv = h if kv_heads is None else int(kv_heads)
@@ -116,6 +167,7 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
             hcp_sizes=ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int64)) if hcp_sizes else None,
             causal=1 if causal else 0, softmax_scale=float(softmax_scale), timeout_ms=int(timeout_ms),
             device=_device(device))
+    _mask(o, cu_seqlens, cu_seqlens_padded, window, keep)
     check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
     return result
 
@@ -261,8 +313,10 @@ class CpContext:
             return list(given)
         return [array.array(f, bytes(_count(sh) * e)) for sh, f, e in zip(shapes, fmts, elems)]
 
-    def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None):
-        """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse."""
+    def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None, cu_seqlens=None,
+                cu_seqlens_padded=None, window=None):
+        """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse. Packed
+        documents (B = 1, this rank's rows as packed_rank_indices gives them) and windows as attention_simulate."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
@@ -274,12 +328,12 @@ class CpContext:
               _tensor(v, (b, s, hkv, d), code, elem, False, keep, dev),
               _tensor(out, (b, s, h, d), code, elem, True, keep, dev),
               _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
-        opts = new(AttnOptions, causal=1 if causal else 0)
+        opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse
 
     def backward(self, q, k, v, out, lse, dout, shape, kv_heads=None, causal=True, dtype="fp32", dq=None, dk=None,
-                 dv=None):
+                 dv=None, cu_seqlens=None, cu_seqlens_padded=None, window=None):
         """From the forward's out and lse and the gradient dout: returns (dq, dk, dv). On CUDA pass dq, dk, dv."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
@@ -293,7 +347,7 @@ class CpContext:
               _tensor(lse, (b, h, s), 0, 4, False, keep, dev), _tensor(dout, qs, code, elem, False, keep, dev),
               _tensor(dq, qs, code, elem, True, keep, dev), _tensor(dk, kvs, code, elem, True, keep, dev),
               _tensor(dv, kvs, code, elem, True, keep, dev)]
-        opts = new(AttnOptions, causal=1 if causal else 0)
+        opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return dq, dk, dv
 

@@ -29,6 +29,27 @@ def reference(q, k, v, b, s, h, hkv, d, causal):
     return out
 
 
+def reference_masked(q, k, v, s, h, hkv, d, visible):
+    """Single-rank attention (batch 1) where visible(i, j) says whether query i sees key j; rows seeing nothing
+    are 0."""
+    out = [0.0] * (s * h * d)
+    group = h // hkv
+    for hh in range(h):
+        g = hh // group
+        for i in range(s):
+            keys = [j for j in range(s) if visible(i, j)]
+            if not keys:
+                continue
+            scores = [sum(q[(i * h + hh) * d + x] * k[(j * hkv + g) * d + x] for x in range(d)) / math.sqrt(d)
+                      for j in keys]
+            m = max(scores)
+            w = [math.exp(x - m) for x in scores]
+            total = sum(w)
+            for x in range(d):
+                out[(i * h + hh) * d + x] = sum(wj * v[(j * hkv + g) * d + x] for wj, j in zip(w, keys)) / total
+    return out
+
+
 def run_ranks(world, rank_main):
     """Runs rank_main(r) for every rank of the world on its own thread; returns the exceptions raised."""
     errors = []
@@ -130,6 +151,62 @@ class AttentionSimulate(unittest.TestCase):
                 for x in range(16):
                     self.assertAlmostEqual(dk[li * 16 + x], full["dk"][gi * 16 + x], places=5)
                     self.assertAlmostEqual(dv[li * 16 + x], full["dv"][gi * 16 + x], places=5)
+
+    def test_packed_documents_and_window_match_the_reference(self):
+        # Three documents of 3, 9 and 1 tokens on cp 2: each padded to a multiple of 4, padding sees nothing.
+        cu = [0, 3, 12, 13]
+        padded = hcp.pad_for_cp(cu, 2)
+        self.assertEqual(padded, [0, 4, 16, 20])
+        t, h, hkv, d = padded[-1], 4, 2, 8
+        rnd = random.Random(9)
+        q = array.array("f", [rnd.uniform(-1, 1) for _ in range(t * h * d)])
+        k = array.array("f", [rnd.uniform(-1, 1) for _ in range(t * hkv * d)])
+        v = array.array("f", [rnd.uniform(-1, 1) for _ in range(t * hkv * d)])
+        doc = [-1] * t
+        pos = [0] * t
+        for i in range(len(cu) - 1):
+            for j in range(padded[i + 1] - padded[i]):
+                doc[padded[i] + j] = i if j < cu[i + 1] - cu[i] else -1
+                pos[padded[i] + j] = j
+        for window in (None, (2, 0)):
+            def visible(i, j):
+                near = window is None or pos[i] - pos[j] <= window[0]
+                return doc[i] == doc[j] >= 0 and pos[j] <= pos[i] and near
+            want = reference_masked(q, k, v, t, h, hkv, d, visible)
+            for comm, sizes in [("p2p", None), ("a2a", None), ("a2a+p2p", [2, 1]), ("all_gather", None)]:
+                with self.subTest(comm=comm, window=window):
+                    got = hcp.attention_simulate(q, k, v, cp=2, comm=comm, hcp_sizes=sizes, shape=(1, t, h, d),
+                                                 kv_heads=hkv, cu_seqlens=cu, cu_seqlens_padded=padded, window=window)
+                    self.assertLess(max(abs(a - b) for a, b in zip(got["out"], want)), 1e-5)
+        with self.assertRaises(hcp.ShapeError):  # documents not padded to 2 x cp
+            hcp.attention_simulate(q, k, v, cp=2, shape=(1, t, h, d), kv_heads=hkv, cu_seqlens=[0, 3, 20])
+
+    def test_packed_rank_indices_feed_the_per_rank_api(self):
+        cu, padded = [0, 7, 10], [0, 8, 12]
+        self.assertEqual(hcp.packed_rank_indices(cu, 2, 0, padded), [0, 1, 6, 7, 8, 11])
+        self.assertEqual(hcp.packed_rank_indices(cu, 2, 1, padded), [2, 3, 4, 5, 9, 10])
+        with self.assertRaises(hcp.ShapeError):
+            hcp.packed_rank_indices([0, 7], 2, 0)
+        rnd = random.Random(4)
+        t, h, d = 12, 2, 8
+        q = array.array("f", [rnd.uniform(-1, 1) for _ in range(t * h * d)])
+        full = hcp.attention_simulate(q, q, q, cp=2, shape=(1, t, h, d), cu_seqlens=cu, cu_seqlens_padded=padded)
+        world = hcp.World(2, timeout_ms=20000)
+        results = {}
+
+        def rank_main(r):
+            ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
+            rows = hcp.packed_rank_indices(cu, 2, r, padded)
+            mine = array.array("f", [q[(i * h + hh) * d + x] for i in rows for hh in range(h) for x in range(d)])
+            out, _ = ctx.forward(mine, mine, mine, (1, 6, h, d), cu_seqlens=cu, cu_seqlens_padded=padded)
+            results[r] = (rows, out)
+            ctx.close()
+
+        self.assertEqual(run_ranks(world, rank_main), [])
+        for rows, out in results.values():
+            for li, gi in enumerate(rows):
+                for x in range(h * d):
+                    self.assertAlmostEqual(out[li * h * d + x], full["out"][gi * h * d + x], places=5)
 
     def test_fp16_inputs(self):
         import struct

@@ -46,7 +46,7 @@ extern "C" {
 /* ---- version ------------------------------------------------------------------------------------------------- */
 
 #define HCP_VERSION_MAJOR 0
-#define HCP_VERSION_MINOR 5
+#define HCP_VERSION_MINOR 6
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
 /* Spelled from the three numbers above, so that it cannot drift from them (it said 0.1.0 until 0.4). */
@@ -430,16 +430,33 @@ HCP_API hcp_status hcp_comm_create_mpi(hcp_comm** out, int64_t mpi_comm, int64_t
  * NCCL communicator with its rank and size in mpi_comm (as hcp_comm_create_nccl). Collective over mpi_comm. */
 HCP_API hcp_status hcp_comm_create_nccl_mpi(hcp_comm** out, int64_t mpi_comm, void* cuda_stream, int64_t timeout_ms);
 
-/* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. One version (24 bytes on LP64). `causal` is
- * always read: the default (_INIT, _init) is 1, a zeroed struct means no mask. */
+/* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. Versions: struct_size at the end of
+ * reserved0 (0.2, 24 bytes on LP64) or the whole struct (0.6, 64 bytes). `causal` is always read: the default
+ * (_INIT, _init) is 1, a zeroed struct means no mask.
+ * Since 0.6, packed sequences and sliding windows, under every hcp_cp_comm:
+ * - Packed sequences (Transformer Engine's thd layout): num_sequences > 0 documents packed one after another in
+ *   the batch, which must then be B = 1 (the tensors [1, T_local, H, D], lse [1, H, T_local]). cu_seqlens holds
+ *   num_sequences + 1 offsets of the documents' real lengths, cu_seqlens_padded (NULL: cu_seqlens) where each
+ *   starts; every padded length must be divisible by 2 cp. Each document is split into 2 cp chunks and CP rank r
+ *   holds chunks r and 2cp-1-r of every document, in document order (hcp_packed_rank_indices): T_local is the
+ *   padded total / cp. Causal is then within each document, no token sees another document, and padding rows see
+ *   nothing (out 0, lse -inf, gradients 0). Every rank passes the same offsets (checked: HCP_ERR_SHAPE).
+ * - A sliding window (sliding_window = 1; TE's window_size): a query at position i of its document sees keys
+ *   i - window_left .. i + window_right, each side -1 for unbounded; with causal, later keys stay hidden. */
 typedef struct hcp_attn_options {
   size_t struct_size;
-  int32_t causal;         /* 1: causal mask over the global sequence, 0: none */
+  int32_t causal;         /* 1: causal mask over the global sequence (each document's, when packed), 0: none */
   float softmax_scale;    /* 0: 1/sqrt(D) */
   int32_t kernel_threads; /* CPU kernel threads of this rank; 0 or 1: the calling thread only */
   int32_t reserved0;      /* must be 0 */
+  int32_t sliding_window; /* since 0.6: 1: window_left and window_right apply; 0: no window */
+  uint32_t num_sequences; /* since 0.6: packed documents; 0: not packed (one sequence per batch row) */
+  int64_t window_left;    /* since 0.6: -1 or >= 0 */
+  int64_t window_right;   /* since 0.6: -1 or >= 0 */
+  const int64_t* cu_seqlens;        /* since 0.6: num_sequences + 1 offsets, from 0, of the real lengths */
+  const int64_t* cu_seqlens_padded; /* since 0.6: num_sequences + 1 offsets where the documents start; NULL: cu_seqlens */
 } hcp_attn_options;
-#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1, 0 }
+#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL }
 HCP_API hcp_status hcp_attn_options_init(hcp_attn_options* options, size_t struct_size); /* since 0.5 */
 
 /* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
@@ -485,8 +502,8 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
 
 /* The whole CP computation on `cp` in-process ranks, for demos, tests and bindings: full q [B, S, H, D], k, v
  * [B, S, Hkv, D] in; full out and lse [B, H, S] out; with dout non-NULL also the full dq, dk, dv. Since 0.2.
- * Versions: struct_size at the end of timeout_ms (0.2) or the whole struct (0.3; 56 bytes on LP64). cp (>= 1) and
- * causal are always read; the rest default when 0. */
+ * Versions: struct_size at the end of timeout_ms (0.2), of reserved1 (0.3; 56 bytes on LP64) or the whole struct
+ * (0.6; 96 bytes). cp (>= 1) and causal are always read; the rest default when 0. */
 typedef struct hcp_attn_simulate_options {
   size_t struct_size;
   int32_t cp;
@@ -500,14 +517,32 @@ typedef struct hcp_attn_simulate_options {
   hcp_device device;        /* since 0.3: where the ranks compute (all on the current CUDA device, one stream each);
                                the full tensors stay host memory */
   int32_t reserved1;        /* must be 0 */
+  /* Since 0.6, as in hcp_attn_options: packed, the full tensors are [1, T, H, D] with T the padded total and lse
+   * [1, H, T]. */
+  int32_t sliding_window;
+  uint32_t num_sequences;
+  int64_t window_left;
+  int64_t window_right;
+  const int64_t* cu_seqlens;
+  const int64_t* cu_seqlens_padded;
 } hcp_attn_simulate_options;
-#define HCP_ATTN_SIMULATE_OPTIONS_INIT \
-  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU, 0 }
+#define HCP_ATTN_SIMULATE_OPTIONS_INIT                                                                         \
+  { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU, 0, 0, 0, -1, \
+    -1, NULL, NULL }
 HCP_API hcp_status hcp_attn_simulate_options_init(hcp_attn_simulate_options* options, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
                                      const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
                                      const hcp_tensor* lse, const hcp_tensor* dout, const hcp_tensor* dq,
                                      const hcp_tensor* dk, const hcp_tensor* dv);
+
+/* The rows of a padded packed batch that CP rank `rank` of `cp` holds, in its local order (Transformer Engine's
+ * thd_get_partitioned_indices): per document, chunk rank then chunk 2cp-1-rank of its padded rows. Writes
+ * total_padded / cp indices to out_indices (capacity at least that many; HCP_ERR_INVALID_ARGUMENT otherwise) and
+ * their number to *out_count. The offsets as in hcp_attn_options (HCP_ERR_SHAPE when they do not fit cp). A data
+ * pipeline shards q, k, v and the labels with them. Since 0.6. */
+HCP_API hcp_status hcp_packed_rank_indices(const int64_t* cu_seqlens, const int64_t* cu_seqlens_padded,
+                                           uint32_t num_sequences, int32_t cp, int32_t rank, int64_t* out_indices,
+                                           int64_t capacity, int64_t* out_count);
 
 #ifdef __cplusplus
 }

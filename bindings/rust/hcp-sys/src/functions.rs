@@ -252,6 +252,17 @@ functions! {
         dk: *const hcp_tensor,
         dv: *const hcp_tensor,
     ) -> hcp_status;
+    /// The rows of a padded packed batch that CP rank `rank` holds (TE's thd_get_partitioned_indices).
+    pub fn hcp_packed_rank_indices(
+        cu_seqlens: *const i64,
+        cu_seqlens_padded: *const i64,
+        num_sequences: u32,
+        cp: i32,
+        rank: i32,
+        out_indices: *mut i64,
+        capacity: i64,
+        out_count: *mut i64,
+    ) -> hcp_status;
     pub fn hcp_attn_simulate_options_init(options: *mut hcp_attn_simulate_options, struct_size: usize) -> hcp_status;
     /// dout NULL: forward only (dq, dk, dv NULL too).
     pub fn hcp_attn_simulate(

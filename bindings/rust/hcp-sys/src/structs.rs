@@ -146,6 +146,18 @@ structs! {
         pub kernel_threads: i32,
         /// Must be 0.
         pub reserved0: i32,
+        /// Since 0.6: 1: window_left and window_right apply; 0: no window.
+        pub sliding_window: i32,
+        /// Since 0.6: packed documents (thd); 0: not packed.
+        pub num_sequences: u32,
+        /// Since 0.6: -1 (unbounded) or >= 0.
+        pub window_left: i64,
+        /// Since 0.6: -1 (unbounded) or >= 0.
+        pub window_right: i64,
+        /// Since 0.6: num_sequences + 1 offsets of the real lengths.
+        pub cu_seqlens: *const i64,
+        /// Since 0.6: where the documents start; NULL: cu_seqlens.
+        pub cu_seqlens_padded: *const i64,
     }
 
     /// Where a CP context computes.
@@ -173,5 +185,17 @@ structs! {
         pub device: hcp_device,
         /// Must be 0.
         pub reserved1: i32,
+        /// Since 0.6: 1: window_left and window_right apply; 0: no window.
+        pub sliding_window: i32,
+        /// Since 0.6: packed documents (thd); 0: not packed.
+        pub num_sequences: u32,
+        /// Since 0.6: -1 (unbounded) or >= 0.
+        pub window_left: i64,
+        /// Since 0.6: -1 (unbounded) or >= 0.
+        pub window_right: i64,
+        /// Since 0.6: num_sequences + 1 offsets of the real lengths.
+        pub cu_seqlens: *const i64,
+        /// Since 0.6: where the documents start; NULL: cu_seqlens.
+        pub cu_seqlens_padded: *const i64,
     }
 }

@@ -273,6 +273,64 @@ pub struct SimulateOptions {
     pub softmax_scale: Option<f32>,
     pub timeout: Option<Duration>,
     pub device: Option<Device>,
+    /// Sliding window (left, right), each -1 for unbounded (hcp.h since 0.6).
+    pub window: Option<(i64, i64)>,
+    /// Packed documents (thd): the tensors are then [1, T, H, D] with T the padded total (hcp.h since 0.6).
+    pub packed: Option<PackedBatch>,
+}
+
+/// Packed documents, as Transformer Engine's cu_seqlens and cu_seqlens_padded: N + 1 offsets from 0 of the real
+/// lengths, and (None: the same) where each document starts, every padded length divisible by 2 x cp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedBatch {
+    pub cu_seqlens: Vec<i64>,
+    pub cu_seqlens_padded: Option<Vec<i64>>,
+}
+
+impl PackedBatch {
+    fn documents(&self) -> Result<u32> {
+        if self.cu_seqlens.len() < 2 {
+            return Err(Error::invalid_argument("cu_seqlens needs at least two offsets".to_string()));
+        }
+        if let Some(padded) = &self.cu_seqlens_padded {
+            if padded.len() != self.cu_seqlens.len() {
+                return Err(Error::invalid_argument(
+                    "cu_seqlens and cu_seqlens_padded differ in length".to_string(),
+                ));
+            }
+        }
+        u32::try_from(self.cu_seqlens.len() - 1)
+            .map_err(|_| Error::invalid_argument("too many documents".to_string()))
+    }
+
+    fn padded_ptr(&self) -> *const i64 {
+        self.cu_seqlens_padded.as_ref().map_or(std::ptr::null(), |p| p.as_ptr())
+    }
+}
+
+/// The rows of the padded packed batch that CP rank `rank` of `cp` holds, in its local order (Transformer
+/// Engine's thd_get_partitioned_indices): per document, chunk rank then chunk 2cp-1-rank.
+pub fn packed_rank_indices(batch: &PackedBatch, cp: i32, rank: i32) -> Result<Vec<i64>> {
+    let documents = batch.documents()?;
+    let padded = batch.cu_seqlens_padded.as_ref().unwrap_or(&batch.cu_seqlens);
+    let total = *padded.last().unwrap_or(&0);
+    let capacity = if cp > 0 { (total / i64::from(cp)).max(0) } else { 0 };
+    let mut out = vec![0i64; capacity as usize + 1];
+    let mut count = 0i64;
+    check(unsafe {
+        sys::hcp_packed_rank_indices(
+            batch.cu_seqlens.as_ptr(),
+            batch.padded_ptr(),
+            documents,
+            cp,
+            rank,
+            out.as_mut_ptr(),
+            capacity,
+            &mut count,
+        )
+    })?;
+    out.truncate(count as usize);
+    Ok(out)
 }
 
 impl SimulateOptions {
@@ -285,7 +343,19 @@ impl SimulateOptions {
             softmax_scale: None,
             timeout: None,
             device: None,
+            window: None,
+            packed: None,
         }
+    }
+
+    pub fn window(mut self, left: i64, right: i64) -> Self {
+        self.window = Some((left, right));
+        self
+    }
+
+    pub fn packed(mut self, batch: PackedBatch) -> Self {
+        self.packed = Some(batch);
+        self
     }
 
     pub fn cp_comm(mut self, cp_comm: CpComm) -> Self {
@@ -318,7 +388,8 @@ impl SimulateOptions {
         self
     }
 
-    /// The C struct; it points into `self.hcp_sizes`, which the caller keeps borrowed while it is used.
+    /// The C struct; it points into `self.hcp_sizes` and `self.packed`, which the caller keeps borrowed while it is
+    /// used.
     fn to_raw(&self) -> Result<sys::hcp_attn_simulate_options> {
         let mut raw: sys::hcp_attn_simulate_options = init()?;
         raw.cp = self.cp;
@@ -341,6 +412,16 @@ impl SimulateOptions {
         }
         if let Some(device) = self.device {
             raw.device = device.raw();
+        }
+        if let Some((left, right)) = self.window {
+            raw.sliding_window = 1;
+            raw.window_left = left;
+            raw.window_right = right;
+        }
+        if let Some(batch) = &self.packed {
+            raw.num_sequences = batch.documents()?;
+            raw.cu_seqlens = batch.cu_seqlens.as_ptr();
+            raw.cu_seqlens_padded = batch.padded_ptr();
         }
         Ok(raw)
     }

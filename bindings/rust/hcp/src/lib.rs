@@ -48,7 +48,10 @@ mod topology;
 mod version;
 mod world;
 
-pub use attention::{attention_simulate, AttnShape, CpComm, CpContext, CpRank, Device, Gradients, SimulateOptions};
+pub use attention::{
+    attention_simulate, packed_rank_indices, AttnShape, CpComm, CpContext, CpRank, Device, Gradients, PackedBatch,
+    SimulateOptions,
+};
 pub use config::{Order, ParallelConfig};
 pub use element::{Bf16, Element, F16};
 pub use error::{Error, Result, Status};

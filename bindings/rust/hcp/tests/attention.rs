@@ -2,8 +2,8 @@
 //! against attention_simulate's rows, bf16 and fp16, and misuse giving the documented status.
 
 use hcp::{
-    attention_simulate, AttnShape, Bf16, CpComm, CpContext, Device, Element, Gradients, ParallelConfig,
-    SimulateOptions, Status, World, F16,
+    attention_simulate, packed_rank_indices, AttnShape, Bf16, CpComm, CpContext, Device, Element, Gradients,
+    PackedBatch, ParallelConfig, SimulateOptions, Status, World, F16,
 };
 use std::time::Duration;
 
@@ -357,4 +357,31 @@ fn world_arguments_the_library_refuses() {
         Ok(id) => assert_eq!(id.len(), 128),
         Err(e) => assert_eq!(e.status, Status::Unsupported, "{}", e),
     }
+}
+
+/// Two packed documents give, row for row, what each gives alone: nothing crosses a document boundary.
+#[test]
+fn packed_documents_equal_separate_runs() {
+    let (h, hkv, d) = (H as usize, HKV as usize, D as usize);
+    let x = inputs(); // S = 16 rows: documents of 8 and 8
+    let batch = PackedBatch { cu_seqlens: vec![0, 8, 16], cu_seqlens_padded: None };
+    assert_eq!(packed_rank_indices(&batch, 2, 1).unwrap(), vec![2, 3, 4, 5, 10, 11, 12, 13]);
+    let mut packed = vec![0.0; S as usize * h * d];
+    let mut lse = vec![0.0; (H * S) as usize];
+    let options = SimulateOptions::new(2).cp_comm(CpComm::A2a).packed(batch.clone()).window(5, 0);
+    attention_simulate(&options, &AttnShape::new(1, S, H, HKV, D), &x.q, &x.k, &x.v, &mut packed, &mut lse, None)
+        .unwrap();
+    for doc in 0..2usize {
+        let rows = |t: &[f32], width: usize| t[doc * 8 * width..(doc + 1) * 8 * width].to_vec();
+        let (q, k, v) = (rows(&x.q, h * d), rows(&x.k, hkv * d), rows(&x.v, hkv * d));
+        let mut alone = vec![0.0; 8 * h * d];
+        let mut lse = vec![0.0; 8 * h];
+        let options = SimulateOptions::new(2).window(5, 0);
+        attention_simulate(&options, &AttnShape::new(1, 8, H, HKV, D), &q, &k, &v, &mut alone, &mut lse, None)
+            .unwrap();
+        assert!(max_diff(&rows(&packed, h * d), &alone) < 1e-6);
+    }
+    let unpadded = PackedBatch { cu_seqlens: vec![0, 7, 16], cu_seqlens_padded: None };
+    let err = packed_rank_indices(&unpadded, 2, 0).unwrap_err();
+    assert!(err.message.contains("not divisible by 2 x cp"), "{}", err.message);
 }
