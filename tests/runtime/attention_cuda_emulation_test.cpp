@@ -4,6 +4,9 @@
 // the compiled kernels on a GPU when there is one.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "../../runtime/src/attention/cuda/layout_requirements.hpp"
 #include "emulated_attention.hpp"
 #include "flash_cases.hpp"
@@ -103,5 +106,84 @@ TEST(CudaKernelLayout, InputRowsMustBeSixteenByteAligned) {
   EXPECT_EQ(kern::layout_problem(p, true), "");
 }
 
+
+// Labelled masks (packed documents with padding, CP chunks of one rank against another's, sliding windows) on the
+// emulated CUDA kernels against the CPU kernels with the same labels, at every head dim (the 256 backward is the
+// wide kernel), forward and backward.
+struct LabelledCudaCase {
+  DType dtype;
+  int64_t head_dim;
+  bool causal;
+  int rows;  // 0: one plain sequence (window only), 1: packed documents, 2: CP chunks of packed documents
+  int64_t window_left, window_right;
+};
+
+std::string labelled_name(const ::testing::TestParamInfo<LabelledCudaCase>& info) {
+  const auto& c = info.param;
+  static const char* const rows[] = {"plain", "packed", "cpchunks"};
+  return testing::name_of(dtype_name(c.dtype), "_d", c.head_dim, c.causal ? "_causal_" : "_full_", rows[c.rows],
+                          "_w", c.window_left < 0 ? "inf" : std::to_string(c.window_left), "x",
+                          c.window_right < 0 ? "inf" : std::to_string(c.window_right));
+}
+
+class CudaLabelledEmulation : public ::testing::TestWithParam<LabelledCudaCase> {};
+
+TEST_P(CudaLabelledEmulation, MatchesTheCpuKernels) {
+  const LabelledCudaCase& lc = GetParam();
+  std::vector<int32_t> q_seg, q_pos, k_seg, k_pos;
+  if (lc.rows == 0) {
+    for (int32_t i = 0; i < 150; ++i) q_seg.push_back(0), q_pos.push_back(i);
+  } else {
+    // Documents of 1..90 tokens, each padded to a multiple of 6 (2 x cp for cp 3); padding has segment -1.
+    std::vector<int32_t> seg, pos;
+    std::vector<size_t> starts;
+    const std::vector<float> lens = testing::random_floats(6, 31, 1, 90);
+    for (size_t d = 0; d < lens.size(); ++d) {
+      const int32_t n = static_cast<int32_t>(lens[d]), padded = (n + 5) / 6 * 6;
+      starts.push_back(seg.size());
+      for (int32_t i = 0; i < padded; ++i) seg.push_back(i < n ? static_cast<int32_t>(d) : -1), pos.push_back(i);
+    }
+    starts.push_back(seg.size());
+    if (lc.rows == 1) {
+      q_seg = seg, q_pos = pos;
+    } else {
+      auto take = [&](int rank, std::vector<int32_t>* s, std::vector<int32_t>* p) {
+        for (size_t d = 0; d + 1 < starts.size(); ++d) {
+          const size_t chunk = (starts[d + 1] - starts[d]) / 6;
+          for (size_t which : {size_t(rank), size_t(5 - rank)})
+            for (size_t i = starts[d] + which * chunk; i < starts[d] + (which + 1) * chunk; ++i)
+              s->push_back(seg[i]), p->push_back(pos[i]);
+        }
+      };
+      take(1, &q_seg, &q_pos);
+      take(2, &k_seg, &k_pos);
+    }
+  }
+  if (k_seg.empty()) k_seg = q_seg, k_pos = q_pos;
+  const int64_t sq = static_cast<int64_t>(q_seg.size()), sk = static_cast<int64_t>(k_seg.size());
+  const FlashCase c{lc.dtype, lc.head_dim, lc.causal, 1, sq, sk, 4, 2, 0, false};
+  testing::Buffers gpu = testing::make_buffers(c), cpu = testing::make_buffers(c);
+  AttnParams pg = testing::make_params(c, gpu), pc = testing::make_params(c, cpu);
+  for (AttnParams* p : {&pg, &pc}) {
+    if (lc.rows != 0) p->q_labels = {q_seg.data(), q_pos.data()}, p->k_labels = {k_seg.data(), k_pos.data()};
+    p->window_left = lc.window_left, p->window_right = lc.window_right;
+  }
+  ASSERT_TRUE(check_attention_params(pg, true).ok());
+  testing::run_cpu_kernels(pc);
+  ASSERT_TRUE(testing::emulated_forward(pg));
+  ASSERT_TRUE(testing::emulated_backward(pg));
+  testing::expect_close_to_cpu(c, gpu, cpu);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Labels, CudaLabelledEmulation,
+    ::testing::Values(LabelledCudaCase{DType::bf16, 64, true, 1, -1, -1},
+                      LabelledCudaCase{DType::f16, 128, false, 1, 30, 7},
+                      LabelledCudaCase{DType::bf16, 256, true, 1, 25, 0},
+                      LabelledCudaCase{DType::bf16, 64, true, 2, -1, -1},
+                      LabelledCudaCase{DType::f16, 256, false, 2, -1, -1},
+                      LabelledCudaCase{DType::bf16, 128, true, 0, 40, 0},
+                      LabelledCudaCase{DType::f16, 64, false, 0, 3, 20}),
+    labelled_name);
 }  // namespace
 }  // namespace hcp

@@ -63,6 +63,12 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
   HCP_TRY(require_device_pointer(p.k.data, "k"));
   HCP_TRY(require_device_pointer(p.v.data, "v"));
   HCP_TRY(require_device_pointer(p.lse.data, "lse"));
+  if (p.q_labels.seg) {
+    HCP_TRY(require_device_pointer(p.q_labels.seg, "query labels"));
+    HCP_TRY(require_device_pointer(p.q_labels.pos, "query labels"));
+    HCP_TRY(require_device_pointer(p.k_labels.seg, "key labels"));
+    HCP_TRY(require_device_pointer(p.k_labels.pos, "key labels"));
+  }
   if (std::string problem = kern::layout_problem(p, backward); !problem.empty())
     return {Errc::invalid_argument, problem};
   if (!backward) return require_device_pointer(p.out.data, "out");
@@ -111,7 +117,7 @@ Status cuda_stream_synchronize(void* stream) {
 Status attention_forward_cuda(const AttnParams& p, void* stream) {
   HCP_TRY(check_cuda_params(p, false));
   cudaError_t err = cudaSuccess;
-  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool C>() {
+  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, p.head_dim, kern::diagonal_mask(p), [&]<class E, int D, bool C>() {
     err = kern::launch_flash_forward<E, D, C>(p, static_cast<cudaStream_t>(stream));
   });
   return from_cuda(err, "attention forward (CUDA)");
@@ -120,7 +126,7 @@ Status attention_forward_cuda(const AttnParams& p, void* stream) {
 Status attention_backward_cuda(const AttnParams& p, void* stream) {
   HCP_TRY(check_cuda_params(p, true));
   cudaError_t err = cudaSuccess;
-  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, p.head_dim, p.causal, [&]<class E, int D, bool C>() {
+  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, p.head_dim, kern::diagonal_mask(p), [&]<class E, int D, bool C>() {
     err = kern::launch_flash_backward<E, D, C>(p, static_cast<cudaStream_t>(stream));
   });
   return from_cuda(err, "attention backward (CUDA)");

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernel_env.cuh"
+#include "label_mask.cuh"
 #include "tile_loads.cuh"
 
 namespace hcp::kern {
@@ -28,6 +29,41 @@ HCP_KFN void softmax_grad_tiles(float (&st)[N][4], float (&dpt)[N][4], const flo
       const int r = i >= 2 ? 8 : 0, c = 8 * nt + i % 2;
       const bool visible = !mask || (r < key_room && (!Causal || r - c <= diag_room));
       const float pv = visible ? fast_exp2(fmaf(st[nt][i], scale_log2, -lse[c + 2 * t])) : 0.0f;
+      st[nt][i] = pv;
+      dpt[nt][i] = pv * (dpt[nt][i] - delta[c + 2 * t]);
+    }
+}
+
+// The labelled mask's element bits of this lane's S^T tiles (label_mask.cuh): bit 4 nt + i for element i of tile
+// nt, i.e. key key_lane + r and query query_lane + c as above; `keys` holds the labels of key_lane and key_lane + 8.
+template <int N>
+HCP_KFN uint64_t visible_bits(const AttnParams& p, const LabelDist& dist, const RowLabel (&keys)[2],
+                              int64_t query_lane) {
+  static_assert(4 * N <= 64, "one bit per element");
+  uint64_t bits = 0;
+  HCP_UNROLL
+  for (int nt = 0; nt < N; ++nt)
+    HCP_UNROLL
+    for (int ci = 0; ci < 2; ++ci) {
+      const RowLabel query = query_label(p, query_lane + 8 * nt + ci);
+      HCP_UNROLL
+      for (int hf = 0; hf < 2; ++hf)
+        if (label_sees(dist, query, keys[hf])) bits |= uint64_t{1} << (4 * nt + 2 * hf + ci);
+    }
+  return bits;
+}
+
+// softmax_grad_tiles for labelled masks: the visible elements are the set bits of `visible` (visible_bits).
+template <int N>
+HCP_KFN void softmax_grad_tiles_labelled(float (&st)[N][4], float (&dpt)[N][4], const float* lse, const float* delta,
+                                         float scale_log2, uint64_t visible, int t) {
+  HCP_UNROLL
+  for (int nt = 0; nt < N; ++nt)
+    HCP_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int c = 8 * nt + i % 2;
+      const bool seen = (visible >> (4 * nt + i)) & 1;
+      const float pv = seen ? fast_exp2(fmaf(st[nt][i], scale_log2, -lse[c + 2 * t])) : 0.0f;
       st[nt][i] = pv;
       dpt[nt][i] = pv * (dpt[nt][i] - delta[c + 2 * t]);
     }

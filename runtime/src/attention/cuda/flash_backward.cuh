@@ -6,7 +6,8 @@
 // are added to the f32 outputs without atomics). dQ = dS K needs dS with queries as rows: dS^T goes through shared
 // memory once, the warps split the step's queries, and each adds its dQ rows with atomics, since every key block
 // contributes to them. mma.sync m16n8k16 from ldmatrix throughout; the next step's Q and dO load by cp.async into
-// a second buffer while this step computes.
+// a second buffer while this step computes. Labelled masks (label_mask.cuh) are applied per element, and a warp that
+// sees none of a step's pairs skips its products there (its dS^T is zero for the block's dQ).
 #pragma once
 
 #include "hcp/attention_params.hpp"
@@ -15,6 +16,7 @@
 #include "backward_softmax_grad.cuh"
 #include "backward_steps.cuh"
 #include "kernel_env.cuh"
+#include "label_mask.cuh"
 #include "tile_loads.cuh"
 #include "warp_ops.cuh"
 
@@ -77,6 +79,10 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
   const SmemAddr ds_a = smem_addr_of(ds16) + 2 * (nk_row * L::lds + 16 * warp + nk_col);
 
   BwdSteps<T, D, kBwdKeys, kBwdRows, Causal> steps(ctx, p, b, hk, k0, ks, vs, qs, dos, lse_s, delta_s);
+  const bool labelled = label_masked(p);
+  const LabelDist dist = label_dist(p);
+  const RowLabel key_labels[2] = {labelled ? key_label(p, k0 + 16 * warp + g) : RowLabel{-1, 0},
+                                  labelled ? key_label(p, k0 + 16 * warp + g + 8) : RowLabel{-1, 0}};
 
   float dk[kOutTiles][4], dv[kOutTiles][4];
   zero_tiles(dk);
@@ -89,11 +95,18 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
     const float* lse_b = lse_s + buf * kBwdRows;
     const float* delta_b = delta_s + buf * kBwdRows;
 
+    uint64_t visible = 0;
+    bool active = true;
+    if (labelled) {
+      visible = visible_bits<kRowTiles>(p, dist, key_labels, m0 + 2 * t);
+      active = warp_any(visible != 0);
+    }
+
     // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys and the step's 64 queries.
     float st[kRowTiles][4], dpt[kRowTiles][4];
     zero_tiles(st);
     zero_tiles(dpt);
-    HCP_UNROLL
+    if (active) HCP_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
       uint32_t ka[4], va[4];
       ldmatrix_x4(ka, k_a + 2 * 16 * kk);
@@ -109,9 +122,13 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
     }
 
     // P^T and dS^T in place of S^T and dP^T: this warp's keys from k0 + 16 warp, the step's queries from m0.
-    const bool mask = k0 + kBwdKeys > p.sk || (Causal && k0 + kBwdKeys - 1 > m0 + p.causal_offset);
-    softmax_grad_tiles<Causal>(st, dpt, lse_b, delta_b, scale_log2, mask, k0 + 16 * warp + g, m0 + 2 * t, p.sk,
-                               p.causal_offset, t);
+    if (labelled) {
+      softmax_grad_tiles_labelled(st, dpt, lse_b, delta_b, scale_log2, visible, t);
+    } else {
+      const bool mask = k0 + kBwdKeys > p.sk || (Causal && k0 + kBwdKeys - 1 > m0 + p.causal_offset);
+      softmax_grad_tiles<Causal>(st, dpt, lse_b, delta_b, scale_log2, mask, k0 + 16 * warp + g, m0 + 2 * t, p.sk,
+                                 p.causal_offset, t);
+    }
 
     // dV += P^T dO and dK += dS^T Q (dK scaled at the end): queries 16 kk .. 16 kk + 15 are k-step kk.
     HCP_UNROLL
@@ -119,9 +136,9 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
       uint32_t pa[4], dsa[4];
       pack_a<E>(pa, st[2 * kk], st[2 * kk + 1]);
       pack_a<E>(dsa, dpt[2 * kk], dpt[2 * kk + 1]);
-      store_a<L::lds>(ds_pairs + 8 * kk, dsa);  // dS^T to shared memory, for dQ
+      store_a<L::lds>(ds_pairs + 8 * kk, dsa);  // dS^T to shared memory, for dQ (zero from an inactive warp)
       const int row = q_off + 2 * 16 * kk * L::ld;
-      add_dv_dk_kstep<E>(dv, dk, pa, dsa, do_kn + row, q_kn + row);
+      if (active) add_dv_dk_kstep<E>(dv, dk, pa, dsa, do_kn + row, q_kn + row);
     }
     ctx.sync();  // all of dS^T is written
 

@@ -11,7 +11,8 @@
 //      added to dq with atomics, since every key block contributes to them.
 // Phases 1 and 3 do the same products as flash_backward.cuh; phase 2 reads P^T and dS^T from shared memory where
 // that kernel keeps them in registers. mma.sync m16n8k16 from ldmatrix throughout; the next step's Q and dO load
-// by cp.async into a second buffer while this step computes.
+// by cp.async into a second buffer while this step computes. Labelled masks (label_mask.cuh) are applied per
+// element in phase 1, whose products a warp skips when none of its pairs is visible (its P^T and dS^T are zero).
 #pragma once
 
 #include "hcp/attention_params.hpp"
@@ -20,6 +21,7 @@
 #include "backward_softmax_grad.cuh"
 #include "backward_steps.cuh"
 #include "kernel_env.cuh"
+#include "label_mask.cuh"
 #include "tile_loads.cuh"
 #include "warp_ops.cuh"
 
@@ -90,6 +92,10 @@ HCP_KFN void flash_backward_wide_block(const BlockCtx& ctx, const AttnParams& p,
   const int pairs = ((16 * kw + g) * L::ldp + 16 * half + 2 * t) / 2;
 
   BwdSteps<T, D, kWideKeys, kWideRows, Causal> steps(ctx, p, b, hk, k0, ks, vs, qs, dos, lse_s, delta_s);
+  const bool labelled = label_masked(p);
+  const LabelDist dist = label_dist(p);
+  const RowLabel key_labels[2] = {labelled ? key_label(p, k0 + 16 * kw + g) : RowLabel{-1, 0},
+                                  labelled ? key_label(p, k0 + 16 * kw + g + 8) : RowLabel{-1, 0}};
 
   float dk[kHalfTiles][4], dv[kHalfTiles][4];
   zero_tiles(dk);
@@ -102,10 +108,16 @@ HCP_KFN void flash_backward_wide_block(const BlockCtx& ctx, const AttnParams& p,
 
     // Phase 1: S^T and dP^T for this warp's 16 keys x 16 queries, over all D columns.
     {
+      uint64_t visible = 0;
+      bool active = true;
+      if (labelled) {
+        visible = visible_bits<2>(p, dist, key_labels, m0 + 16 * half + 2 * t);
+        active = warp_any(visible != 0);
+      }
       float st[2][4], dpt[2][4];
       zero_tiles(st);
       zero_tiles(dpt);
-      HCP_UNROLL
+      if (active) HCP_UNROLL
       for (int kk = 0; kk < D / 16; ++kk) {
         uint32_t ka[4], va[4], qb[4], dob[4];
         ldmatrix_x4(ka, k_a + 2 * 16 * kk);
@@ -115,10 +127,15 @@ HCP_KFN void flash_backward_wide_block(const BlockCtx& ctx, const AttnParams& p,
         mma_16816_x2<E>(st[0], st[1], ka, qb);
         mma_16816_x2<E>(dpt[0], dpt[1], va, dob);
       }
-      const bool mask = k0 + kWideKeys > p.sk || (Causal && k0 + kWideKeys - 1 > m0 + p.causal_offset);
-      softmax_grad_tiles<Causal>(st, dpt, lse_s + buf * kWideRows + 16 * half, delta_s + buf * kWideRows + 16 * half,
-                                 scale_log2, mask, k0 + 16 * kw + g, m0 + 16 * half + 2 * t, p.sk, p.causal_offset,
-                                 t);
+      const float* lse_b = lse_s + buf * kWideRows + 16 * half;
+      const float* delta_b = delta_s + buf * kWideRows + 16 * half;
+      if (labelled) {
+        softmax_grad_tiles_labelled(st, dpt, lse_b, delta_b, scale_log2, visible, t);
+      } else {
+        const bool mask = k0 + kWideKeys > p.sk || (Causal && k0 + kWideKeys - 1 > m0 + p.causal_offset);
+        softmax_grad_tiles<Causal>(st, dpt, lse_b, delta_b, scale_log2, mask, k0 + 16 * kw + g,
+                                   m0 + 16 * half + 2 * t, p.sk, p.causal_offset, t);
+      }
       uint32_t pa[4], dsa[4];
       pack_a<E>(pa, st[0], st[1]);
       pack_a<E>(dsa, dpt[0], dpt[1]);

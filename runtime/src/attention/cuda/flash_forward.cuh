@@ -5,11 +5,14 @@
 // softmax state stay in registers for the whole block: the C fragment of S has the layout of the A fragment of P,
 // so P never goes through shared memory, and a row's four lanes (one quad) meet by shuffles only for its running
 // max. K and V arrive by cp.async: V of a step loads while S is computed, and K of the next step while the softmax
-// and P V run. Scores are kept in log2 units so one FMA and exp2 give each probability.
+// and P V run. Scores are kept in log2 units so one FMA and exp2 give each probability. Labelled masks (packed
+// sequences, windows; label_mask.cuh) are applied per element, and a warp none of whose elements of a step is
+// visible skips that step's products.
 #pragma once
 
 #include "hcp/attention_params.hpp"
 #include "kernel_env.cuh"
+#include "label_mask.cuh"
 #include "tile_loads.cuh"
 #include "warp_ops.cuh"
 
@@ -63,6 +66,14 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   auto out_rows = [&] { return static_cast<float*>(p.out.data) + b * p.out.stride_b + h * p.out.stride_h; };
   auto lse_rows = [&] { return p.lse.data + b * p.lse.stride_b + h * p.lse.stride_h; };
   const float scale_log2 = p.scale * kLog2e;
+  const bool labelled = label_masked(p);
+  const LabelDist dist = label_dist(p);
+  RowLabel row_label[kTiles][2];  // this lane's rows (labelled calls)
+  HCP_UNROLL
+  for (int mi = 0; mi < kTiles; ++mi)
+    HCP_UNROLL
+    for (int hf = 0; hf < 2; ++hf)
+      row_label[mi][hf] = labelled ? query_label(p, q0 + warp * kWarpRows + 16 * mi + g + 8 * hf) : RowLabel{-1, 0};
 
   // Keys past the last row's diagonal are invisible to the whole block.
   int64_t k_end = p.sk;
@@ -107,10 +118,30 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk);
     cp_async_commit();
 
+    // Labelled: which of this lane's elements are visible (element i of S tile (mi, nt) is bit (mi kKeyTiles + nt)
+    // 4 + i, with i = 2 hf + ci for row half hf and key k0 + 8 nt + 2 t + ci), and whether any of the warp's are.
+    uint64_t visible = 0;
+    bool active = true;
+    if (labelled) {
+      HCP_UNROLL
+      for (int nt = 0; nt < kKeyTiles; ++nt)
+        HCP_UNROLL
+        for (int ci = 0; ci < 2; ++ci) {
+          const RowLabel key = key_label(p, k0 + 8 * nt + 2 * t + ci);
+          HCP_UNROLL
+          for (int mi = 0; mi < kTiles; ++mi)
+            HCP_UNROLL
+            for (int hf = 0; hf < 2; ++hf)
+              if (label_sees(dist, row_label[mi][hf], key))
+                visible |= uint64_t{1} << ((mi * kKeyTiles + nt) * 4 + 2 * hf + ci);
+        }
+      active = warp_any(visible != 0);
+    }
+
     float s[kTiles][kKeyTiles][4];
     HCP_UNROLL
     for (int mi = 0; mi < kTiles; ++mi) zero_tiles(s[mi]);
-    HCP_UNROLL
+    if (active) HCP_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
       uint32_t a[kTiles][4];
       HCP_UNROLL
@@ -128,7 +159,15 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     // of S tile (mi, nt) is key k0 + 2 t + c of row q0 + kWarpRows warp + g + r, with c = 8 nt + i % 2 and
     // r = 16 mi + 8 (i >= 2): visible iff c < key_room and c - r <= diag_room, two numbers per lane and step
     // (clamped: c and r are below 128), so the compile-time c and r leave no 64-bit arithmetic in the loop.
-    if (k0 + kFwdKeys > p.sk || (Causal && k0 + kFwdKeys - 1 > q0 + p.causal_offset)) {
+    if (labelled) {
+      HCP_UNROLL
+      for (int mi = 0; mi < kTiles; ++mi)
+        HCP_UNROLL
+        for (int nt = 0; nt < kKeyTiles; ++nt)
+          HCP_UNROLL
+          for (int i = 0; i < 4; ++i)
+            if (!((visible >> ((mi * kKeyTiles + nt) * 4 + i)) & 1)) s[mi][nt][i] = -INFINITY;
+    } else if (k0 + kFwdKeys > p.sk || (Causal && k0 + kFwdKeys - 1 > q0 + p.causal_offset)) {
       const int key_room = clamp_room(p.sk - k0 - 2 * t);
       const int diag_room = clamp_room(q0 + warp * kWarpRows + g + p.causal_offset - k0 - 2 * t);
       HCP_UNROLL
@@ -147,6 +186,8 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     if (step + 1 < steps) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, k0 + kFwdKeys, p.sk);
     cp_async_commit();
 
+    // A warp that sees nothing of this step keeps its state: no softmax, no P V.
+    if (!active) continue;
     // Online softmax: S becomes P in place, O and the sums are rescaled to the new max.
     HCP_UNROLL
     for (int mi = 0; mi < kTiles; ++mi) {
