@@ -2,11 +2,15 @@
 // thread, against the core's FMA peak probed in the same run (target: forward >= 30% of peak); the same with all
 // cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' p2p and a2a+p2p forward over the
 // single-rank forward of the same full problem (target <= 1.25).
-//   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N]
+// Packed sequences and windows (issue 22), on 4 x S real tokens of a realistic document length mix:
+// - the varlen kernels' useful FLOP rate against the fixed-length kernels' at the same useful FLOPs (target >= 90%);
+// - the CP overhead of packed batches (target <= 1.25);
+// - what the ring's skipping saves: the packed CP forward against the dense causal CP forward of the same tokens;
+// - a window of 4096 on a 131072-token sequence (H 1, D 64) against full causal attention, both on cp 8 p2p.
+//   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--window-seq N] [--no-window]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -14,23 +18,19 @@
 #include <thread>
 #include <vector>
 
+#include "cp_workload.hpp"
 #include "fma_peak.hpp"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/cp_attention.hpp"
-#include "hcp/inprocess_world.hpp"
 
 namespace {
 
 struct Options {
   int64_t seq = 4096, heads = 8, head_dim = 128;
   int repeat = 3;
+  int64_t window_seq = 131072;
+  bool window = true;
 };
-
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 double wall_seconds() {
   timespec ts{};
@@ -86,71 +86,14 @@ void require_ok(const hcp::Status& s) {
   }
 }
 
-}  // namespace
-
-struct Overhead {
-  double cp_seconds, single_seconds;  // of the pair with the median ratio
-  double ratio;                       // the median over the pairs
-};
-
-// The CP overhead in steady state, measured in pairs so that the machine's speed drifting between two
-// measurements (a shared VM's neighbours) does not enter the ratio: in each of `repeat` rounds, rank 0 runs the
-// single-rank forward on the full problem while the other ranks wait in a barrier, then all 8 ranks run one CP
-// forward on the same contexts, each timing its own thread's CPU seconds. A round's ratio is the ranks' summed CPU
-// time over the single-rank forward's; the median round is reported.
-Overhead cp_forward_overhead(const Options& o, const Problem& pr, hcp::CpComm scheme, const std::vector<int64_t>& sizes) {
-  constexpr int kRanks = 8;
-  hcp::ParallelConfig config;
-  config.world_size = kRanks, config.cp = kRanks;
-  if (!sizes.empty()) config.hcp_sizes = sizes;
-  const int64_t local = o.seq / kRanks, row = o.heads * o.head_dim;
-  const auto rounds = static_cast<size_t>(std::max(o.repeat, 1));
-  std::vector<std::vector<double>> seconds(kRanks, std::vector<double>(rounds));
-  std::vector<double> single(rounds);
-  std::vector<float> out(pr.out.size()), lse(pr.lse.size());
-  hcp::AttnParams full = pr.p;
-  full.num_threads = 1;
-  full.out.data = out.data(), full.lse.data = lse.data();
-  hcp::InProcessWorld world(kRanks, std::chrono::minutes(10));
-  require_ok(world.run([&](hcp::Communicator& comm) -> hcp::Status {
-    std::unique_ptr<hcp::CpContext> ctx;
-    // The group lines at debug level: below the default threshold, so the output is the figures.
-    HCP_TRY(hcp::CpContext::create(comm, config, scheme, &ctx, hcp::LogLevel::debug));
-    const int r = ctx->cp_rank();
-    std::vector<float> q(static_cast<size_t>(local * row)), k(q.size()), v(q.size()), o_local(q.size());
-    std::vector<float> lse_local(static_cast<size_t>(o.heads * local));
-    HCP_TRY(hcp::shard_sequence(pr.q.data(), q.data(), 1, o.seq, row, 4, kRanks, r));
-    HCP_TRY(hcp::shard_sequence(pr.k.data(), k.data(), 1, o.seq, row, 4, kRanks, r));
-    HCP_TRY(hcp::shard_sequence(pr.v.data(), v.data(), 1, o.seq, row, 4, kRanks, r));
-    hcp::CpShape shape;
-    shape.seq_local = local, shape.heads = shape.kv_heads = o.heads, shape.head_dim = o.head_dim;
-    HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), o_local.data(), lse_local.data()));  // warm-up
-    for (size_t i = 0; i < rounds; ++i) {
-      HCP_TRY(comm.barrier());
-      if (comm.rank() == 0) {
-        const double start = thread_seconds();
-        HCP_TRY(hcp::attention_forward_cpu(full));
-        single[i] = thread_seconds() - start;
-      }
-      HCP_TRY(comm.barrier());
-      const double start = thread_seconds();
-      HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), o_local.data(), lse_local.data()));
-      seconds[static_cast<size_t>(r)][i] = thread_seconds() - start;
-    }
-    return {};
-  }));
-  std::vector<std::pair<double, size_t>> ratios;
-  for (size_t i = 0; i < rounds; ++i) {
-    double sum = 0;
-    for (const auto& rank : seconds) sum += rank[i];
-    ratios.emplace_back(sum / single[i], i);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  const size_t mid = ratios[rounds / 2].second;
-  double sum = 0;
-  for (const auto& rank : seconds) sum += rank[mid];
-  return {sum, single[mid], ratios[rounds / 2].first};
+int64_t median_length(const hcp::PackedBatch& b) {
+  std::vector<int64_t> lengths;
+  for (size_t d = 0; d + 1 < b.cu_seqlens.size(); ++d) lengths.push_back(b.cu_seqlens[d + 1] - b.cu_seqlens[d]);
+  std::sort(lengths.begin(), lengths.end());
+  return lengths.empty() ? 0 : lengths[lengths.size() / 2];
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   Options o;
@@ -167,6 +110,8 @@ int main(int argc, char** argv) {
     else if (a == "--heads") o.heads = std::atoll(next());
     else if (a == "--head-dim") o.head_dim = std::atoll(next());
     else if (a == "--repeat") o.repeat = std::atoi(next());
+    else if (a == "--window-seq") o.window_seq = std::atoll(next());
+    else if (a == "--no-window") o.window = false;
     else {
       std::fprintf(stderr, "attention_bench: unknown argument %s\n", a.c_str());
       return 2;
@@ -193,13 +138,62 @@ int main(int argc, char** argv) {
               bwd / bwd_mt);
   // CP overhead: the 8 ranks' summed CPU time of one CP forward over the single-rank, one-thread forward, in steady
   // state (forwards repeated on the same contexts, as a training loop calls them), paired round by round.
-  for (auto [comm, sizes] : {std::pair{hcp::CpComm::p2p, std::vector<int64_t>{}},
-                             std::pair{hcp::CpComm::a2a_p2p, std::vector<int64_t>{2, 4}}}) {
-    const Overhead ov = cp_forward_overhead(o, pr, comm, sizes);
+  const hcp::bench::Workload plain = hcp::bench::plain_workload(o.seq, o.heads, o.head_dim);
+  const hcp::bench::Workload packed = hcp::bench::packed_workload(4 * o.seq, o.heads, o.head_dim, 7);
+  const std::pair<hcp::CpComm, std::vector<int64_t>> schemes[] = {{hcp::CpComm::p2p, {}},
+                                                                   {hcp::CpComm::a2a_p2p, {2, 4}}};
+  for (const auto& [comm, sizes] : schemes) {
+    const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(plain, comm, sizes, o.repeat);
     std::printf("CP overhead %-8s cp 8%s: median of %d rounds: ranks' CPU time %.3f s / single-rank %.3f s = %.2f "
                 "(target <= 1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", o.repeat,
                 ov.cp_seconds, ov.single_seconds, ov.ratio);
+  }
+
+  // Varlen against fixed length at the same useful work: the fixed causal sequence whose S^2/2 pairs match.
+  const double pairs = packed.forward_flop() / (4.0 * static_cast<double>(o.heads * o.head_dim));
+  const int64_t fixed_seq = std::max<int64_t>(64, static_cast<int64_t>(std::sqrt(2.0 * pairs)) / 64 * 64);
+  const hcp::bench::Workload fixed = hcp::bench::plain_workload(fixed_seq, o.heads, o.head_dim);
+  hcp::bench::Workload::SingleSeconds tp{1e30, 1e30}, tf{1e30, 1e30};
+  for (int i = 0; i < o.repeat; ++i) {
+    const auto a = packed.single_seconds(true), b = fixed.single_seconds(true);
+    tp.forward = std::min(tp.forward, a.forward), tp.backward = std::min(tp.backward, a.backward);
+    tf.forward = std::min(tf.forward, b.forward), tf.backward = std::min(tf.backward, b.backward);
+  }
+  const double gp = packed.forward_flop() / 1e9, gf = fixed.forward_flop() / 1e9;
+  std::printf("packed batch: %lld documents, %lld tokens (padded %lld for cp 8), median length %lld; useful "
+              "forward %.1f GFLOP\n",
+              static_cast<long long>(packed.packed.documents()), static_cast<long long>(packed.packed.cu_seqlens.back()),
+              static_cast<long long>(packed.seq), static_cast<long long>(median_length(packed.packed)), gp);
+  std::printf("varlen kernels, 1 thread: forward %.1f GFLOP/s, backward %.1f GFLOP/s; fixed length S %lld (%.1f "
+              "GFLOP): forward %.1f, backward %.1f; varlen/fixed forward %.0f%%, backward %.0f%% (target >= 90%%)\n",
+              gp / tp.forward, 2.5 * gp / tp.backward, static_cast<long long>(fixed_seq), gf, gf / tf.forward,
+              2.5 * gf / tf.backward, 100.0 * (gp / tp.forward) / (gf / tf.forward),
+              100.0 * (gp / tp.backward) / (gf / tf.backward));
+  for (const auto& [comm, sizes] : schemes) {
+    const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(packed, comm, sizes, o.repeat);
+    std::printf("CP overhead packed %-8s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f (target <= "
+                "1.25)\n",
+                std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
+                ov.single_seconds, ov.ratio);
+  }
+  // What skipping saves: the same tokens as one dense causal sequence, on the same ranks.
+  const hcp::bench::Workload dense = hcp::bench::plain_workload(packed.seq, o.heads, o.head_dim);
+  const double dense_s = hcp::bench::cp_forward_overhead(dense, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
+  const double packed_s = hcp::bench::cp_forward_overhead(packed, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
+  std::printf("ring skipping, p2p cp 8: packed %.3f s against dense causal %.3f s of the same %lld tokens = %.1f%% "
+              "of the time (useful work %.1f%%)\n",
+              packed_s, dense_s, static_cast<long long>(packed.seq), 100.0 * packed_s / dense_s,
+              100.0 * packed.forward_flop() / dense.forward_flop());
+  if (o.window) {
+    const hcp::bench::Workload full = hcp::bench::plain_workload(o.window_seq, 1, 64);
+    const hcp::bench::Workload windowed = hcp::bench::plain_workload(o.window_seq, 1, 64, 4096);
+    const double full_s = hcp::bench::cp_forward_overhead(full, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
+    const double window_s = hcp::bench::cp_forward_overhead(windowed, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
+    std::printf("window (4096, 0) on S %lld, H 1, D 64, p2p cp 8: ranks' CPU time %.2f s against full causal "
+                "%.2f s = %.1f%% (useful work %.1f%%)\n",
+                static_cast<long long>(o.window_seq), window_s, full_s, 100.0 * window_s / full_s,
+                100.0 * windowed.forward_flop() / full.forward_flop());
   }
   return 0;
 }

@@ -55,16 +55,37 @@ struct TileMask {
   bool labelled = false;
   Cover cover = Cover::some;
   DistanceRange dist{0, 0};
+  bool one_segment = false;  // both tiles hold one segment: positions alone decide
 };
 
+// Zeroes P and dS where the labelled mask hides the pair (row `row` against keys [j0, j0 + cols)).
+HCP_INLINE void mask_grad_row(const AttnParams& p, const TileMask& mask, int64_t row, int64_t j0, int64_t cols,
+                              float* srow, float* dprow) {
+  const Label q = q_label(p, row);
+  if (!mask.one_segment) {
+    for (int64_t j = 0; j < cols; ++j)
+      if (!sees(mask.dist, q, k_label(p, j0 + j))) srow[j] = dprow[j] = 0;
+    return;
+  }
+  const int64_t lo = q.pos - mask.dist.hi, hi = q.pos - mask.dist.lo;  // visible key positions
+  for (int64_t j = 0; j < cols; ++j) {
+    const int64_t kpos = p.k_labels.pos ? p.k_labels.pos[j0 + j] : j0 + j;
+    const bool hidden = kpos < lo || kpos > hi;
+    srow[j] = hidden ? 0.0f : srow[j];
+    dprow[j] = hidden ? 0.0f : dprow[j];
+  }
+}
+
+// Query rows [i0, i0 + rows) (rows <= kBlockQ) of head h against the packed key tile [j0, j0 + cols). The products
+// run over the rows and columns the tiles hold, rounded to the GEMM's steps.
 template <int W>
-HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, int64_t j0,
+HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0,
                                      int64_t cols, BackwardScratch<W>& t, const TileMask& mask) {
   const int64_t dp = t.dp, D = p.head_dim;
-  const int64_t rows = std::min(kBlockQ, p.sq - i0);
+  const int64_t mr = round_up(rows, 4), mc = round_up(cols, 4), n = round_up(cols, 2 * W);
   pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
   pack_rows(p.dtype, p.dout, b, i0, rows, h, D, 1.0f, t.dout.data(), dp, kBlockQ);
-  if (i0 + kBlockQ < p.sq) {
+  if (!mask.labelled && i0 + kBlockQ < p.sq) {
     const int64_t next = std::min(kBlockQ, p.sq - i0 - kBlockQ);
     prefetch_rows(p.dtype, p.q, b, i0 + kBlockQ, next, h, D);
     prefetch_rows(p.dtype, p.dout, b, i0 + kBlockQ, next, h, D);
@@ -72,8 +93,8 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
   }
   std::fill(t.s.begin(), t.s.end(), 0.0f);
   std::fill(t.dpm.begin(), t.dpm.end(), 0.0f);
-  gemm_acc<W>(kBlockQ, kBlockK, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);
-  gemm_acc<W>(kBlockQ, kBlockK, dp, t.dout.data(), dp, t.vt.data(), kBlockK, t.dpm.data(), kBlockK);
+  gemm_acc<W>(mr, n, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);
+  gemm_acc<W>(mr, n, dp, t.dout.data(), dp, t.vt.data(), kBlockK, t.dpm.data(), kBlockK);
   const float* lse = row_values(p.lse, b, h);
   const float* delta = row_values(p.delta, b, h);
   for (int64_t i = 0; i < kBlockQ; ++i) {
@@ -81,74 +102,86 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
     float* srow = t.s.data() + i * kBlockK;
     float* dprow = t.dpm.data() + i * kBlockK;
     softmax_grad_row<W>(srow, dprow, visible, visible ? lse[i0 + i] : 0.0f, visible ? delta[i0 + i] : 0.0f);
-    if (visible && mask.labelled && mask.cover == Cover::some) {
-      const Label q = q_label(p, i0 + i);
-      for (int64_t j = 0; j < cols; ++j)
-        if (!sees(mask.dist, q, k_label(p, j0 + j))) srow[j] = dprow[j] = 0;
-    }
+    if (visible && mask.labelled && mask.cover == Cover::some) mask_grad_row(p, mask, i0 + i, j0, cols, srow, dprow);
   }
   // dV += P^T dO and dK += dS^T (scale Q), both K = query rows.
   transpose_tile<W>(t.s.data(), kBlockQ, kBlockK, t.st.data());
-  gemm_acc<W>(kBlockK, dp, kBlockQ, t.st.data(), kBlockQ, t.dout.data(), dp, t.dv.data(), dp);
+  gemm_acc<W>(mc, dp, mr, t.st.data(), kBlockQ, t.dout.data(), dp, t.dv.data(), dp);
   transpose_tile<W>(t.dpm.data(), kBlockQ, kBlockK, t.st.data());
-  gemm_acc<W>(kBlockK, dp, kBlockQ, t.st.data(), kBlockQ, t.q.data(), dp, t.dk.data(), dp);
+  gemm_acc<W>(mc, dp, mr, t.st.data(), kBlockQ, t.q.data(), dp, t.dk.data(), dp);
   // dQ rows of this block: scale * dS K.
   std::fill(t.dq.begin(), t.dq.end(), 0.0f);
-  gemm_acc<W>(round_up(rows, 4), dp, kBlockK, t.dpm.data(), kBlockK, t.k.data(), dp, t.dq.data(), dp);
+  gemm_acc<W>(mr, dp, n, t.dpm.data(), kBlockK, t.k.data(), dp, t.dq.data(), dp);
   add_rows(p.dq, b, i0, rows, h, D, p.scale, t.dq.data(), dp);
 }
 
-// The label extents of every query tile of a call (labelled masks only).
-inline std::vector<LabelRange> query_tile_ranges(const AttnParams& p) {
-  std::vector<LabelRange> ranges;
-  for (int64_t i0 = 0; i0 < p.sq; i0 += kBlockQ)
-    ranges.push_back(label_range(i0, std::min(kBlockQ, p.sq - i0), [&](int64_t i) { return q_label(p, i); }));
-  return ranges;
+// The query and key tiles of a labelled call (label_mask.hpp's segment tiles); empty for plain masks.
+struct BackwardTiles {
+  std::vector<RowTile> q, k;
+};
+inline BackwardTiles backward_tiles(const AttnParams& p) {
+  BackwardTiles t;
+  if (!labelled_mask(p)) return t;
+  t.q = segment_tiles(p.sq, kBlockQ, [&](int64_t i) { return q_label(p, i); });
+  t.k = segment_tiles(p.sk, kBlockK, [&](int64_t j) { return k_label(p, j); });
+  return t;
+}
+
+// One key tile [j0, j0 + cols): its dK/dV accumulated over the query tiles that see it, then added to dk, dv.
+template <int W>
+HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t j0, int64_t cols,
+                                  BackwardScratch<W>& t, const BackwardTiles& tiles, const RowTile* k_tile) {
+  const int64_t dp = t.dp, D = p.head_dim, group = p.heads / p.kv_heads;
+  TileMask mask;
+  mask.labelled = k_tile != nullptr;
+  mask.dist = allowed_distance(p);
+  if (mask.labelled) {
+    const bool any = std::any_of(tiles.q.begin(), tiles.q.end(), [&](const RowTile& q) {
+      return cover(mask.dist, q.range, k_tile->range) != Cover::none;
+    });
+    if (!any) return;  // no query sees this key tile: its dK/dV rows get nothing
+  }
+  pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
+  pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
+  pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, t.vt.data(), dp, kBlockK);
+  std::fill(t.dk.begin(), t.dk.end(), 0.0f);
+  std::fill(t.dv.begin(), t.dv.end(), 0.0f);
+  for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+    if (mask.labelled) {
+      for (const RowTile& q : tiles.q) {
+        mask.cover = cover(mask.dist, q.range, k_tile->range);
+        if (mask.cover == Cover::none) continue;
+        mask.one_segment = q.single() && k_tile->single();
+        backward_query_block<W>(p, b, h, q.start, q.rows, j0, cols, t, mask);
+      }
+      continue;
+    }
+    // Query rows before the first one that sees key j0 contribute nothing.
+    const int64_t first_row = p.causal ? std::max<int64_t>(0, j0 - p.causal_offset) : 0;
+    for (int64_t i0 = first_row / kBlockQ * kBlockQ; i0 < p.sq; i0 += kBlockQ)
+      backward_query_block<W>(p, b, h, i0, std::min(kBlockQ, p.sq - i0), j0, cols, t, mask);
+  }
+  add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp);
+  add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp);
 }
 
 template <int W>
 HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, BackwardScratch<W>& t,
-                                 const std::vector<LabelRange>& q_ranges) {
-  const int64_t dp = t.dp, D = p.head_dim, group = p.heads / p.kv_heads;
-  TileMask mask;
-  mask.labelled = labelled_mask(p);
-  mask.dist = allowed_distance(p);
-  for (int64_t j0 = 0; j0 < p.sk; j0 += kBlockK) {
-    const int64_t cols = std::min(kBlockK, p.sk - j0);
-    LabelRange k_range{};
-    if (mask.labelled) {
-      k_range = label_range(j0, cols, [&](int64_t j) { return k_label(p, j); });
-      const bool any = std::any_of(q_ranges.begin(), q_ranges.end(),
-                                   [&](const LabelRange& q) { return cover(mask.dist, q, k_range) != Cover::none; });
-      if (!any) continue;  // no query sees this key tile: its dK/dV rows get nothing
-    }
-    pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
-    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
-    pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, t.vt.data(), dp, kBlockK);
-    std::fill(t.dk.begin(), t.dk.end(), 0.0f);
-    std::fill(t.dv.begin(), t.dv.end(), 0.0f);
-    // Query rows before the first one that sees key j0 contribute nothing.
-    int64_t first_row = 0;
-    if (p.causal && !mask.labelled) first_row = std::max<int64_t>(0, j0 - p.causal_offset);
-    for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
-      for (int64_t i0 = first_row / kBlockQ * kBlockQ; i0 < p.sq; i0 += kBlockQ) {
-        if (mask.labelled) {
-          mask.cover = cover(mask.dist, q_ranges[static_cast<size_t>(i0 / kBlockQ)], k_range);
-          if (mask.cover == Cover::none) continue;
-        }
-        backward_query_block<W>(p, b, h, i0, j0, cols, t, mask);
-      }
-    add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp);
-    add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp);
+                                 const BackwardTiles& tiles) {
+  if (labelled_mask(p)) {
+    for (const RowTile& k : tiles.k) backward_key_tile<W>(p, b, hk, k.start, k.rows, t, tiles, &k);
+    return;
   }
+  for (int64_t j0 = 0; j0 < p.sk; j0 += kBlockK)
+    backward_key_tile<W>(p, b, hk, j0, std::min(kBlockK, p.sk - j0), t, tiles, nullptr);
 }
 
 template <int W>
 HCP_INLINE void backward_tasks(const AttnParams& p, int64_t first, int64_t step) {
   BackwardScratch<W> scratch(p.head_dim);
-  const std::vector<LabelRange> q_ranges = labelled_mask(p) ? query_tile_ranges(p) : std::vector<LabelRange>{};
+  const BackwardTiles tiles = backward_tiles(p);
   for (int64_t task = first; task < p.batch * p.kv_heads; task += step)
-    backward_kv_head<W>(p, task / p.kv_heads, task % p.kv_heads, scratch, q_ranges);
+    backward_kv_head<W>(p, task / p.kv_heads, task % p.kv_heads, scratch, tiles);
 }
 
 }  // namespace hcp::cpu

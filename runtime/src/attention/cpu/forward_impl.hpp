@@ -25,11 +25,19 @@ template <int W>
 struct ForwardScratch {
   int64_t dp;
   std::vector<float> q, kt, v, s, o, m, l;
+  // Labelled calls: every key tile of one (batch, kv head) packed once and kept while the query blocks of that head
+  // pass by (short documents make small query blocks, each of which would otherwise pack its key tiles again).
+  std::vector<float> kt_cache, v_cache;
+  std::vector<char> cached;
+  int64_t cache_b = -1, cache_hk = -1;
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
         q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
         o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ) {}
 };
+
+// The packed key tiles of a labelled call are cached when they fit in this many bytes per worker.
+inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
 
 // Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row.
 template <int W>
@@ -65,27 +73,96 @@ HCP_INLINE void softmax_row(float* srow, int64_t visible, float& m, float& l, fl
   l += reduce_sum<W>(vsum);
 }
 
-// Sets the scores of the pairs the labelled mask hides to -inf (then softmax_row sees all `cols` keys).
+// Sets the scores of the pairs the labelled mask hides to -inf (then softmax_row sees all `cols` keys). Tiles of one
+// segment on both sides compare positions only, in a loop the compiler vectorises.
 HCP_INLINE void mask_scores(const AttnParams& p, const DistanceRange& d, int64_t row, int64_t j0, int64_t cols,
-                            float* srow) {
+                            bool one_segment, float* srow) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const Label q = q_label(p, row);
-  for (int64_t j = 0; j < cols; ++j)
-    if (!sees(d, q, k_label(p, j0 + j))) srow[j] = -std::numeric_limits<float>::infinity();
+  if (!one_segment) {
+    for (int64_t j = 0; j < cols; ++j)
+      if (!sees(d, q, k_label(p, j0 + j))) srow[j] = kNegInf;
+    return;
+  }
+  const int64_t lo = q.pos - d.hi, hi = q.pos - d.lo;  // visible key positions
+  if (p.k_labels.pos) {
+    const int32_t* kpos = p.k_labels.pos + j0;
+    for (int64_t j = 0; j < cols; ++j) srow[j] = (kpos[j] < lo || kpos[j] > hi) ? kNegInf : srow[j];
+  } else {
+    for (int64_t j = 0; j < cols; ++j) srow[j] = (j0 + j < lo || j0 + j > hi) ? kNegInf : srow[j];
+  }
 }
 
-// The label extents of every key tile of a call (labelled masks only).
-inline std::vector<LabelRange> key_tile_ranges(const AttnParams& p) {
-  std::vector<LabelRange> ranges;
-  for (int64_t j0 = 0; j0 < p.sk; j0 += kBlockK)
-    ranges.push_back(label_range(j0, std::min(kBlockK, p.sk - j0), [&](int64_t j) { return k_label(p, j); }));
-  return ranges;
+// The query blocks and key tiles of a call: fixed steps for plain masks; under labels, runs that end where a
+// segment does (label_mask.hpp), so that a tile pair mostly holds one document on each side.
+struct ForwardTiles {
+  std::vector<RowTile> q, k;
+};
+inline ForwardTiles forward_tiles(const AttnParams& p) {
+  ForwardTiles t;
+  if (!labelled_mask(p)) return t;
+  t.q = segment_tiles(p.sq, kForwardBlockQ, [&](int64_t i) { return q_label(p, i); });
+  t.k = segment_tiles(p.sk, kBlockK, [&](int64_t j) { return k_label(p, j); });
+  return t;
+}
+inline int64_t forward_blocks(const AttnParams& p, const ForwardTiles& tiles) {
+  return labelled_mask(p) ? static_cast<int64_t>(tiles.q.size()) : (p.sq + kForwardBlockQ - 1) / kForwardBlockQ;
+}
+
+// How a key tile is masked: the plain causal/no mask, a labelled tile whose pairs are all visible, or a labelled
+// tile masked element by element with `dist`.
+struct TileMasking {
+  bool labelled = false;
+  const DistanceRange* dist = nullptr;  // labelled tiles with some hidden pairs
+  bool one_segment = false;
+};
+
+// One key tile [j0, j0 + cols) against the query block's rows [first, end) (the others see none of its keys).
+template <int W>
+HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t i0, int64_t rows, int64_t j0,
+                                 int64_t cols, int64_t first, int64_t end, const TileMasking& masking,
+                                 ForwardScratch<W>& t, int64_t cache_index = -1) {
+  const int64_t dp = t.dp, D = p.head_dim;
+  if (first >= end) return;
+  const float* kt = t.kt.data();
+  const float* v = t.v.data();
+  if (cache_index >= 0) {  // packed once per (batch, kv head)
+    const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
+    if (!t.cached[static_cast<size_t>(cache_index)]) {
+      pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt_cache.data() + at, dp, kBlockK);
+      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, kBlockK);
+      t.cached[static_cast<size_t>(cache_index)] = 1;
+    }
+    kt = t.kt_cache.data() + at, v = t.v_cache.data() + at;
+  } else {
+    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
+    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, kBlockK);
+  }
+  // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
+  const int64_t n = round_up(cols, 2 * W);
+  float* s_first = t.s.data() + first * kBlockK;
+  std::fill(s_first, t.s.data() + end * kBlockK, 0.0f);
+  gemm_acc<W>(end - first, n, dp, t.q.data() + first * dp, dp, kt, kBlockK, s_first, kBlockK);
+  for (int64_t i = first; i < end; ++i) {
+    float* srow = t.s.data() + i * kBlockK;
+    if (i >= rows) {  // padding rows: keep them out of the output product
+      std::fill(srow, srow + kBlockK, 0.0f);
+      continue;
+    }
+    if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, cols, masking.one_segment, srow);
+    softmax_row<W>(srow, masking.labelled ? cols : visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i],
+                   t.o.data() + i * dp, dp);
+  }
+  gemm_acc<W>(end - first, dp, n, s_first, kBlockK, v, dp, t.o.data() + first * dp, dp);
 }
 
 template <int W>
-HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, ForwardScratch<W>& t,
-                              const std::vector<LabelRange>& k_ranges) {
+HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t block, ForwardScratch<W>& t,
+                              const ForwardTiles& tiles) {
   const int64_t dp = t.dp, D = p.head_dim;
-  const int64_t rows = std::min(kForwardBlockQ, p.sq - i0);
+  const bool labelled = labelled_mask(p);
+  const int64_t i0 = labelled ? tiles.q[static_cast<size_t>(block)].start : block * kForwardBlockQ;
+  const int64_t rows = labelled ? tiles.q[static_cast<size_t>(block)].rows : std::min(kForwardBlockQ, p.sq - i0);
   const int64_t m_rows = round_up(rows, 4);
   const int64_t hk = h / (p.heads / p.kv_heads);
   pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kForwardBlockQ);
@@ -102,40 +179,42 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     }
   }
 
-  const bool labelled = labelled_mask(p);
-  const DistanceRange dist = allowed_distance(p);
-  const LabelRange q_range =
-      labelled ? label_range(i0, rows, [&](int64_t i) { return q_label(p, i); }) : LabelRange{};
-  int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
-  if (p.causal && !labelled) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));
-  for (int64_t j0 = 0; j0 < key_end; j0 += kBlockK) {
-    const int64_t cols = std::min(kBlockK, p.sk - j0);
-    const Cover tile = labelled ? cover(dist, q_range, k_ranges[static_cast<size_t>(j0 / kBlockK)]) : Cover::some;
-    if (tile == Cover::none) continue;
-    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
-    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, kBlockK);
-    if (j0 + kBlockK < key_end) {
-      const int64_t next = std::min(kBlockK, p.sk - j0 - kBlockK);
-      prefetch_rows(p.dtype, p.k, b, j0 + kBlockK, next, hk, D);
-      prefetch_rows(p.dtype, p.v, b, j0 + kBlockK, next, hk, D);
+  if (labelled) {
+    const DistanceRange dist = allowed_distance(p);
+    const RowTile& q = tiles.q[static_cast<size_t>(block)];
+    const size_t tile_floats = static_cast<size_t>(dp * kBlockK);
+    const bool cache = static_cast<int64_t>(2 * tiles.k.size() * tile_floats * sizeof(float)) <= kKeyCacheBytes;
+    if (cache && (t.cache_b != b || t.cache_hk != hk)) {
+      t.kt_cache.resize(tiles.k.size() * tile_floats);
+      t.v_cache.resize(tiles.k.size() * tile_floats);
+      t.cached.assign(tiles.k.size(), 0);
+      t.cache_b = b, t.cache_hk = hk;
     }
-    // Rows above `first` see no key of this tile (causal); they keep their state untouched.
-    int64_t first = 0;
-    if (p.causal && !labelled) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
-    float* s_first = t.s.data() + first * kBlockK;
-    std::fill(s_first, t.s.data() + m_rows * kBlockK, 0.0f);
-    gemm_acc<W>(m_rows - first, kBlockK, dp, t.q.data() + first * dp, dp, t.kt.data(), kBlockK, s_first, kBlockK);
-    for (int64_t i = first; i < m_rows; ++i) {
-      float* srow = t.s.data() + i * kBlockK;
-      if (i >= rows) {  // padding rows: keep them out of the output product
-        std::fill(srow, srow + kBlockK, 0.0f);
-        continue;
+    for (size_t ki = 0; ki < tiles.k.size(); ++ki) {
+      const RowTile& k = tiles.k[ki];
+      const Cover tile = cover(dist, q.range, k.range);
+      if (tile == Cover::none) continue;
+      int64_t first = 0, end = m_rows;
+      reaching_rows(q, k.range, dist, m_rows, [&](int64_t i) { return q_label(p, i); }, &first, &end);
+      const TileMasking masking{true, tile == Cover::some ? &dist : nullptr, q.single() && k.single()};
+      forward_key_tile<W>(p, b, hk, i0, rows, k.start, k.rows, first, end, masking, t,
+                          cache ? static_cast<int64_t>(ki) : -1);
+    }
+  } else {
+    int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
+    if (p.causal) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));
+    for (int64_t j0 = 0; j0 < key_end; j0 += kBlockK) {
+      const int64_t cols = std::min(kBlockK, p.sk - j0);
+      if (j0 + kBlockK < key_end) {
+        const int64_t next = std::min(kBlockK, p.sk - j0 - kBlockK);
+        prefetch_rows(p.dtype, p.k, b, j0 + kBlockK, next, hk, D);
+        prefetch_rows(p.dtype, p.v, b, j0 + kBlockK, next, hk, D);
       }
-      if (labelled && tile == Cover::some) mask_scores(p, dist, i0 + i, j0, cols, srow);
-      softmax_row<W>(srow, labelled ? cols : visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i], t.o.data() + i * dp,
-                     dp);
+      // Rows above `first` see no key of this tile (causal); they keep their state untouched.
+      int64_t first = 0;
+      if (p.causal) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
+      forward_key_tile<W>(p, b, hk, i0, rows, j0, cols, first, m_rows, TileMasking{}, t);
     }
-    gemm_acc<W>(m_rows - first, dp, kBlockK, s_first, kBlockK, t.v.data(), dp, t.o.data() + first * dp, dp);
   }
 
   float* lse = row_values(p.lse, b, h);
@@ -153,12 +232,12 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
 template <int W>
 HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) {
   ForwardScratch<W> scratch(p.head_dim);
-  const std::vector<LabelRange> k_ranges = labelled_mask(p) ? key_tile_ranges(p) : std::vector<LabelRange>{};
-  const int64_t qblocks = (p.sq + kForwardBlockQ - 1) / kForwardBlockQ;
+  const ForwardTiles tiles = forward_tiles(p);
+  const int64_t qblocks = forward_blocks(p, tiles);
   const int64_t tasks = p.batch * p.heads * qblocks;
   for (int64_t task = first; task < tasks; task += step) {
     const int64_t qb = task % qblocks, bh = task / qblocks;
-    forward_block<W>(p, bh / p.heads, bh % p.heads, qb * kForwardBlockQ, scratch, k_ranges);
+    forward_block<W>(p, bh / p.heads, bh % p.heads, qb, scratch, tiles);
   }
 }
 

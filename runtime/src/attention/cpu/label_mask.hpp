@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "hcp/attention_params.hpp"
 
 namespace hcp::cpu {
+
+inline int64_t round_up_rows(int64_t x) { return (x + 3) / 4 * 4; }
 
 // True when the mask is not the plain causal/no-mask of causal_offset (the kernels' fast path).
 inline bool labelled_mask(const AttnParams& p) {
@@ -78,6 +81,87 @@ inline Cover cover(const DistanceRange& d, const LabelRange& q, const LabelRange
   const bool one_segment = q.seg_lo == q.seg_hi && k.seg_lo == k.seg_hi && q.seg_lo == k.seg_lo && q.seg_lo >= 0;
   if (one_segment && dist_lo >= d.lo && dist_hi <= d.hi) return Cover::all;
   return Cover::some;
+}
+
+// Tiles of rows for a labelled call: each run (one segment at consecutive positions: a document's CP chunk) of
+// kMinSegmentRows rows or more gets tiles of its own (at most max_rows), so that a tile pair is seen whole, not at all
+// or across one diagonal; consecutive shorter runs (tiny documents, padding) share tiles, masked element by element.
+// `single` when all rows of a tile have one segment, `increasing` when positions never fall along its rows.
+inline constexpr int64_t kMinSegmentRows = 1;
+struct RowTile {
+  int64_t start, rows;
+  LabelRange range;
+  bool increasing;
+  bool single() const { return range.seg_lo == range.seg_hi; }
+};
+
+template <class LabelOf>
+std::vector<RowTile> segment_tiles(int64_t n, int64_t max_rows, LabelOf label_of) {
+  struct Run {
+    int64_t start, rows;
+  };
+  std::vector<Run> runs;
+  for (int64_t i = 0; i < n;) {
+    // A run: one segment at consecutive positions (a CP chunk of a document; padding is one run).
+    Label prev = label_of(i);
+    int64_t j = i + 1;
+    for (; j < n; ++j) {
+      const Label l = label_of(j);
+      if (l.seg != prev.seg || (l.seg >= 0 && l.pos != prev.pos + 1)) break;
+      prev = l;
+    }
+    runs.push_back({i, j - i});
+    i = j;
+  }
+  std::vector<RowTile> tiles;
+  auto add = [&](int64_t start, int64_t rows) {
+    const Label first = label_of(start);
+    RowTile t{start, rows, {first.seg, first.seg, first.pos, first.pos}, true};
+    int64_t prev = first.pos;
+    for (int64_t i = start + 1; i < start + rows; ++i) {
+      const Label l = label_of(i);
+      if (l.pos < prev || l.seg != first.seg) t.increasing = false;
+      prev = l.pos;
+      t.range.seg_lo = std::min(t.range.seg_lo, l.seg), t.range.seg_hi = std::max(t.range.seg_hi, l.seg);
+      t.range.pos_lo = std::min(t.range.pos_lo, l.pos), t.range.pos_hi = std::max(t.range.pos_hi, l.pos);
+    }
+    tiles.push_back(t);
+  };
+  for (size_t r = 0; r < runs.size();) {
+    if (runs[r].rows >= kMinSegmentRows) {
+      for (int64_t i = 0; i < runs[r].rows; i += max_rows) add(runs[r].start + i, std::min(max_rows, runs[r].rows - i));
+      ++r;
+      continue;
+    }
+    const int64_t start = runs[r].start;
+    int64_t rows = 0;
+    while (r < runs.size() && runs[r].rows < kMinSegmentRows && rows + runs[r].rows <= max_rows) rows += runs[r++].rows;
+    add(start, rows);
+  }
+  return tiles;
+}
+
+// The rows [first, end) of a query tile that can see any key of a key tile, both single-segment with the same
+// segment and the query positions increasing: those with pos(k_lo) + d.lo <= pos <= pos(k_hi) + d.hi. Rounded
+// out to multiples of 4 (the GEMM's row step) within [0, m_rows).
+template <class LabelOf>
+void reaching_rows(const RowTile& q, const LabelRange& k, const DistanceRange& d, int64_t m_rows, LabelOf q_label_of,
+                   int64_t* first, int64_t* end) {
+  *first = 0, *end = m_rows;
+  if (!q.increasing || !q.single() || k.seg_lo != k.seg_hi) return;
+  // Binary searches over the increasing positions: the first row at or past the low bound, the first past the high.
+  auto first_row = [&](auto past) {
+    int64_t lo = 0, hi = q.rows;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (past(q_label_of(q.start + mid).pos)) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  };
+  const int64_t begin = first_row([&](int64_t pos) { return pos >= k.pos_lo + d.lo; });
+  const int64_t stop = first_row([&](int64_t pos) { return pos > k.pos_hi + d.hi; });
+  *first = begin / 4 * 4;
+  *end = std::max(*first, std::min(m_rows, round_up_rows(stop)));
 }
 
 }  // namespace hcp::cpu

@@ -1,0 +1,169 @@
+#include "cp_workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <random>
+#include <utility>
+
+#include "hcp/attention_cpu.hpp"
+#include "hcp/inprocess_world.hpp"
+
+namespace hcp::bench {
+namespace {
+
+constexpr int kRanks = 8;
+
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+void require_ok(const Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "attention_bench: %s\n", s.message().c_str());
+    std::exit(2);
+  }
+}
+
+void fill(Workload* w) {
+  const size_t n = static_cast<size_t>(w->seq * w->heads * w->head_dim);
+  unsigned state = 12345;
+  for (auto* t : {&w->q, &w->k, &w->v}) {
+    t->resize(n);
+    for (auto& x : *t) x = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+  }
+  if (w->packed.empty() && w->window_left < 0) return;
+  const PackedBatch whole{{0, w->seq}, {}};
+  const PackedBatch& b = w->packed.empty() ? whole : w->packed;
+  w->seg.assign(static_cast<size_t>(w->seq), -1);
+  w->pos.assign(static_cast<size_t>(w->seq), 0);
+  for (size_t d = 0; d + 1 < b.padded().size(); ++d)
+    for (int64_t i = b.padded()[d]; i < b.padded()[d + 1]; ++i) {
+      const int64_t at = i - b.padded()[d];
+      w->seg[static_cast<size_t>(i)] = at < b.cu_seqlens[d + 1] - b.cu_seqlens[d] ? static_cast<int32_t>(d) : -1;
+      w->pos[static_cast<size_t>(i)] = static_cast<int32_t>(at);
+    }
+}
+
+}  // namespace
+
+double Workload::forward_flop() const {
+  const std::vector<int64_t> whole{0, seq};
+  const std::vector<int64_t>& cu = packed.empty() ? whole : packed.cu_seqlens;
+  double pairs = 0;
+  for (size_t d = 0; d + 1 < cu.size(); ++d) {
+    const int64_t len = cu[d + 1] - cu[d];
+    for (int64_t i = 0; i < len; ++i) {  // causal: keys lo .. i
+      const int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, i - window_left);
+      pairs += static_cast<double>(i - lo + 1);
+    }
+  }
+  return 4.0 * static_cast<double>(heads * head_dim) * pairs;
+}
+
+Workload::SingleSeconds Workload::single_seconds(bool backward) const {
+  std::vector<float> out(q.size()), lse(static_cast<size_t>(seq * heads)), delta(lse.size());
+  std::vector<float> dq(backward ? q.size() : 0), dk(dq.size()), dv(dq.size());
+  const int64_t row = heads * head_dim;
+  auto bshd = [&](const std::vector<float>& t) { return AttnTensor{const_cast<float*>(t.data()), seq * row, row, head_dim}; };
+  AttnParams p;
+  p.batch = 1, p.sq = p.sk = seq, p.heads = p.kv_heads = heads, p.head_dim = head_dim;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(head_dim)), p.causal = true;
+  p.q = bshd(q), p.k = bshd(k), p.v = bshd(v), p.out = bshd(out);
+  p.lse = {lse.data(), seq * heads, seq};
+  if (!seg.empty()) p.q_labels = p.k_labels = {seg.data(), pos.data()};
+  p.window_left = window_left, p.window_right = window_left >= 0 ? 0 : -1;
+  SingleSeconds t;
+  double start = thread_seconds();
+  require_ok(attention_forward_cpu(p));
+  t.forward = thread_seconds() - start;
+  if (!backward) return t;
+  p.dout = bshd(v), p.dq = bshd(dq), p.dk = bshd(dk), p.dv = bshd(dv);  // dout: any values
+  p.delta = {delta.data(), seq * heads, seq};
+  attention_delta_cpu(p.dtype, 1, seq, heads, head_dim, p.dout, p.out, p.delta);
+  start = thread_seconds();
+  require_ok(attention_backward_cpu(p));
+  t.backward = thread_seconds() - start;
+  return t;
+}
+
+Workload packed_workload(int64_t tokens, int64_t heads, int64_t head_dim, uint32_t seed) {
+  Workload w;
+  w.heads = heads, w.head_dim = head_dim;
+  std::mt19937 gen(seed);
+  std::lognormal_distribution<double> length(6.5, 1.0);  // median e^6.5 = 665
+  w.packed.cu_seqlens = {0};
+  while (w.packed.cu_seqlens.back() < tokens) {
+    const int64_t len = std::clamp<int64_t>(static_cast<int64_t>(length(gen)), 16, 8192);
+    w.packed.cu_seqlens.push_back(std::min(tokens, w.packed.cu_seqlens.back() + len));
+  }
+  w.packed.cu_seqlens_padded = pad_for_cp(w.packed.cu_seqlens, kRanks);
+  w.seq = w.packed.total_padded();
+  fill(&w);
+  return w;
+}
+
+Workload plain_workload(int64_t seq, int64_t heads, int64_t head_dim, int64_t window_left) {
+  Workload w;
+  w.seq = seq, w.heads = heads, w.head_dim = head_dim, w.window_left = window_left;
+  w.window_right = window_left >= 0 ? 0 : -1;
+  fill(&w);
+  return w;
+}
+
+Overhead cp_forward_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds_wanted,
+                             bool with_single) {
+  ParallelConfig config;
+  config.world_size = kRanks, config.cp = kRanks;
+  if (!sizes.empty()) config.hcp_sizes = sizes;
+  const int64_t local = w.seq / kRanks, row = w.heads * w.head_dim;
+  const auto rounds = static_cast<size_t>(std::max(rounds_wanted, 1));
+  std::vector<std::vector<double>> seconds(kRanks, std::vector<double>(rounds));
+  std::vector<double> single(rounds, 0.0);
+  InProcessWorld world(kRanks, std::chrono::minutes(30));
+  require_ok(world.run([&](Communicator& comm) -> Status {
+    std::unique_ptr<CpContext> ctx;
+    // The group lines at debug level: below the default threshold, so the output is the figures.
+    HCP_TRY(CpContext::create(comm, config, scheme, &ctx, LogLevel::debug));
+    const int r = ctx->cp_rank();
+    std::vector<float> q(static_cast<size_t>(local * row)), k(q.size()), v(q.size()), out(q.size());
+    std::vector<float> lse(static_cast<size_t>(w.heads * local));
+    for (auto [full, mine] : {std::pair{&w.q, &q}, {&w.k, &k}, {&w.v, &v}}) {
+      if (w.packed.empty())
+        HCP_TRY(shard_sequence(full->data(), mine->data(), 1, w.seq, row, 4, kRanks, r));
+      else
+        HCP_TRY(shard_packed(full->data(), mine->data(), w.packed, row, 4, kRanks, r));
+    }
+    CpShape shape;
+    shape.seq_local = local, shape.heads = shape.kv_heads = w.heads, shape.head_dim = w.head_dim;
+    shape.packed = w.packed, shape.window_left = w.window_left, shape.window_right = w.window_right;
+    HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));  // warm-up
+    for (size_t i = 0; i < rounds; ++i) {
+      HCP_TRY(comm.barrier());
+      if (comm.rank() == 0 && with_single) single[i] = w.single_seconds(false).forward;
+      HCP_TRY(comm.barrier());
+      const double start = thread_seconds();
+      HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));
+      seconds[static_cast<size_t>(r)][i] = thread_seconds() - start;
+    }
+    return {};
+  }));
+  std::vector<std::pair<double, size_t>> ratios;
+  for (size_t i = 0; i < rounds; ++i) {
+    double sum = 0;
+    for (const auto& rank : seconds) sum += rank[i];
+    ratios.emplace_back(with_single ? sum / single[i] : sum, i);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const size_t mid = ratios[rounds / 2].second;
+  double sum = 0;
+  for (const auto& rank : seconds) sum += rank[mid];
+  return {sum, single[mid], with_single ? ratios[rounds / 2].first : 0.0};
+}
+
+}  // namespace hcp::bench
