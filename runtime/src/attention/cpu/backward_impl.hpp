@@ -83,8 +83,8 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
                                      int64_t cols, BackwardScratch<W>& t, const TileMask& mask) {
   const int64_t dp = t.dp, D = p.head_dim;
   const int64_t mr = round_up(rows, 4), mc = round_up(cols, 4), n = round_up(cols, 2 * W);
-  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kBlockQ);
-  pack_rows(p.dtype, p.dout, b, i0, rows, h, D, 1.0f, t.dout.data(), dp, kBlockQ);
+  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, mr);  // the GEMMs read mr rows
+  pack_rows(p.dtype, p.dout, b, i0, rows, h, D, 1.0f, t.dout.data(), dp, mr);
   if (!mask.labelled && i0 + kBlockQ < p.sq) {
     const int64_t next = std::min(kBlockQ, p.sq - i0 - kBlockQ);
     prefetch_rows(p.dtype, p.q, b, i0 + kBlockQ, next, h, D);

@@ -39,26 +39,27 @@ struct ForwardScratch {
 // The packed key tiles of a labelled call are cached when they fit in this many bytes per worker.
 inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
 
-// Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row.
+// Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row. Only
+// the first `width` columns (a multiple of W, at least `visible`) are read; the rest of the tile row is unused.
 template <int W>
-HCP_INLINE void softmax_row(float* srow, int64_t visible, float& m, float& l, float* orow, int64_t dp) {
+HCP_INLINE void softmax_row(float* srow, int64_t visible, int64_t width, float& m, float& l, float* orow, int64_t dp) {
   using V = typename Simd<W>::V;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  for (int64_t j = visible; j < kBlockK; ++j) srow[j] = kNegInf;
+  for (int64_t j = visible; j < width; ++j) srow[j] = kNegInf;
   V vmax = splat<W>(kNegInf);
-  for (int64_t j = 0; j < kBlockK; j += W) {
+  for (int64_t j = 0; j < width; j += W) {
     const V x = load<W>(srow + j);
     vmax = x > vmax ? x : vmax;
   }
   const float block_max = reduce_max<W>(vmax);
   const float m_new = block_max > m ? block_max : m;
   if (m_new == kNegInf) {  // nothing visible yet: this block contributes nothing
-    for (int64_t j = 0; j < kBlockK; ++j) srow[j] = 0;
+    for (int64_t j = 0; j < width; ++j) srow[j] = 0;
     return;
   }
   const V shift = splat<W>(m_new);
   V vsum = splat<W>(0.0f);
-  for (int64_t j = 0; j < kBlockK; j += W) {
+  for (int64_t j = 0; j < width; j += W) {
     const V e = exp<W>(load<W>(srow + j) - shift);
     store<W>(srow + j, e);
     vsum += e;
@@ -117,6 +118,13 @@ struct TileMasking {
   bool one_segment = false;
 };
 
+// Whether any key tile has a pair visible to the query tile.
+inline bool sees_any_key(const AttnParams& p, const RowTile& q, const std::vector<RowTile>& k_tiles) {
+  const DistanceRange dist = allowed_distance(p);
+  return std::any_of(k_tiles.begin(), k_tiles.end(),
+                     [&](const RowTile& k) { return cover(dist, q.range, k.range) != Cover::none; });
+}
+
 // One key tile [j0, j0 + cols) against the query block's rows [first, end) (the others see none of its keys).
 template <int W>
 HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t i0, int64_t rows, int64_t j0,
@@ -130,27 +138,27 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
       pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt_cache.data() + at, dp, kBlockK);
-      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, kBlockK);
+      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, 2 * W));
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
     kt = t.kt_cache.data() + at, v = t.v_cache.data() + at;
   } else {
     pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
-    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, kBlockK);
+    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, 2 * W));
   }
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
   const int64_t n = round_up(cols, 2 * W);
   float* s_first = t.s.data() + first * kBlockK;
-  std::fill(s_first, t.s.data() + end * kBlockK, 0.0f);
+  for (int64_t i = first; i < end; ++i) std::fill_n(t.s.data() + i * kBlockK, n, 0.0f);
   gemm_acc<W>(end - first, n, dp, t.q.data() + first * dp, dp, kt, kBlockK, s_first, kBlockK);
   for (int64_t i = first; i < end; ++i) {
     float* srow = t.s.data() + i * kBlockK;
     if (i >= rows) {  // padding rows: keep them out of the output product
-      std::fill(srow, srow + kBlockK, 0.0f);
+      std::fill(srow, srow + n, 0.0f);
       continue;
     }
     if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, cols, masking.one_segment, srow);
-    softmax_row<W>(srow, masking.labelled ? cols : visible_keys(p, i0 + i, j0, cols), t.m[i], t.l[i],
+    softmax_row<W>(srow, masking.labelled ? cols : visible_keys(p, i0 + i, j0, cols), n, t.m[i], t.l[i],
                    t.o.data() + i * dp, dp);
   }
   gemm_acc<W>(end - first, dp, n, s_first, kBlockK, v, dp, t.o.data() + first * dp, dp);
@@ -165,8 +173,19 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   const int64_t rows = labelled ? tiles.q[static_cast<size_t>(block)].rows : std::min(kForwardBlockQ, p.sq - i0);
   const int64_t m_rows = round_up(rows, 4);
   const int64_t hk = h / (p.heads / p.kv_heads);
-  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, kForwardBlockQ);
-  std::fill(t.o.begin(), t.o.end(), 0.0f);
+  if (labelled && !sees_any_key(p, tiles.q[static_cast<size_t>(block)], tiles.k)) {
+    // A block that sees no key: an accumulating call leaves its rows as they are, a first call writes "nothing
+    // visible" (out 0, lse -inf) without packing or computing anything.
+    if (p.accumulate) return;
+    float* lse = row_values(p.lse, b, h);
+    for (int64_t i = 0; i < rows; ++i) {
+      std::fill_n(f32_row(p.out, b, i0 + i, h), D, 0.0f);
+      lse[i0 + i] = -std::numeric_limits<float>::infinity();
+    }
+    return;
+  }
+  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, m_rows);  // the GEMMs read m_rows rows
+  std::fill_n(t.o.begin(), m_rows * dp, 0.0f);
   std::fill(t.m.begin(), t.m.end(), -std::numeric_limits<float>::infinity());
   std::fill(t.l.begin(), t.l.end(), 0.0f);
   if (p.accumulate) {  // resume from the earlier result: running max lse, denominator 1, output out
