@@ -37,33 +37,13 @@ void fill(Workload* w) {
     t->resize(n);
     for (auto& x : *t) x = static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
   }
-  if (w->packed.empty() && w->window_left < 0) return;
-  const PackedBatch whole{{0, w->seq}, {}};
-  const PackedBatch& b = w->packed.empty() ? whole : w->packed;
-  w->seg.assign(static_cast<size_t>(w->seq), -1);
-  w->pos.assign(static_cast<size_t>(w->seq), 0);
-  for (size_t d = 0; d + 1 < b.padded().size(); ++d)
-    for (int64_t i = b.padded()[d]; i < b.padded()[d + 1]; ++i) {
-      const int64_t at = i - b.padded()[d];
-      w->seg[static_cast<size_t>(i)] = at < b.cu_seqlens[d + 1] - b.cu_seqlens[d] ? static_cast<int32_t>(d) : -1;
-      w->pos[static_cast<size_t>(i)] = static_cast<int32_t>(at);
-    }
+  if (!w->packed.empty() || w->window_left >= 0) packed_row_labels(w->packed, w->seq, &w->seg, &w->pos);
 }
 
 }  // namespace
 
 double Workload::forward_flop() const {
-  const std::vector<int64_t> whole{0, seq};
-  const std::vector<int64_t>& cu = packed.empty() ? whole : packed.cu_seqlens;
-  double pairs = 0;
-  for (size_t d = 0; d + 1 < cu.size(); ++d) {
-    const int64_t len = cu[d + 1] - cu[d];
-    for (int64_t i = 0; i < len; ++i) {  // causal: keys lo .. i
-      const int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, i - window_left);
-      pairs += static_cast<double>(i - lo + 1);
-    }
-  }
-  return 4.0 * static_cast<double>(heads * head_dim) * pairs;
+  return 4.0 * static_cast<double>(heads * head_dim) * visible_pairs(packed, seq, true, window_left, window_right);
 }
 
 Workload::SingleSeconds Workload::single_seconds(bool backward) const {

@@ -1,7 +1,5 @@
 #include "attn_mask.hpp"
 
-#include <algorithm>
-
 #include "hcp/error.hpp"
 #include "int_list.hpp"
 
@@ -31,17 +29,7 @@ AttnMask make_attn_mask(const std::optional<std::string>& seqlens, const std::op
       throw Error(Errc::invalid_config, "--seqlens: " + problem);
     m.seq = m.packed.total_padded();
   }
-  if (!m.labelled()) return m;
-  m.seg.assign(static_cast<size_t>(m.seq), 0);
-  m.pos.resize(static_cast<size_t>(m.seq));
-  const PackedBatch whole{{0, m.seq}, {}};
-  const PackedBatch& b = m.packed.empty() ? whole : m.packed;
-  for (size_t d = 0; d + 1 < b.padded().size(); ++d)
-    for (int64_t i = b.padded()[d]; i < b.padded()[d + 1]; ++i) {
-      const int64_t at = i - b.padded()[d];
-      m.seg[static_cast<size_t>(i)] = at < b.cu_seqlens[d + 1] - b.cu_seqlens[d] ? static_cast<int32_t>(d) : -1;
-      m.pos[static_cast<size_t>(i)] = static_cast<int32_t>(at);
-    }
+  if (m.labelled()) packed_row_labels(m.packed, m.seq, &m.seg, &m.pos);
   return m;
 }
 
@@ -52,19 +40,7 @@ void AttnMask::apply(AttnParams* p) const {
 }
 
 double AttnMask::visible_pairs() const {
-  const std::vector<int64_t> whole{0, seq};
-  const std::vector<int64_t>& cu = packed.empty() ? whole : packed.cu_seqlens;
-  double pairs = 0;
-  for (size_t d = 0; d + 1 < cu.size(); ++d) {
-    const int64_t len = cu[d + 1] - cu[d];
-    for (int64_t i = 0; i < len; ++i) {
-      int64_t lo = 0, hi = causal ? i : len - 1;
-      if (window_left >= 0) lo = std::max(lo, i - window_left);
-      if (window_right >= 0) hi = std::min(hi, i + window_right);
-      if (hi >= lo) pairs += static_cast<double>(hi - lo + 1);
-    }
-  }
-  return pairs;
+  return hcp::visible_pairs(packed, seq, causal, window_left, window_right);
 }
 
 }  // namespace hcp::cli

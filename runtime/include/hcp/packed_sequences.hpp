@@ -43,4 +43,12 @@ Status shard_packed(const void* full, void* local, const PackedBatch& batch, int
 Status gather_packed(const void* local, void* full, const PackedBatch& batch, int64_t row_elems, size_t elem_bytes,
                      int cp, int rank, int64_t outer = 1);
 
+// The labels of every row of the full padded batch (AttnParams::q_labels / k_labels): document and position,
+// segment -1 for padding. An empty batch is one document of `seq` rows.
+void packed_row_labels(const PackedBatch& batch, int64_t seq, std::vector<int32_t>* seg, std::vector<int32_t>* pos);
+
+// The query-key pairs one head of the batch computes (each document's, under the causal flag and the window): the
+// useful work that FLOP figures count. An empty batch is one document of `seq` rows.
+double visible_pairs(const PackedBatch& batch, int64_t seq, bool causal, int64_t window_left, int64_t window_right);
+
 }  // namespace hcp

@@ -1,5 +1,6 @@
 #include "hcp/packed_sequences.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -107,6 +108,35 @@ Status shard_packed(const void* full, void* local, const PackedBatch& batch, int
 Status gather_packed(const void* local, void* full, const PackedBatch& batch, int64_t row_elems, size_t elem_bytes,
                      int cp, int rank, int64_t outer) {
   return move_rows(local, full, batch, row_elems, elem_bytes, cp, rank, outer, false);
+}
+
+void packed_row_labels(const PackedBatch& batch, int64_t seq, std::vector<int32_t>* seg, std::vector<int32_t>* pos) {
+  const PackedBatch whole{{0, seq}, {}};
+  const PackedBatch& b = batch.empty() ? whole : batch;
+  seg->assign(static_cast<size_t>(b.total_padded()), -1);
+  pos->assign(seg->size(), 0);
+  for (size_t d = 0; d + 1 < b.padded().size(); ++d)
+    for (int64_t i = b.padded()[d]; i < b.padded()[d + 1]; ++i) {
+      const int64_t at = i - b.padded()[d];
+      (*seg)[static_cast<size_t>(i)] = at < b.cu_seqlens[d + 1] - b.cu_seqlens[d] ? static_cast<int32_t>(d) : -1;
+      (*pos)[static_cast<size_t>(i)] = static_cast<int32_t>(at);
+    }
+}
+
+double visible_pairs(const PackedBatch& batch, int64_t seq, bool causal, int64_t window_left, int64_t window_right) {
+  const std::vector<int64_t> whole{0, seq};
+  const std::vector<int64_t>& cu = batch.empty() ? whole : batch.cu_seqlens;
+  double pairs = 0;
+  for (size_t d = 0; d + 1 < cu.size(); ++d) {
+    const int64_t len = cu[d + 1] - cu[d];
+    for (int64_t i = 0; i < len; ++i) {  // query i sees keys lo .. hi of its document
+      int64_t lo = 0, hi = causal ? i : len - 1;
+      if (window_left >= 0) lo = std::max(lo, i - window_left);
+      if (window_right >= 0) hi = std::min(hi, i + window_right);
+      if (hi >= lo) pairs += static_cast<double>(hi - lo + 1);
+    }
+  }
+  return pairs;
 }
 
 }  // namespace hcp
