@@ -137,13 +137,14 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
   if (cache_index >= 0) {  // packed once per (batch, kv head)
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
-      pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt_cache.data() + at, dp, kBlockK);
+      pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt_cache.data() + at, dp, kBlockK,
+                           round_up(cols, 2 * W));
       pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, 2 * W));
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
     kt = t.kt_cache.data() + at, v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK);
+    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
     pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, 2 * W));
   }
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
