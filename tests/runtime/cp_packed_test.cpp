@@ -37,6 +37,7 @@ struct PackedCase {
   uint32_t seed;
   int64_t heads = 0, kv_heads = 0;  // 0: 2 x a2a KV heads, twice as many query heads under GQA
   bool emulated_gpu = false;        // the CUDA engine's kernels on the block emulator, every rank on one device
+  int documents = 5;
 };
 
 int a2a_size(const PackedCase& c) {
@@ -63,7 +64,8 @@ std::string case_name(const ::testing::TestParamInfo<PackedCase>& info) {
   return testing::name_of(c.comm == CpComm::a2a_p2p ? "a2a_p2p" : std::string(cp_comm_name(c.comm)), "_cp", c.cp,
                           sizes, c.packed ? "_thd" : "_bshd", c.causal ? "_causal" : "_full",
                           c.gqa ? "_gqa" : "_mha", heads, "_", dtype_name(c.dtype), "_w", side(c.window_left), "x",
-                          side(c.window_right), "_s", c.seed, c.emulated_gpu ? "_emulated_gpu" : "");
+                          side(c.window_right), "_s", c.seed, c.emulated_gpu ? "_emulated_gpu" : "",
+                          c.max_len >= 10000 ? "_long_documents" : "");
 }
 
 struct Tensors {
@@ -129,7 +131,7 @@ TEST_P(CpPacked, EqualsSingleRankAttention) {
     std::mt19937 gen(c.seed);
     std::uniform_int_distribution<int64_t> len(1, c.max_len);
     batch.cu_seqlens = {0};
-    for (int d = 0; d < 5; ++d) batch.cu_seqlens.push_back(batch.cu_seqlens.back() + len(gen));
+    for (int d = 0; d < c.documents; ++d) batch.cu_seqlens.push_back(batch.cu_seqlens.back() + len(gen));
     batch.cu_seqlens_padded = pad_for_cp(batch.cu_seqlens, c.cp);
     seq = batch.total_padded();
   } else {
@@ -210,6 +212,13 @@ std::vector<PackedCase> packed_cases() {
   cases.push_back(wide(CpComm::a2a, 4, {}, true, 4, 1, DType::f32));
   cases.push_back(wide(CpComm::a2a_p2p, 8, {4, 2}, false, 8, 1, DType::f32));
   cases.push_back(wide(CpComm::a2a_p2p, 8, {4, 2}, true, 16, 2, DType::bf16));
+  // Documents of up to 10k tokens (few heads: the reference is single-rank attention over all of them).
+  for (auto [comm, cp, sizes, window] : {std::tuple{CpComm::p2p, 8, std::vector<int64_t>{}, int64_t{2048}},
+                                         {CpComm::a2a_p2p, 8, std::vector<int64_t>{2, 4}, int64_t{-1}}}) {
+    PackedCase c{comm, cp, sizes, true, true, true, DType::f32, window, window < 0 ? -1 : 0, 10000, seed++};
+    c.heads = 2, c.kv_heads = 1, c.documents = 3;
+    cases.push_back(c);
+  }
   // The CUDA engine's kernels (labelled masks) through every scheme, on the block emulator.
   for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather}) {
     PackedCase c{comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{}, true, true,
