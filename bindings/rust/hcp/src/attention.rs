@@ -195,13 +195,29 @@ impl<'w> CpContext<'w> {
         out: &mut [T],
         lse: &mut [f32],
     ) -> Result<()> {
+        self.forward_with(shape, &AttnMask::causal(causal), q, k, v, out, lse)
+    }
+
+    /// `forward` with a window and packed documents: the shape is then [1, T/cp, H, D] and this rank's rows are
+    /// those `packed_rank_indices` gives.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_with<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &mut [T],
+        lse: &mut [f32],
+    ) -> Result<()> {
         const F: &str = "CpContext::forward";
         expect_len(F, "q", q.len(), &shape.q_dims())?;
         expect_len(F, "k", k.len(), &shape.kv_dims())?;
         expect_len(F, "v", v.len(), &shape.kv_dims())?;
         expect_len(F, "out", out.len(), &shape.q_dims())?;
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
-        let options = attn_options(causal)?;
+        let options = mask.to_raw()?;
         let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
         let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
         check(unsafe { sys::hcp_attn_forward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse) })
@@ -223,6 +239,25 @@ impl<'w> CpContext<'w> {
         dk: &mut [T],
         dv: &mut [T],
     ) -> Result<()> {
+        self.backward_with(shape, &AttnMask::causal(causal), q, k, v, out, lse, dout, dq, dk, dv)
+    }
+
+    /// `backward` with a window and packed documents, as `forward_with`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward_with<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &[T],
+        lse: &[f32],
+        dout: &[T],
+        dq: &mut [T],
+        dk: &mut [T],
+        dv: &mut [T],
+    ) -> Result<()> {
         const F: &str = "CpContext::backward";
         for (what, len) in [("q", q.len()), ("out", out.len()), ("dout", dout.len()), ("dq", dq.len())] {
             expect_len(F, what, len, &shape.q_dims())?;
@@ -231,7 +266,7 @@ impl<'w> CpContext<'w> {
             expect_len(F, what, len, &shape.kv_dims())?;
         }
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
-        let options = attn_options(causal)?;
+        let options = mask.to_raw()?;
         let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
         let tout = q_like(out.as_ptr(), shape)?;
         let (tlse, tdout) = (lse_of(lse.as_ptr(), shape)?, q_like(dout.as_ptr(), shape)?);
@@ -254,10 +289,46 @@ impl<'w> Drop for CpContext<'w> {
     }
 }
 
-fn attn_options(causal: bool) -> Result<sys::hcp_attn_options> {
-    let mut options: sys::hcp_attn_options = init()?;
-    options.causal = causal as i32;
-    Ok(options)
+/// What a per-rank call masks: causal, a sliding window (left, right; -1 unbounded) and packed documents
+/// (hcp.h since 0.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttnMask {
+    pub causal: bool,
+    pub window: Option<(i64, i64)>,
+    pub packed: Option<PackedBatch>,
+}
+
+impl AttnMask {
+    pub fn causal(causal: bool) -> AttnMask {
+        AttnMask { causal, window: None, packed: None }
+    }
+
+    pub fn window(mut self, left: i64, right: i64) -> Self {
+        self.window = Some((left, right));
+        self
+    }
+
+    pub fn packed(mut self, batch: PackedBatch) -> Self {
+        self.packed = Some(batch);
+        self
+    }
+
+    /// The C options; they point into `self.packed`, which the caller keeps borrowed while they are used.
+    fn to_raw(&self) -> Result<sys::hcp_attn_options> {
+        let mut options: sys::hcp_attn_options = init()?;
+        options.causal = self.causal as i32;
+        if let Some((left, right)) = self.window {
+            options.sliding_window = 1;
+            options.window_left = left;
+            options.window_right = right;
+        }
+        if let Some(batch) = &self.packed {
+            options.num_sequences = batch.documents()?;
+            options.cu_seqlens = batch.cu_seqlens.as_ptr();
+            options.cu_seqlens_padded = batch.padded_ptr();
+        }
+        Ok(options)
+    }
 }
 
 /// Options of attention_simulate; every `None` is left as `hcp_attn_simulate_options_init` sets it (p2p,
@@ -294,13 +365,10 @@ impl PackedBatch {
         }
         if let Some(padded) = &self.cu_seqlens_padded {
             if padded.len() != self.cu_seqlens.len() {
-                return Err(Error::invalid_argument(
-                    "cu_seqlens and cu_seqlens_padded differ in length".to_string(),
-                ));
+                return Err(Error::invalid_argument("cu_seqlens and cu_seqlens_padded differ in length".to_string()));
             }
         }
-        u32::try_from(self.cu_seqlens.len() - 1)
-            .map_err(|_| Error::invalid_argument("too many documents".to_string()))
+        u32::try_from(self.cu_seqlens.len() - 1).map_err(|_| Error::invalid_argument("too many documents".to_string()))
     }
 
     fn padded_ptr(&self) -> *const i64 {

@@ -49,8 +49,8 @@ mod version;
 mod world;
 
 pub use attention::{
-    attention_simulate, packed_rank_indices, AttnShape, CpComm, CpContext, CpRank, Device, Gradients, PackedBatch,
-    SimulateOptions,
+    attention_simulate, packed_rank_indices, AttnMask, AttnShape, CpComm, CpContext, CpRank, Device, Gradients,
+    PackedBatch, SimulateOptions,
 };
 pub use config::{Order, ParallelConfig};
 pub use element::{Bf16, Element, F16};

@@ -2,7 +2,7 @@
 //! against attention_simulate's rows, bf16 and fp16, and misuse giving the documented status.
 
 use hcp::{
-    attention_simulate, packed_rank_indices, AttnShape, Bf16, CpComm, CpContext, Device, Element, Gradients,
+    attention_simulate, packed_rank_indices, AttnMask, AttnShape, Bf16, CpComm, CpContext, Device, Element, Gradients,
     PackedBatch, ParallelConfig, SimulateOptions, Status, World, F16,
 };
 use std::time::Duration;
@@ -159,6 +159,17 @@ struct RankResult {
 
 /// Forward and backward on `ranks` threads of one World, each rank with its own CpContext.
 fn run_ranks(x: &Inputs, ranks: usize, config: &ParallelConfig, scheme: CpComm) -> Vec<RankResult> {
+    run_ranks_masked(x, ranks, config, scheme, &AttnMask::causal(true))
+}
+
+/// run_ranks with a window or packed documents (each rank's rows from packed_rank_indices).
+fn run_ranks_masked(
+    x: &Inputs,
+    ranks: usize,
+    config: &ParallelConfig,
+    scheme: CpComm,
+    mask: &AttnMask,
+) -> Vec<RankResult> {
     let world = World::new(ranks as i32, Duration::from_secs(20)).unwrap();
     let local = AttnShape::new(B, S / ranks as i64, H, HKV, D);
     std::thread::scope(|s| {
@@ -169,15 +180,23 @@ fn run_ranks(x: &Inputs, ranks: usize, config: &ParallelConfig, scheme: CpComm) 
                     let comm = world.comm(r as i32).unwrap();
                     let mut ctx = CpContext::new(&comm, config, scheme).unwrap();
                     assert_eq!(ctx.rank().unwrap().size, ranks as i32);
-                    let rows = dual_chunk_rows(ctx.rank().unwrap().rank as usize, ranks);
+                    let rank = ctx.rank().unwrap().rank;
+                    let rows: Vec<usize> = match &mask.packed {
+                        Some(batch) => packed_rank_indices(batch, ranks as i32, rank)
+                            .unwrap()
+                            .into_iter()
+                            .map(|i| i as usize)
+                            .collect(),
+                        None => dual_chunk_rows(rank as usize, ranks),
+                    };
                     let (q, k, v) =
                         (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
                     let dout = take_rows(&x.dout, &rows, H);
                     let mut out = vec![0.0; q.len()];
                     let mut lse = vec![0.0; local.lse_len().unwrap()];
-                    ctx.forward(&local, true, &q, &k, &v, &mut out, &mut lse).unwrap();
+                    ctx.forward_with(&local, mask, &q, &k, &v, &mut out, &mut lse).unwrap();
                     let (mut dq, mut dk, mut dv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
-                    ctx.backward(&local, true, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
+                    ctx.backward_with(&local, mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
                     RankResult { rows, out, lse, dq, dk, dv }
                 })
             })
@@ -203,6 +222,20 @@ fn two_ranks_on_threads_equal_simulate() {
     let full = simulate(&x, &SimulateOptions::new(2));
     let results = run_ranks(&x, 2, &ParallelConfig::new(2).cp(2), CpComm::P2p);
     assert_eq!(results.len(), 2);
+    compare_with_simulate(&results, &full);
+}
+
+#[test]
+fn packed_ranks_with_a_window_on_threads_equal_simulate() {
+    let x = inputs();
+    let batch = PackedBatch { cu_seqlens: vec![0, 8, 16], cu_seqlens_padded: None };
+    let full = simulate(
+        &x,
+        &SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]).packed(batch.clone()).window(5, 0),
+    );
+    let config = ParallelConfig::new(4).cp(4).hcp_sizes(&[2, 2]);
+    let mask = AttnMask::causal(true).packed(batch).window(5, 0);
+    let results = run_ranks_masked(&x, 4, &config, CpComm::A2aP2p, &mask);
     compare_with_simulate(&results, &full);
 }
 
@@ -377,8 +410,7 @@ fn packed_documents_equal_separate_runs() {
         let mut alone = vec![0.0; 8 * h * d];
         let mut lse = vec![0.0; 8 * h];
         let options = SimulateOptions::new(2).window(5, 0);
-        attention_simulate(&options, &AttnShape::new(1, 8, H, HKV, D), &q, &k, &v, &mut alone, &mut lse, None)
-            .unwrap();
+        attention_simulate(&options, &AttnShape::new(1, 8, H, HKV, D), &q, &k, &v, &mut alone, &mut lse, None).unwrap();
         assert!(max_diff(&rows(&packed, h * d), &alone) < 1e-6);
     }
     let unpadded = PackedBatch { cu_seqlens: vec![0, 7, 16], cu_seqlens_padded: None };
