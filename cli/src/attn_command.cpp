@@ -72,7 +72,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (!device.ok()) throw Error(Errc::unsupported, "--device cuda: " + device.message());
     s.device.kind = CpDevice::Kind::cuda;
   }
-  const AttnMask mask = make_attn_mask(o.seqlens, o.window, s.cp, o.causal, o.seq);
+  AttnMask mask = make_attn_mask(o.seqlens, o.window, s.cp, o.causal, o.seq);
   if (o.seqlens && o.batch != 1)
     throw Error(Errc::invalid_config, "--seqlens packs the documents into one row: --batch must be 1");
   s.batch = o.batch, s.seq = mask.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);

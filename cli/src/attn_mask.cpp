@@ -29,12 +29,12 @@ AttnMask make_attn_mask(const std::optional<std::string>& seqlens, const std::op
       throw Error(Errc::invalid_config, "--seqlens: " + problem);
     m.seq = m.packed.total_padded();
   }
-  if (m.labelled()) packed_row_labels(m.packed, m.seq, &m.seg, &m.pos);
   return m;
 }
 
-void AttnMask::apply(AttnParams* p) const {
+void AttnMask::apply(AttnParams* p) {
   if (!labelled()) return;
+  if (seg.empty()) packed_row_labels(packed, seq, &seg, &pos);
   p->q_labels = p->k_labels = {seg.data(), pos.data()};
   p->window_left = window_left, p->window_right = window_right;
 }

@@ -18,11 +18,11 @@ struct AttnMask {
   int64_t window_left = -1, window_right = -1;
   bool causal = false;
   int64_t seq = 0;                 // rows per batch (packed: padded tokens)
-  std::vector<int32_t> seg, pos;   // the full sequence's labels (packed or windowed only)
+  std::vector<int32_t> seg, pos;   // the full sequence's labels, built by apply() (after the size checks)
 
   bool labelled() const { return !packed.empty() || window_left >= 0 || window_right >= 0; }
-  // Puts the labels and window on a single-rank call over the full sequence.
-  void apply(AttnParams* p) const;
+  // Puts the labels and window on a single-rank call over the full sequence, building the labels on first use.
+  void apply(AttnParams* p);
   // Query-key pairs one head of one batch row computes: the useful work whatever the tiles skip.
   double visible_pairs() const;
 };
