@@ -289,6 +289,23 @@ impl<'w> Drop for CpContext<'w> {
     }
 }
 
+/// Sets the window and packed-document fields, which hcp_attn_options and hcp_attn_simulate_options share (hcp.h
+/// since 0.6); `?` on a malformed batch.
+macro_rules! set_mask {
+    ($raw:expr, $window:expr, $packed:expr) => {
+        if let Some((left, right)) = $window {
+            $raw.sliding_window = 1;
+            $raw.window_left = left;
+            $raw.window_right = right;
+        }
+        if let Some(batch) = $packed {
+            $raw.num_sequences = batch.documents()?;
+            $raw.cu_seqlens = batch.cu_seqlens.as_ptr();
+            $raw.cu_seqlens_padded = batch.padded_ptr();
+        }
+    };
+}
+
 /// What a per-rank call masks: causal, a sliding window (left, right; -1 unbounded) and packed documents
 /// (hcp.h since 0.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,16 +334,7 @@ impl AttnMask {
     fn to_raw(&self) -> Result<sys::hcp_attn_options> {
         let mut options: sys::hcp_attn_options = init()?;
         options.causal = self.causal as i32;
-        if let Some((left, right)) = self.window {
-            options.sliding_window = 1;
-            options.window_left = left;
-            options.window_right = right;
-        }
-        if let Some(batch) = &self.packed {
-            options.num_sequences = batch.documents()?;
-            options.cu_seqlens = batch.cu_seqlens.as_ptr();
-            options.cu_seqlens_padded = batch.padded_ptr();
-        }
+        set_mask!(options, self.window, &self.packed);
         Ok(options)
     }
 }
@@ -481,16 +489,7 @@ impl SimulateOptions {
         if let Some(device) = self.device {
             raw.device = device.raw();
         }
-        if let Some((left, right)) = self.window {
-            raw.sliding_window = 1;
-            raw.window_left = left;
-            raw.window_right = right;
-        }
-        if let Some(batch) = &self.packed {
-            raw.num_sequences = batch.documents()?;
-            raw.cu_seqlens = batch.cu_seqlens.as_ptr();
-            raw.cu_seqlens_padded = batch.padded_ptr();
-        }
+        set_mask!(raw, self.window, &self.packed);
         Ok(raw)
     }
 }
