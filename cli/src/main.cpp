@@ -12,6 +12,7 @@
 #include "groups_command.hpp"
 #include "lint_command.hpp"
 #include "logscan_command.hpp"
+#include "plan_command.hpp"
 #include "hcp/error.hpp"
 #include "hcp/hcp.h"
 
@@ -41,6 +42,7 @@ int run(int argc, char** argv) {
   commands["attn"] = add_attn_command(app);
   commands["lint"] = add_lint_command(app);
   commands["logscan"] = add_logscan_command(app);
+  commands["plan"] = add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,135 @@
+#include "hcp/plan/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "explain.hpp"
+#include "hcp/error.hpp"
+#include "lint_layout.hpp"
+
+namespace hcp::plan {
+namespace {
+
+[[noreturn]] void refuse(const std::string& why) { throw Error(Errc::invalid_argument, why); }
+
+void validate(const PlanInput& in) {
+  const ModelSpec& m = in.model;
+  if (m.layers < 1 || m.hidden < 1 || m.ffn_hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1)
+    refuse("the model needs positive layers, hidden, ffn_hidden, heads, kv_heads and head_dim");
+  if (m.seq < 2 || m.micro_batch < 1) refuse("the sequence length must be at least 2 and the micro-batch positive");
+  if (m.vocab < 0) refuse("the vocabulary size must not be negative");
+  if (m.heads % m.kv_heads) refuse("heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
+                                   std::to_string(m.kv_heads) + ")");
+  if (m.window < -1) refuse("the window must be -1 (none) or a number of tokens");
+  if (in.cluster.nodes < 1 || in.cluster.gpus_per_node < 1) refuse("the cluster needs positive nodes and GPUs per node");
+  if (in.cluster.nodes > (int64_t{1} << 20) || in.cluster.gpus_per_node > 4096) refuse("the cluster is too large");
+  const GpuSpec& g = in.cluster.gpu;
+  if (!(g.peak_tflops > 0) || !(g.memory_gib > 0) || !(g.nvlink_gbs > 0) || !(g.network_gbs > 0))
+    refuse("the GPU needs positive peak TFLOP/s, memory and NVLink and network bandwidths");
+  const Efficiency& e = in.efficiency;
+  for (double f : {e.gemm, e.attention, e.memory})
+    if (!(f > 0 && f <= 1)) refuse("efficiencies must be in (0, 1]");
+  if (in.fixed.tp && *in.fixed.tp < 1) refuse("tp must be positive");
+  if (in.fixed.pp && *in.fixed.pp < 1) refuse("pp must be positive");
+  if (in.fixed.tp && (m.heads % *in.fixed.tp || m.kv_heads % *in.fixed.tp))
+    refuse("tp " + std::to_string(*in.fixed.tp) + " must divide the heads and KV heads (Megatron's condition)");
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// Every layout: tp (fixed, or each divisor of the node that divides the heads and KV heads, as Megatron requires),
+// the fixed pp, each cp dividing what is left, each scheme and, for a2a+p2p, each split into two levels above 1.
+std::vector<Layout> layouts(const PlanInput& in) {
+  const int64_t world = in.cluster.nodes * in.cluster.gpus_per_node;
+  std::vector<int64_t> tps;
+  if (in.fixed.tp) {
+    tps.push_back(*in.fixed.tp);
+  } else {
+    for (int64_t t : divisors(in.cluster.gpus_per_node))
+      if (in.model.heads % t == 0 && in.model.kv_heads % t == 0) tps.push_back(t);
+  }
+  std::vector<int64_t> pps;
+  if (in.fixed.pp) {
+    pps.push_back(*in.fixed.pp);
+  } else {
+    for (int64_t p = 1; p <= std::min<int64_t>(in.model.layers, 16); ++p)
+      if (in.model.layers % p == 0) pps.push_back(p);
+  }
+  std::vector<Layout> out;
+  for (int64_t tp : tps)
+    for (int64_t pp : pps) {
+    if (world % (tp * pp)) continue;
+    for (int64_t cp : divisors(world / (tp * pp))) {
+      Layout l;
+      l.tp = tp, l.pp = pp, l.cp = cp, l.dp = world / (tp * pp * cp);
+      if (cp == 1) {
+        out.push_back(l);
+        continue;
+      }
+      for (CpComm c : {CpComm::p2p, CpComm::a2a, CpComm::all_gather}) {
+        l.comm = c, l.a2a = c == CpComm::a2a ? cp : 1, l.ring = c == CpComm::a2a ? 1 : cp;
+        out.push_back(l);
+      }
+      for (int64_t a : divisors(cp)) {
+        if (a == 1 || a == cp) continue;
+        l.comm = CpComm::a2a_p2p, l.a2a = a, l.ring = cp / a;
+        out.push_back(l);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Layout::describe() const {
+  std::string s = "tp " + std::to_string(tp);
+  if (pp > 1) s += ", pp " + std::to_string(pp);
+  if (cp == 1) return s + ", no CP";
+  s += ", cp " + std::to_string(cp) + " " + std::string(cp_comm_name(comm));
+  if (comm == CpComm::a2a_p2p) s += " [" + std::to_string(a2a) + ", " + std::to_string(ring) + "]";
+  return s;
+}
+
+PlanResult plan(const PlanInput& input) {
+  validate(input);
+  PlanResult r;
+  r.input = input;
+  const int64_t world = input.cluster.nodes * input.cluster.gpus_per_node;
+  const int64_t fixed = input.fixed.tp.value_or(1) * input.fixed.pp.value_or(1);
+  if (world % fixed)
+    refuse("tp * pp (" + std::to_string(fixed) + ") does not divide the " + std::to_string(world) + " GPUs");
+  for (const Layout& l : layouts(input)) {
+    const LintVerdict v = lint_layout(input, l);
+    if (!v.errors.empty()) {
+      r.rejected.push_back({l, v.errors});
+      continue;
+    }
+    Candidate c;
+    c.layout = l;
+    try {
+      c.estimate = estimate(input, l);
+    } catch (const Error& e) {  // a condition of the runtime's that no lint rule states
+      r.rejected.push_back({l, {{"runtime", e.what()}}});
+      continue;
+    }
+    c.warnings = v.warnings;
+    r.ranked.push_back(std::move(c));
+  }
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.estimate.fits != b.estimate.fits) return a.estimate.fits;
+    // Those that fit by speed; the others by how close they come to fitting.
+    return a.estimate.fits ? a.estimate.mfu > b.estimate.mfu : a.estimate.memory_gib < b.estimate.memory_gib;
+  });
+  for (Candidate& c : r.ranked) c.why = explain_candidate(input, c);
+  r.verdict = explain_verdict(r);
+  return r;
+}
+
+}  // namespace hcp::plan
