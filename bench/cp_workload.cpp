@@ -11,17 +11,12 @@
 
 #include "hcp/attention_cpu.hpp"
 #include "hcp/inprocess_world.hpp"
+#include "thread_clock.hpp"
 
 namespace hcp::bench {
 namespace {
 
 constexpr int kRanks = 8;
-
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 void require_ok(const Status& s) {
   if (!s.ok()) {
