@@ -6,7 +6,9 @@
 #include "cli_options.hpp"
 #include "exit_codes.hpp"
 #include "groups_text.hpp"
+#include "hcp/error.hpp"
 #include "hcp/topology_json.hpp"
+#include "hcp/topology_svg.hpp"
 #include "int_list.hpp"
 
 namespace hcp::cli {
@@ -20,6 +22,8 @@ struct GroupsOptions {
   int64_t gpus_per_node = 8;
   std::optional<int64_t> rank;
   std::string format = "text";
+  bool svg = false;
+  int64_t max_nodes = 16;
 };
 
 int run_groups(const GroupsOptions& o) {
@@ -34,7 +38,13 @@ int run_groups(const GroupsOptions& o) {
   const Topology topology(config);
   // Render completely before writing, so an error never leaves partial output behind.
   std::string out;
-  if (o.format == "json") {
+  if (o.svg || o.format == "svg") {
+    if (o.rank) throw Error(Errc::invalid_argument, "--rank and the SVG picture do not go together: the picture shows every rank");
+    if (o.max_nodes < 1) throw Error(Errc::invalid_argument, "--max-nodes must be positive");
+    SvgOptions svg;
+    svg.max_nodes = o.max_nodes;
+    out = render_layout_svg(topology, svg);
+  } else if (o.format == "json") {
     out = (o.rank ? rank_json(topology, *o.rank) : layout_json(topology)).dump() + "\n";
   } else {
     out = o.rank ? render_rank_text(topology, *o.rank) : render_layout_text(topology);
@@ -59,8 +69,10 @@ std::function<int()> add_groups_command(CLI::App& app) {
   add_int_option(cmd, "--gpus-per-node", opts->gpus_per_node, "Ranks per NVLink domain (default 8)");
   add_int_option(cmd, "--rank", opts->rank, "Show only this rank's coordinates and groups");
   cmd->add_option("--format", opts->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "svg"}))
       ->capture_default_str();
+  cmd->add_flag("--svg", opts->svg, "Draw the layout as a self-contained SVG picture (same as --format svg)");
+  add_int_option(cmd, "--max-nodes", opts->max_nodes, "Nodes drawn in the picture (default 16; the rest are counted)");
   return [opts] { return run_groups(*opts); };
 }
 
