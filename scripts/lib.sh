@@ -56,6 +56,19 @@ hcp_install_cargo() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cargo
 }
 
+# The page tests render hcp's SVG and HTML in a real browser: Debian's chromium, installed where it is missing.
+# Before the first configure, which registers the tests when chromium is there.
+hcp_install_chromium() {
+  command -v chromium >/dev/null && return 0
+  echo "hcp setup: installing chromium (Debian) for the page tests"
+  if [ "$(id -u)" != 0 ]; then
+    echo "hcp setup: need root to install chromium (run as root, or install it first)" >&2
+    return 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+}
+
 # hcp_configure_sanitized DIR COMPILE_FLAGS LINK_FLAGS: configures a sanitizer build (CPU only, no benchmarks) once.
 hcp_configure_sanitized() {
   local dir=$1 flags=$2 link=$3

@@ -22,7 +22,7 @@ struct PlanOptions {
   std::optional<std::string> te_version;
   std::string recompute = "selective";
   std::string dtype = "bf16", order = "tp-cp-ep-dp-pp", format = "text";
-  bool packed = false;
+  bool packed = false, html = false;
   int64_t top = 10;
 };
 
@@ -85,7 +85,10 @@ int run_plan(const PlanOptions& o) {
   if (o.top < 1) usage("--top must be positive");
   const plan::PlanResult r = plan::plan(build_input(o));
   // Rendered completely before writing, so an error never leaves partial output behind.
-  const std::string out = o.format == "json" ? plan::render_json(r) : plan::render_text(r, static_cast<size_t>(o.top));
+  const auto top = static_cast<size_t>(o.top);
+  const std::string out = o.html || o.format == "html" ? plan::render_html(r, top)
+                          : o.format == "json"         ? plan::render_json(r)
+                                                       : plan::render_text(r, top);
   std::cout << out << std::flush;
   return kExitOk;
 }
@@ -129,7 +132,10 @@ std::function<int()> add_plan_command(CLI::App& app) {
   cmd->add_option("--attention-efficiency", o->attn_eff, "Fraction of peak attention reaches (default 0.5)");
   cmd->add_option("--memory-fraction", o->memory_fraction, "Fraction of GPU memory a run may fill (default 0.9)");
   add_int_option(cmd, "--top", o->top, "Candidates shown in text (default 10)");
-  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
+  cmd->add_flag("--html", o->html, "A self-contained HTML page with the winner's layout drawn (same as --format html)");
   return [o] { return run_plan(*o); };
 }
 

@@ -132,5 +132,7 @@ Estimate estimate(const PlanInput& input, const Layout& layout);
 
 std::string render_text(const PlanResult& r, size_t top);
 std::string render_json(const PlanResult& r);
+// One self-contained HTML page (no scripts or external resources), with the winner's layout drawn.
+std::string render_html(const PlanResult& r, size_t top);
 
 }  // namespace hcp::plan
