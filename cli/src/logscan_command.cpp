@@ -35,6 +35,7 @@ logscan::ScanOptions options(const LogscanArgs& a) {
   if (!a.gpu.empty()) o.gpu = a.gpu;
   if (a.jobs > 1024) throw Error(Errc::invalid_argument, "--jobs must be 0 (every core) to 1024");
   o.jobs = a.jobs;
+  o.series = a.format == "html";  // the charts need every iteration line's values
   return o;
 }
 
@@ -53,6 +54,9 @@ std::vector<std::string> split_list(const std::string& s) {
 int run_follow_command(const LogscanArgs& a) {
   FollowArgs f;
   f.paths = a.paths;
+  if (a.format == "html" || a.format == "github")
+    throw Error(Errc::invalid_argument, "--follow writes events as text or json; --format " + a.format +
+                                            " is a report of a finished scan");
   f.format = a.format == "json" ? "json" : "text";
   f.exit_on = split_list(a.exit_on);
   static const std::vector<std::string> kKnown = {"cp-silently-off", "hcp-not-active", "hcp-active", "flat-cp",
@@ -82,7 +86,9 @@ int run_diff(const LogscanArgs& a) {
   const logscan::ScanReport base = logscan::scan_paths({a.base}, options(a));
   const logscan::ScanReport next = logscan::scan_paths({a.next}, options(a));
   const logscan::DiffReport d = logscan::diff_reports(base, next, a.threshold / 100);
-  const std::string out = a.format == "json" ? logscan::render_diff_json(d) : logscan::render_diff_text(d);
+  const std::string out = a.format == "json"   ? logscan::render_diff_json(d)
+                          : a.format == "html" ? logscan::render_diff_html(d, base, next)
+                                               : logscan::render_diff_text(d);
   std::cout << out << std::flush;
   for (const auto* r : {&base, &next}) {
     for (const auto& f : r->files) {
@@ -100,6 +106,7 @@ int run_scan(const LogscanArgs& a) {
   std::string out;
   if (a.format == "json") out = logscan::render_json(r);
   else if (a.format == "github") out = logscan::render_github(r);
+  else if (a.format == "html") out = logscan::render_html(r);
   else out = logscan::render_text(r);
   std::cout << out << std::flush;
   for (const auto& f : r.files) {
@@ -118,7 +125,7 @@ std::function<int()> add_logscan_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("logscan", "Decide from training logs whether hierarchical CP was active (also: hcp-logscan)");
   cmd->add_option("paths", a->paths, "Log files (plain, .zst, .gz), directories, or - for standard input");
   cmd->add_option("--format", a->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "github"}))
+      ->check(CLI::IsMember({"text", "json", "github", "html"}))
       ->capture_default_str();
   cmd->add_option("--expect", a->expect, "Exit 1 unless the verdict is hcp-active, flat-cp or no-cp")
       ->check(CLI::IsMember({"hcp", "flat", "no-cp"}));
@@ -140,7 +147,7 @@ std::function<int()> add_logscan_command(CLI::App& app) {
   a->diff->add_option("base", a->base, "Logs of the base run")->required();
   a->diff->add_option("new", a->next, "Logs of the new run")->required();
   a->diff->add_option("--threshold", a->threshold, "Regression threshold in percent")->capture_default_str();
-  a->diff->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  a->diff->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json", "html"}));
   a->diff->add_option("--gpu", a->gpu, "GPU model when the logs do not name it");
   return [a] {
     if (a->diff->parsed()) return run_diff(*a);

@@ -143,6 +143,7 @@ struct LogScanner::Impl : InputReading {
       trigger_of.push_back(t.triggers);
     }
     if (options.max_line < 256) options.max_line = 256;
+    state.keep_series = options.series;
   }
 
   // The line [s, e) of the region at p; `key` is where its first trigger literal starts (e when none).

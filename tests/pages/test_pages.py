@@ -7,6 +7,7 @@ a screenshot saved under $HCP_PAGES_OUT for the record.
 Environment: HCP_CLI (the hcp binary), CHROMIUM (the browser), HCP_PAGES_OUT (where pages and screenshots go)."""
 
 import html.parser
+import json
 import os
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import tempfile
 import unittest
 
 CLI = os.environ.get("HCP_CLI", "hcp")
+REALWORLD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "logscan", "realworld", "logs")
 CHROMIUM = os.environ.get("CHROMIUM", "chromium")
 OUT = os.environ.get("HCP_PAGES_OUT") or tempfile.mkdtemp(prefix="hcp-pages-")
 
@@ -51,12 +53,22 @@ def console_messages(stderr):
 
 
 class PageTest(unittest.TestCase):
+    def scan_json(self, *args):
+        done = subprocess.run([CLI, "logscan", *args, "--format", "json"], capture_output=True, text=True,
+                              timeout=120)
+        return json.loads(done.stdout)
+
     def render(self, name, args):
         """Writes `hcp args` to OUT/name, renders it, returns the parsed DOM."""
         page = os.path.join(OUT, name)
         with open(page, "w") as f:
             done = subprocess.run([CLI, *args], stdout=f, stderr=subprocess.PIPE, text=True, timeout=120)
-        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn(done.returncode, self.exit_codes(args), done.stderr)
+        return self.render_file(page)
+
+    def render_file(self, page):
+        """Renders a page: its DOM (no console message), and a screenshot next to it."""
+        name = os.path.basename(page)
         url = "file://" + os.path.abspath(page)
         dom = chromium(url, "--dump-dom")
         self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
@@ -69,6 +81,22 @@ class PageTest(unittest.TestCase):
         parsed = Elements()
         parsed.feed(dom.stdout)
         return parsed
+
+    @staticmethod
+    def exit_codes(args):
+        # logscan exits 1 for a bad verdict or a failure: the page is written all the same.
+        return (0, 1) if args and args[0] == "logscan" else (0,)
+
+    def points(self, dom, chart_id):
+        """The polylines of one chart (in document order after the chart's <svg id>): their data-points and the
+        number of coordinate pairs they really hold."""
+        out, inside = [], False
+        for tag, attrs in dom.tags:
+            if tag == "svg":
+                inside = attrs.get("id") == chart_id
+            elif inside and tag == "polyline":
+                out.append((int(attrs["data-points"]), len(attrs["points"].split())))
+        return out
 
     def test_groups_svg(self):
         # world 32, tp 2, cp 8 as [4, 2]: 4 nodes, 8 a2a groups inside the nodes, 16 rings across them.
@@ -104,6 +132,57 @@ class PageTest(unittest.TestCase):
         self.assertGreater(len(rings), 0)
         self.assertTrue(all("inter-node" in r["class"] for r in rings))
         self.assertEqual([t for t, _ in dom.tags if t in ("script", "link", "img", "iframe")], [])
+
+    def test_logscan_html_real_log(self):
+        # A real Megatron log (tests/logscan/realworld): every iteration line is a point of the loss and time charts.
+        log = os.path.join(REALWORLD, "009_megatron_2023_tp4_completed.log")
+        lines = self.scan_json(log)["progress"]["iteration_lines"]
+        self.assertEqual(lines, 20)
+        dom = self.render("logscan_009.html", ["logscan", log, "--format", "html"])
+        for chart in ("chart-loss", "chart-time"):
+            self.assertEqual(self.points(dom, chart), [(lines, lines)], chart)
+        self.assertEqual(len([a for t, a in dom.tags if t == "div" and a.get("id") == "verdict"]), 1)
+        self.assertEqual(len(dom.with_class("tr", "run")), 1)
+        self.assertEqual([t for t, _ in dom.tags if t in ("script", "link", "img", "iframe")], [])
+
+    def test_logscan_html_restart_and_failures(self):
+        # The same real log twice in one file (a rerun appended): two runs, one line each on every chart, and the
+        # restart marked; and a real log whose traceback lands on the failure timeline.
+        log = os.path.join(REALWORLD, "009_megatron_2023_tp4_completed.log")
+        twice = os.path.join(OUT, "009_twice.log")
+        with open(log) as f:
+            text = f.read()
+        with open(twice, "w") as f:
+            f.write(text + text)
+        runs = self.scan_json(twice)["runs"]
+        self.assertEqual([r["iteration_lines"] for r in runs], [20, 20])
+        dom = self.render("logscan_rerun.html", ["logscan", twice, "--format", "html"])
+        self.assertEqual(self.points(dom, "chart-loss"), [(20, 20), (20, 20)])
+        self.assertEqual(len(dom.with_class("g", "restart")), 2)  # one a chart: loss and time (no TFLOP/s field)
+        self.assertEqual(len(dom.with_class("tr", "run")), 2)
+
+        crash = os.path.join(REALWORLD, "016_megatron_ds_shm_bus_error_interleaved_tracebacks.log")
+        failures = self.scan_json(crash)["failures"]["count"]
+        self.assertGreater(failures, 0)
+        dom = self.render("logscan_failure.html", ["logscan", crash, "--format", "html"])
+        self.assertEqual(len(dom.with_class("circle", "failure")), failures)
+        self.assertEqual(len(dom.with_class("tr", "failure")), failures)
+
+    def test_logscan_diff_html_overlays_both_runs(self):
+        base = os.path.join(REALWORLD, "009_megatron_2023_tp4_completed.log")
+        new = os.path.join(REALWORLD, "017_megatron_ds_loss_spike_time_ms_lines.log")
+        new_lines = self.scan_json(new)["progress"]["iteration_lines"]
+        page = os.path.join(OUT, "logscan_diff.html")
+        with open(page, "w") as f:
+            done = subprocess.run([CLI, "logscan", "diff", base, new, "--format", "html"], stdout=f,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertIn(done.returncode, (0, 1, 4), done.stderr)
+        dom = self.render_file(page)
+        loss = self.points(dom, "chart-loss")
+        self.assertEqual(len(loss), 2)  # base and new on one chart
+        self.assertEqual(loss[0], (20, 20))
+        self.assertEqual(loss[1][0], loss[1][1])
+        self.assertLessEqual(loss[1][0], new_lines)
 
 
 if __name__ == "__main__":

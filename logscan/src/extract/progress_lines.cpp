@@ -194,8 +194,8 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
   // and their timing fields are not even looked for.
   double* elapsed = pr.elapsed_ms.reserve();
   double* tflops = pr.tflops.reserve_as(pr.elapsed_ms);
-  if (elapsed || tflops) {
-    double elapsed_value = NAN, tflops_value = NAN;
+  double elapsed_value = NAN, tflops_value = NAN;
+  if (elapsed || tflops || s.keep_series) {
     const std::string_view rest(p, static_cast<size_t>(end - p));
     const char* field = nullptr;  // just after kElapsed
     // Megatron prints " | consumed samples: %12d | elapsed time per iteration (ms): " after the counters; else
@@ -240,6 +240,15 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
     }
     if (elapsed) *elapsed = elapsed_value;
     if (tflops) *tflops = tflops_value;
+  }
+  if (s.keep_series) {
+    SeriesPoint point;
+    const IterationCounters c = iteration_counters(word + 10, end);
+    if (c.after) point.iteration = c.iteration;
+    point.loss = loss_of(std::string_view(word, static_cast<size_t>(end - word))).value_or(NAN);
+    point.elapsed_ms = elapsed_value, point.tflops = tflops_value;
+    point.run = static_cast<int>(s.report.runs.size());
+    s.add_point(point);
   }
 }
 
@@ -413,6 +422,19 @@ __attribute__((target("avx2"))) static const char* skip_counters_avx2(const char
 
 const char* skip_iteration_counters(const char* p, const char* end) {
   return cpu_has_avx2() ? skip_counters_avx2(p, end) : iteration_counters(p, end).after;
+}
+
+void ScanState::add_point(const SeriesPoint& point) {
+  std::vector<SeriesPoint>& v = report.series;
+  if (series_seen++ % report.series_stride) return;
+  if (v.size() == ScanReport::kMaxSeries) {  // full: keep every other point and take every other line from now on
+    size_t kept = 0;
+    for (size_t i = 0; i < v.size(); i += 2) v[kept++] = v[i];
+    v.resize(kept);
+    report.series_stride *= 2;
+    if ((series_seen - 1) % report.series_stride) return;
+  }
+  v.push_back(point);
 }
 
 void settle_progress(ScanState& s) {

@@ -76,6 +76,9 @@ struct InputBlocks {
 // The per-input blocks are a base, so that switching between live inputs swaps them as one.
 struct ScanState : InputBlocks {
   ScanReport report;
+  bool keep_series = false;   // ScanOptions::series
+  uint64_t series_seen = 0;   // iteration lines offered to report.series
+  void add_point(const SeriesPoint& point);
   std::set<std::string> slurm_cancellations;  // "kind:job id" already reported (a JOB line and its STEP twin)
   // What each failure in report.failures was caused by ("uncorrectable ECC error encountered"): the same fault
   // reported again (a traceback, then the watchdog, then the C++ terminate) is one failure.

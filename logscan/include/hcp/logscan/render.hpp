@@ -11,6 +11,8 @@ namespace hcp::logscan {
 std::string render_text(const ScanReport& report);
 std::string render_json(const ScanReport& report);
 std::string render_github(const ScanReport& report);
+// One self-contained HTML page (no scripts or external resources); charts need ScanOptions::series.
+std::string render_html(const ScanReport& report);
 
 struct MetricChange {
   std::string name;                 // "median iteration time (ms)"
@@ -44,5 +46,7 @@ struct DiffReport {
 DiffReport diff_reports(const ScanReport& base, const ScanReport& next, double threshold);
 std::string render_diff_text(const DiffReport& diff);
 std::string render_diff_json(const DiffReport& diff);
+// Both runs' charts overlaid (scanned with ScanOptions::series).
+std::string render_diff_html(const DiffReport& diff, const ScanReport& base, const ScanReport& next);
 
 }  // namespace hcp::logscan

@@ -1,6 +1,7 @@
 // What hcp-logscan learns from training logs, and its verdict.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -172,6 +173,13 @@ struct RunReport {
   uint64_t failure_count = 0;
 };
 
+// One training iteration line, for the charts of the HTML report (ScanOptions::series). NaN: not on the line.
+struct SeriesPoint {
+  int64_t iteration = -1;  // the line's iteration counter (-1 when unreadable)
+  double loss = NAN, elapsed_ms = NAN, tflops = NAN;
+  int run = 0;  // ScanReport::runs index
+};
+
 struct ScanReport {
   Verdict verdict = Verdict::unknown;
   bool step_completed = false;
@@ -190,6 +198,11 @@ struct ScanReport {
   std::vector<RunReport> runs;  // in input order; the verdict, intent, evidence and progress are the last one's
   std::vector<std::pair<std::string, SourceRef>> reasons;  // why the verdict
   std::string advice;  // how to make the next run verifiable (unknown verdicts)
+  // ScanOptions::series: Megatron and NeMo 2 iteration lines in input order; beyond kMaxSeries points every
+  // series_stride-th line is kept (the stride doubles each time the points fill up again).
+  std::vector<SeriesPoint> series;
+  uint64_t series_stride = 1;
+  static constexpr size_t kMaxSeries = 1 << 16;
 
   bool unreadable_inputs() const;
 };

@@ -22,6 +22,7 @@ struct ScanOptions {
   std::optional<std::string> gpu;  // GPU model when the log does not name it ("h200")
   size_t max_line = 64 * 1024;     // longer lines are matched on this prefix and counted as truncated
   unsigned jobs = 1;               // scan_paths: threads reading files (0: every core); the report is the same
+  bool series = false;             // keep every iteration line's loss, time and TFLOP/s (ScanReport::series)
 };
 
 struct InputTape;  // input/input_tape.hpp
