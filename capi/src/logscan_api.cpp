@@ -30,6 +30,10 @@ logscan::ScanOptions to_options(const hcp_logscan_options* in, const char* fn) {
   const hcp_logscan_options c =
       read_versioned(in, hcp_logscan_options HCP_LOGSCAN_OPTIONS_INIT, fn, "options");
   if (c.gpu) o.gpu = c.gpu;
+  if (c.series != 0 && c.series != 1)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": options.series must be 0 or 1, not " +
+                                            std::to_string(c.series));
+  o.series = c.series == 1;
   return o;
 }
 
@@ -183,7 +187,8 @@ HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_
     if (f == "json") text = hcp::logscan::render_json(r);
     else if (f == "text") text = hcp::logscan::render_text(r);
     else if (f == "github") text = hcp::logscan::render_github(r);
-    else throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": unknown format '" + f + "' (text, json, github)");
+    else if (f == "html") text = hcp::logscan::render_html(r);
+    else throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": unknown format '" + f + "' (text, json, github, html)");
     *out_text = dup_for_caller(text);
   });
 }

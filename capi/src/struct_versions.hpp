@@ -50,7 +50,10 @@ HCP_STRUCT_VERSIONS(hcp_locality, (sizeof(hcp_locality)), ())
 HCP_STRUCT_VERSIONS(hcp_lint_options, (sizeof(hcp_lint_options)), ())
 HCP_STRUCT_VERSIONS(hcp_lint_diagnostic, (sizeof(hcp_lint_diagnostic)),
                     (HCP_RESERVED(hcp_lint_diagnostic, reserved0)))
-HCP_STRUCT_VERSIONS(hcp_logscan_options, (sizeof(hcp_logscan_options)), ())
+// 0.1 ended after gpu; 0.7 added series.
+HCP_STRUCT_VERSIONS(hcp_logscan_options, (offsetof(hcp_logscan_options, series), sizeof(hcp_logscan_options)),
+                    (HCP_RESERVED(hcp_logscan_options, reserved0)))
+HCP_STRUCT_VERSIONS(hcp_plan_options, (sizeof(hcp_plan_options)), (HCP_RESERVED(hcp_plan_options, reserved0)))
 HCP_STRUCT_VERSIONS(hcp_logscan_event, (sizeof(hcp_logscan_event)), ())
 HCP_STRUCT_VERSIONS(hcp_tensor, (sizeof(hcp_tensor)), (HCP_RESERVED(hcp_tensor, reserved0)))
 // 0.2 ended after reserved0; 0.6 added the window and the packed sequences.

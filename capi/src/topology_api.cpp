@@ -8,6 +8,7 @@
 #include "guard.hpp"
 #include "hcp/topology.hpp"
 #include "hcp/topology_json.hpp"
+#include "hcp/topology_svg.hpp"
 #include "parallel_config_c.hpp"
 #include "strings.hpp"
 #include "struct_versions.hpp"
@@ -167,6 +168,17 @@ HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* top
     const hcp::Topology& t = topo(topology, fn);
     const auto json = rank < 0 ? hcp::layout_json(t) : hcp::rank_json(t, rank);
     *out_json = dup_for_caller(json.dump());
+  });
+}
+
+HCP_API hcp_status hcp_topology_to_svg(char** out_svg, const hcp_topology* topology, int64_t max_nodes) {
+  const char* fn = __func__;
+  return guarded_on(topology, fn, [&] {
+    require(out_svg, fn, "out_svg");
+    *out_svg = nullptr;
+    hcp::SvgOptions o;
+    if (max_nodes > 0) o.max_nodes = max_nodes;
+    *out_svg = dup_for_caller(hcp::render_layout_svg(topo(topology, fn), o));
   });
 }
 

@@ -49,6 +49,7 @@ TEST(AbiRules, InitFunctionsEqualTheMacros) {
   expect_init_matches_macro(hcp_lint_diagnostic HCP_LINT_DIAGNOSTIC_INIT, hcp_lint_diagnostic_init);
   expect_init_matches_macro(hcp_logscan_options HCP_LOGSCAN_OPTIONS_INIT, hcp_logscan_options_init);
   expect_init_matches_macro(hcp_logscan_event HCP_LOGSCAN_EVENT_INIT, hcp_logscan_event_init);
+  expect_init_matches_macro(hcp_plan_options HCP_PLAN_OPTIONS_INIT, hcp_plan_options_init);
   expect_init_matches_macro(hcp_tensor HCP_TENSOR_INIT, hcp_tensor_init);
   expect_init_matches_macro(hcp_attn_options HCP_ATTN_OPTIONS_INIT, hcp_attn_options_init);
   expect_init_matches_macro(hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT, hcp_cp_context_options_init);

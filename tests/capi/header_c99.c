@@ -7,6 +7,8 @@ int hcp_header_c99_probe(void) {
   hcp_parallel_config config = HCP_PARALLEL_CONFIG_INIT;
   hcp_rank_coords coords = HCP_RANK_COORDS_INIT;
   hcp_locality locality = HCP_LOCALITY_INIT;
+  hcp_plan_options plan = HCP_PLAN_OPTIONS_INIT;
+  hcp_logscan_options scan = HCP_LOGSCAN_OPTIONS_INIT;
   hcp_topology* topology = NULL;
   hcp_status status = HCP_OK;
   hcp_group_kind kind = HCP_GROUP_HCP;
@@ -15,5 +17,6 @@ int hcp_header_c99_probe(void) {
   (void)kind;
   (void)order;
   return (int)config.struct_size + (int)coords.struct_size + (int)locality.struct_size + (int)status +
+         (int)plan.struct_size + (int)plan.window + (int)scan.series +
          HCP_VERSION_NUMBER;
 }

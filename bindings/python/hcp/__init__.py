@@ -12,6 +12,7 @@ from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTi
                      ShapeError, UnsupportedError)
 from .lint import Diagnostic, LintReport, lint, lint_report
 from .logscan import LogReport, LogScanner, scan_logs
+from .plan import plan
 from .topology import GROUP_KINDS, ORDERS, Topology
 
 __version__ = _lib.hcp_version_string().decode()
@@ -20,7 +21,7 @@ __all__ = [
     "attention_simulate", "World", "CpContext", "COMMS", "DEVICES", "NcclComm", "nccl_unique_id", "MpiComm",
     "MPI_COMM_WORLD", "mpi_init", "mpi_finalize", "packed_rank_indices", "pad_for_cp",
     "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic",
-    "LogScanner", "LogReport", "scan_logs", "HcpError", "InvalidArgumentError", "InvalidConfigError",
+    "LogScanner", "LogReport", "scan_logs", "plan", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",
     "HcpTimeoutError", "ShapeError", "NotFoundError", "InternalError", "__version__",
 ]

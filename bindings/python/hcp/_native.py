@@ -7,7 +7,7 @@ import pathlib
 from .errors import HcpError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
-EXPECTED_VERSION = (0, 6)
+EXPECTED_VERSION = (0, 7)
 
 
 class ParallelConfig(ctypes.Structure):
@@ -70,7 +70,20 @@ class LintDiagnostic(ctypes.Structure):
 
 
 class LogscanOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("gpu", ctypes.c_char_p)]
+    _fields_ = [("struct_size", ctypes.c_size_t), ("gpu", ctypes.c_char_p), ("series", ctypes.c_int32),
+                ("reserved0", ctypes.c_int32)]
+
+
+class PlanOptions(ctypes.Structure):
+    _fields_ = ([("struct_size", ctypes.c_size_t), ("model", ctypes.c_char_p)] +
+                [(n, ctypes.c_int64) for n in ("layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim",
+                                               "vocab", "seq", "micro_batch", "global_batch", "window")] +
+                [("packed", ctypes.c_int32), ("dtype_bytes", ctypes.c_int32), ("nodes", ctypes.c_int64),
+                 ("gpus_per_node", ctypes.c_int64), ("gpu", ctypes.c_char_p)] +
+                [(n, ctypes.c_double) for n in ("peak_tflops", "memory_gib", "nvlink_gbs", "network_gbs")] +
+                [("tp", ctypes.c_int64), ("pp", ctypes.c_int64), ("order", ctypes.c_char_p),
+                 ("te_version", ctypes.c_char_p), ("full_recompute", ctypes.c_int32), ("reserved0", ctypes.c_int32)] +
+                [(n, ctypes.c_double) for n in ("gemm_efficiency", "attention_efficiency", "memory_fraction")])
 
 
 class Tensor(ctypes.Structure):
@@ -108,7 +121,8 @@ class CpContextOptions(ctypes.Structure):
 _INIT_NAMES = {ParallelConfig: "parallel_config", RankCoords: "rank_coords", Locality: "locality",
                LintOptions: "lint_options", LintDiagnostic: "lint_diagnostic", LogscanOptions: "logscan_options",
                LogscanEvent: "logscan_event", Tensor: "tensor", AttnOptions: "attn_options",
-               AttnSimulateOptions: "attn_simulate_options", CpContextOptions: "cp_context_options"}
+               AttnSimulateOptions: "attn_simulate_options", CpContextOptions: "cp_context_options",
+               PlanOptions: "plan_options"}
 
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
@@ -133,6 +147,9 @@ _PROTOTYPES = {
     "hcp_topology_groups": (ctypes.c_int, [_I64P, ctypes.c_size_t, _SIZEP, _HANDLE, ctypes.c_int, ctypes.c_int32]),
     "hcp_topology_locality": (ctypes.c_int, [ctypes.POINTER(Locality), _HANDLE, ctypes.c_int, ctypes.c_int32]),
     "hcp_topology_to_json": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_int64]),
+    "hcp_topology_to_svg": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), _HANDLE, ctypes.c_int64]),
+    "hcp_plan": (ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(PlanOptions), ctypes.c_char_p,
+                                ctypes.c_size_t]),
     "hcp_lint_file": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_char_p, ctypes.POINTER(LintOptions)]),
     "hcp_lint_text": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                      ctypes.POINTER(LintOptions)]),

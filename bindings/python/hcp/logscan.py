@@ -9,9 +9,8 @@ from ._native import LogscanEvent, check, lib
 from .errors import InvalidArgumentError
 
 
-def _options(gpu):
-    opts = _native.LogscanOptions()
-    opts.struct_size = ctypes.sizeof(opts)
+def _options(gpu, series=False):
+    opts = _native.new(_native.LogscanOptions, series=1 if series else 0)
     opts.gpu = gpu.encode() if gpu else None
     return opts
 
@@ -96,8 +95,9 @@ class LogScanner:
         self.close()
 
 
-def scan_logs(paths, gpu=None):
-    """Scans log files and directories (recursively); returns a LogReport."""
+def scan_logs(paths, gpu=None, series=False):
+    """Scans log files and directories (recursively); returns a LogReport. `series`: keep every iteration line's
+    loss, time and TFLOP/s, for the charts of render("html")."""
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     encoded = [os.fsencode(p) for p in paths]
@@ -105,6 +105,6 @@ def scan_logs(paths, gpu=None):
         raise InvalidArgumentError("no paths to scan", 1)
     array = (ctypes.c_char_p * len(encoded))(*encoded)
     out = ctypes.c_void_p()
-    opts = _options(gpu)
+    opts = _options(gpu, series)
     check(lib.hcp_logscan_scan_paths(ctypes.byref(out), array, len(encoded), ctypes.byref(opts)))
     return LogReport(out)

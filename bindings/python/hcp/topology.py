@@ -156,6 +156,12 @@ class Topology:
                 "groups_crossing_nodes": out.groups_crossing_nodes,
                 "intra_node": out.groups_crossing_nodes == 0}
 
+    def to_svg(self, max_nodes=None):
+        """The layout as one self-contained SVG picture (`hcp groups --svg`), at most `max_nodes` nodes drawn."""
+        ptr = ctypes.c_void_p()
+        check(lib.hcp_topology_to_svg(ctypes.byref(ptr), self._h(), 0 if max_nodes is None else _int("max_nodes", max_nodes)))
+        return _native.take_string(ptr)
+
     def to_dict(self, rank=None):
         """The whole layout (keys of `hcp groups --format json`) or, with `rank`, that rank's view."""
         ptr = ctypes.c_void_p()

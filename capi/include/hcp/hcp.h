@@ -46,7 +46,7 @@ extern "C" {
 /* ---- version ------------------------------------------------------------------------------------------------- */
 
 #define HCP_VERSION_MAJOR 0
-#define HCP_VERSION_MINOR 6
+#define HCP_VERSION_MINOR 7
 #define HCP_VERSION_PATCH 0
 #define HCP_VERSION_NUMBER (HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH)
 /* Spelled from the three numbers above, so that it cannot drift from them (it said 0.1.0 until 0.4). */
@@ -202,6 +202,11 @@ HCP_API hcp_status hcp_topology_locality(hcp_locality* out, const hcp_topology* 
  * release with hcp_free. Since 0.1. */
 HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* topology, int64_t rank);
 
+/* The layout as one self-contained SVG picture (`hcp groups --svg`): nodes as boxes of GPUs with rank and
+ * coordinates, the a2a groups and rings coloured by whether they stay in a node; at most max_nodes nodes drawn
+ * (<= 0: 16), the rest counted in the caption. NUL-terminated, release with hcp_free. Since 0.7. */
+HCP_API hcp_status hcp_topology_to_svg(char** out_svg, const hcp_topology* topology, int64_t max_nodes);
+
 /* ---- lint: training configs against the known context-parallel pitfalls ------------------------------------- */
 
 typedef int32_t hcp_severity;
@@ -267,8 +272,12 @@ HCP_API hcp_status hcp_lint_report_render(char** out_text, const hcp_lint_report
 typedef struct hcp_logscan_options {
   size_t struct_size;
   const char* gpu; /* GPU model when the logs do not name it ("h200"); NULL: from the logs only */
+  /* Since 0.7 (the 0.1 size, ending after gpu, is still accepted): 1 keeps every iteration line's loss, time and
+   * TFLOP/s for the charts of the "html" rendering; 0: not kept (the HTML page then has no charts). */
+  int32_t series;
+  int32_t reserved0; /* must be 0 */
 } hcp_logscan_options;
-#define HCP_LOGSCAN_OPTIONS_INIT { sizeof(hcp_logscan_options), NULL }
+#define HCP_LOGSCAN_OPTIONS_INIT { sizeof(hcp_logscan_options), NULL, 0, 0 }
 HCP_API hcp_status hcp_logscan_options_init(hcp_logscan_options* options, size_t struct_size); /* since 0.5 */
 
 /* A streaming scanner: a training process can scan its own output as it writes it. One thread at a time per
@@ -320,10 +329,57 @@ HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* 
                                           const hcp_logscan_options* options);
 /* "hcp-active", "hcp-not-active", "cp-silently-off", "flat-cp", "no-cp" or "unknown"; static storage. */
 HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hcp_logscan_report* report);
-/* "text", "json" (the full report) or "github"; release with hcp_free. */
+/* "text", "json" (the full report), "github" or (since 0.7) "html" (one self-contained page; its charts need
+ * hcp_logscan_options.series); release with hcp_free. */
 HCP_API hcp_status hcp_logscan_report_render(char** out_text, const hcp_logscan_report* report, const char* format);
 HCP_API void hcp_logscan_report_destroy(hcp_logscan_report* report);
 HCP_API hcp_status hcp_logscan_report_last_error(char** out_message, const hcp_logscan_report* report);
+
+/* ---- plan: which CP layout for a model on a cluster (`hcp plan`, docs/plan.md) ------------------------------ */
+
+/* Since 0.7. Zero (or NULL) leaves a value to its default: the model preset's, the GPU preset's, or the plan's. */
+typedef struct hcp_plan_options {
+  size_t struct_size;
+  const char* model;     /* a preset ("llama3-8b", "llama3-70b", "llama3-405b", "qwen2.5-72b") or NULL */
+  int64_t layers;        /* this field to vocab: override the preset; required without one */
+  int64_t hidden;
+  int64_t ffn_hidden;    /* gated MLP (three matrices) */
+  int64_t heads;
+  int64_t kv_heads;      /* 0: heads */
+  int64_t head_dim;      /* 0: hidden / heads */
+  int64_t vocab;
+  int64_t seq;           /* required */
+  int64_t micro_batch;   /* 0: 1 */
+  int64_t global_batch;  /* sequences per step; 0: 16M tokens' worth */
+  int64_t window;        /* sliding window (left) in tokens; -1: none (the _INIT default) */
+  int32_t packed;        /* 1: packed sequences (thd) */
+  int32_t dtype_bytes;   /* 0: 2 (bf16) */
+  int64_t nodes;         /* required */
+  int64_t gpus_per_node; /* 0: 8 */
+  const char* gpu;       /* a preset ("a100", "h100", "h200", "b200", "gb200") or NULL (then every figure below) */
+  double peak_tflops;    /* this field to network_gbs: override the preset */
+  double memory_gib;
+  double nvlink_gbs;
+  double network_gbs;
+  int64_t tp;             /* 0: enumerated */
+  int64_t pp;             /* 0: enumerated */
+  const char* order;      /* NULL: "tp-cp-ep-dp-pp" */
+  const char* te_version; /* NULL: unknown */
+  int32_t full_recompute; /* 1: --recompute full */
+  int32_t reserved0;      /* must be 0 */
+  double gemm_efficiency;      /* 0: 0.7 */
+  double attention_efficiency; /* 0: 0.5 */
+  double memory_fraction;      /* 0: 0.9 */
+} hcp_plan_options;
+#define HCP_PLAN_OPTIONS_INIT                                                                                      \
+  { sizeof(hcp_plan_options), NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, NULL, 0, 0, 0, 0, 0, 0, NULL,    \
+    NULL, 0, 0, 0, 0, 0 }
+HCP_API hcp_status hcp_plan_options_init(hcp_plan_options* options, size_t struct_size); /* since 0.7 */
+/* Every layout linted, placed, estimated and ranked; rendered as "text" (top rows), "json" (everything) or "html"
+ * (one self-contained page, top rows, the winner's layout drawn). top 0: 10. Release with hcp_free.
+ * HCP_ERR_INVALID_ARGUMENT names what describes no problem (a missing sequence, heads not divisible by the KV heads,
+ * an unknown preset). Thread-safe. Since 0.7. */
+HCP_API hcp_status hcp_plan(char** out_text, const hcp_plan_options* options, const char* format, size_t top);
 
 /* ---- CP attention: communicators, contexts, forward and backward ---------------------------------------------- */
 

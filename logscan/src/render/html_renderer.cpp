@@ -108,7 +108,13 @@ std::string charts(const std::vector<std::pair<const ScanReport*, std::string>>&
   std::string s = "<h2>Training progress</h2>\n";
   size_t points = 0;
   for (const auto& [r, prefix] : reports) points += r->series.size();
-  if (points == 0) return s + "<p class=\"muted\">No Megatron or NeMo 2 iteration lines: nothing to chart.</p>\n";
+  if (points == 0) {
+    uint64_t lines = 0;
+    for (const auto& [r, prefix] : reports) lines += r->progress.iteration_lines;
+    return s + (lines > 0 ? "<p class=\"muted\">The scan did not keep the iteration lines' values (ScanOptions::series, "
+                            "hcp_logscan_options.series): no charts.</p>\n"
+                          : "<p class=\"muted\">No Megatron or NeMo 2 iteration lines: nothing to chart.</p>\n");
+  }
   for (const auto& [r, prefix] : reports)
     if (r->series_stride > 1)
       s += "<p class=\"muted\">" + html_escape(prefix) + "every " + std::to_string(r->series_stride) +

@@ -50,7 +50,7 @@ typedefs! {
 
 constants! {
     pub const HCP_VERSION_MAJOR: u32 = 0;
-    pub const HCP_VERSION_MINOR: u32 = 6;
+    pub const HCP_VERSION_MINOR: u32 = 7;
     pub const HCP_VERSION_PATCH: u32 = 0;
     /// The header's version; compare with `hcp_version_number()` of the loaded library.
     pub const HCP_VERSION_NUMBER: u32 = HCP_VERSION_MAJOR * 10000 + HCP_VERSION_MINOR * 100 + HCP_VERSION_PATCH;
@@ -114,4 +114,4 @@ constants! {
 }
 
 /// "MAJOR.MINOR.PATCH" of the header (its `HCP_VERSION_STRING`).
-pub const HCP_VERSION_STRING: &str = "0.6.0";
+pub const HCP_VERSION_STRING: &str = "0.7.0";

@@ -104,6 +104,8 @@ functions! {
     ) -> hcp_status;
     /// rank < 0: the whole layout. Release the text with `hcp_free`.
     pub fn hcp_topology_to_json(out_json: *mut *mut c_char, topology: *const hcp_topology, rank: i64) -> hcp_status;
+    /// Since 0.7: the layout as one SVG picture; max_nodes <= 0: 16.
+    pub fn hcp_topology_to_svg(out_svg: *mut *mut c_char, topology: *const hcp_topology, max_nodes: i64) -> hcp_status;
 
     // ---- lint
     pub fn hcp_lint_options_init(options: *mut hcp_lint_options, struct_size: usize) -> hcp_status;
@@ -133,6 +135,16 @@ functions! {
         out_text: *mut *mut c_char,
         report: *const hcp_lint_report,
         format: *const c_char,
+    ) -> hcp_status;
+
+    // ---- plan (since 0.7)
+    pub fn hcp_plan_options_init(options: *mut hcp_plan_options, struct_size: usize) -> hcp_status;
+    /// "text", "json" or "html"; top 0: 10 rows. Release with `hcp_free`.
+    pub fn hcp_plan(
+        out_text: *mut *mut c_char,
+        options: *const hcp_plan_options,
+        format: *const c_char,
+        top: usize,
     ) -> hcp_status;
 
     // ---- logscan

@@ -1,4 +1,4 @@
-//! Raw declarations of the hcp C ABI (`capi/include/hcp/hcp.h`, version 0.6): every function, struct, typedef and
+//! Raw declarations of the hcp C ABI (`capi/include/hcp/hcp.h`, version 0.7): every function, struct, typedef and
 //! constant, named as in C. Everything here is `unsafe` to call and follows the header's conventions; the `hcp`
 //! crate is the safe interface over it.
 //!

@@ -107,6 +107,53 @@ structs! {
         pub struct_size: usize,
         /// GPU model when the logs do not name it; NULL: from the logs only.
         pub gpu: *const c_char,
+        /// Since 0.7: 1 keeps every iteration line's values for the "html" rendering's charts.
+        pub series: i32,
+        /// Must be 0.
+        pub reserved0: i32,
+    }
+
+    /// Since 0.7: `hcp_plan`'s inputs; zero (or NULL) leaves a value to the preset's or the plan's default.
+    pub struct hcp_plan_options {
+        pub struct_size: usize,
+        /// A model preset ("llama3-70b", ...) or NULL.
+        pub model: *const c_char,
+        pub layers: i64,
+        pub hidden: i64,
+        pub ffn_hidden: i64,
+        pub heads: i64,
+        pub kv_heads: i64,
+        pub head_dim: i64,
+        pub vocab: i64,
+        /// Required.
+        pub seq: i64,
+        pub micro_batch: i64,
+        pub global_batch: i64,
+        /// Sliding window (left); -1: none.
+        pub window: i64,
+        pub packed: i32,
+        pub dtype_bytes: i32,
+        /// Required.
+        pub nodes: i64,
+        pub gpus_per_node: i64,
+        /// A GPU preset ("h100", ...) or NULL (then every figure below).
+        pub gpu: *const c_char,
+        pub peak_tflops: f64,
+        pub memory_gib: f64,
+        pub nvlink_gbs: f64,
+        pub network_gbs: f64,
+        /// 0: enumerated.
+        pub tp: i64,
+        /// 0: enumerated.
+        pub pp: i64,
+        pub order: *const c_char,
+        pub te_version: *const c_char,
+        pub full_recompute: i32,
+        /// Must be 0.
+        pub reserved0: i32,
+        pub gemm_efficiency: f64,
+        pub attention_efficiency: f64,
+        pub memory_fraction: f64,
     }
 
     /// One live event; the strings belong to the scanner until its next poll, feed, begin_input or finish.

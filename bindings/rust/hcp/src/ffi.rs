@@ -71,6 +71,7 @@ versioned! {
     hcp_lint_diagnostic => hcp_lint_diagnostic_init,
     hcp_logscan_options => hcp_logscan_options_init,
     hcp_logscan_event => hcp_logscan_event_init,
+    hcp_plan_options => hcp_plan_options_init,
     hcp_tensor => hcp_tensor_init,
     hcp_attn_options => hcp_attn_options_init,
     hcp_cp_context_options => hcp_cp_context_options_init,

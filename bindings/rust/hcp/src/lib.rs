@@ -3,7 +3,8 @@
 //! - [`Topology`]: the exact Megatron-Core rank layout with hierarchical CP groups;
 //! - [`lint_file`] / [`lint_text`]: training configs against the known context-parallel pitfalls;
 //! - [`LogScanner`] / [`scan_paths`]: was hierarchical CP really active in a training log?
-//! - [`World`], [`CpContext`], [`attention_simulate`]: context-parallel attention on CPU threads.
+//! - [`World`], [`CpContext`], [`attention_simulate`]: context-parallel attention on CPU threads;
+//! - [`plan`]: which CP layout for a model on a cluster, ranked with the reasons.
 //!
 //! Every fallible call returns [`Result`]; an [`Error`] carries hcp's status and the message the library left
 //! for the failing call (read on the calling thread right after it). Handles are released on drop, and their
@@ -44,6 +45,7 @@ mod ffi;
 mod lint;
 mod log;
 mod logscan;
+mod plan;
 mod topology;
 mod version;
 mod world;
@@ -58,6 +60,7 @@ pub use error::{Error, Result, Status};
 pub use lint::{lint_file, lint_text, Diagnostic, LintOptions, LintReport, Severity};
 pub use log::{reset_log_callback, set_log_callback, LogLevel};
 pub use logscan::{scan_paths, Event, EventKind, LogScanner, ScanReport};
+pub use plan::{plan, PlanOptions};
 pub use topology::{GroupKind, GroupSize, Locality, Membership, RankCoords, Topology};
 pub use version::{header_version, version, Version};
 pub use world::{nccl_unique_id, Comm, World};

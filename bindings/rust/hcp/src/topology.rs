@@ -191,6 +191,13 @@ impl Topology {
         Ok(unsafe { take_string(text) })
     }
 
+    /// The layout as one self-contained SVG picture (`hcp groups --svg`); at most `max_nodes` nodes drawn (None: 16).
+    pub fn to_svg(&self, max_nodes: Option<i64>) -> Result<String> {
+        let mut text: *mut c_char = ptr::null_mut();
+        check(unsafe { sys::hcp_topology_to_svg(&mut text, self.raw, max_nodes.unwrap_or(0)) })?;
+        Ok(unsafe { take_string(text) })
+    }
+
     /// The message of the last failed call on this topology, from whichever thread made it ("" if none).
     pub fn last_error(&self) -> Result<String> {
         handle_error(sys::hcp_topology_last_error, self.raw)

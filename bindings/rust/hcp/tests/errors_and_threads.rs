@@ -39,7 +39,7 @@ fn the_loaded_library_is_the_headers_version() {
     let loaded = hcp::version();
     assert_eq!(loaded, hcp::header_version());
     assert_eq!(loaded.to_string(), hcp::sys::HCP_VERSION_STRING);
-    assert_eq!((loaded.major, loaded.minor), (0, 6));
+    assert_eq!((loaded.major, loaded.minor), (0, 7));
 }
 
 /// Fails `times` times with `config` and returns the messages that do not mention `expected`.

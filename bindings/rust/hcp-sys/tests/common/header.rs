@@ -315,6 +315,7 @@ fn rust_base(c: &str, behind_pointer: bool) -> &str {
         "char" => "c_char",
         "unsigned" => "c_uint",
         "float" => "f32",
+        "double" => "f64",
         "size_t" => "usize",
         "int32_t" => "i32",
         "int64_t" => "i64",

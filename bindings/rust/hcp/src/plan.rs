@@ -1,0 +1,80 @@
+//! hcp plan: which context-parallel layout for a model on a cluster (docs/plan.md).
+
+use crate::error::{check, Result};
+use crate::ffi::{c_string, init, opt_ptr, take_string};
+use hcp_sys as sys;
+use std::ffi::CString;
+use std::os::raw::c_char;
+use std::ptr;
+
+/// The plan's inputs; `None` (and 0) leave a value to the preset's or the plan's default, as in `hcp_plan_options`.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// A model preset ("llama3-8b", "llama3-70b", "llama3-405b", "qwen2.5-72b").
+    pub model: Option<String>,
+    pub layers: i64,
+    pub hidden: i64,
+    pub ffn_hidden: i64,
+    pub heads: i64,
+    pub kv_heads: i64,
+    pub head_dim: i64,
+    pub vocab: i64,
+    /// Required.
+    pub seq: i64,
+    pub micro_batch: i64,
+    pub global_batch: i64,
+    /// Sliding window (left) in tokens.
+    pub window: Option<i64>,
+    pub packed: bool,
+    /// Required.
+    pub nodes: i64,
+    pub gpus_per_node: i64,
+    /// A GPU preset ("a100", "h100", "h200", "b200", "gb200"); without one, every figure below.
+    pub gpu: Option<String>,
+    pub peak_tflops: f64,
+    pub memory_gib: f64,
+    pub nvlink_gbs: f64,
+    pub network_gbs: f64,
+    pub tp: i64,
+    pub pp: i64,
+    pub te_version: Option<String>,
+    pub full_recompute: bool,
+}
+
+/// Every layout linted, placed, estimated and ranked: "text" (the first `top` rows), "json" (everything) or
+/// "html" (one self-contained page). `top` 0: 10.
+pub fn plan(options: &PlanOptions, format: &str, top: usize) -> Result<String> {
+    let text = |what: &str, v: &Option<String>| v.as_deref().map(|s| c_string(what, s)).transpose();
+    let model: Option<CString> = text("model", &options.model)?;
+    let gpu: Option<CString> = text("gpu", &options.gpu)?;
+    let te: Option<CString> = text("te_version", &options.te_version)?;
+    let format = c_string("format", format)?;
+    let mut raw: sys::hcp_plan_options = init()?;
+    raw.model = opt_ptr(&model);
+    raw.layers = options.layers;
+    raw.hidden = options.hidden;
+    raw.ffn_hidden = options.ffn_hidden;
+    raw.heads = options.heads;
+    raw.kv_heads = options.kv_heads;
+    raw.head_dim = options.head_dim;
+    raw.vocab = options.vocab;
+    raw.seq = options.seq;
+    raw.micro_batch = options.micro_batch;
+    raw.global_batch = options.global_batch;
+    raw.window = options.window.unwrap_or(-1);
+    raw.packed = options.packed as i32;
+    raw.nodes = options.nodes;
+    raw.gpus_per_node = options.gpus_per_node;
+    raw.gpu = opt_ptr(&gpu);
+    raw.peak_tflops = options.peak_tflops;
+    raw.memory_gib = options.memory_gib;
+    raw.nvlink_gbs = options.nvlink_gbs;
+    raw.network_gbs = options.network_gbs;
+    raw.tp = options.tp;
+    raw.pp = options.pp;
+    raw.te_version = opt_ptr(&te);
+    raw.full_recompute = options.full_recompute as i32;
+    let mut out: *mut c_char = ptr::null_mut();
+    check(unsafe { sys::hcp_plan(&mut out, &raw, format.as_ptr(), top) })?;
+    Ok(unsafe { take_string(out) })
+}
