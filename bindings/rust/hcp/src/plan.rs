@@ -51,27 +51,15 @@ pub fn plan(options: &PlanOptions, format: &str, top: usize) -> Result<String> {
     let format = c_string("format", format)?;
     let mut raw: sys::hcp_plan_options = init()?;
     raw.model = opt_ptr(&model);
-    raw.layers = options.layers;
-    raw.hidden = options.hidden;
-    raw.ffn_hidden = options.ffn_hidden;
-    raw.heads = options.heads;
-    raw.kv_heads = options.kv_heads;
-    raw.head_dim = options.head_dim;
-    raw.vocab = options.vocab;
-    raw.seq = options.seq;
-    raw.micro_batch = options.micro_batch;
-    raw.global_batch = options.global_batch;
+    // The numeric fields have the same names and meanings on both sides.
+    macro_rules! copy {
+        ($($field:ident),*) => { $( raw.$field = options.$field; )* };
+    }
+    copy!(layers, hidden, ffn_hidden, heads, kv_heads, head_dim, vocab, seq, micro_batch, global_batch, nodes);
+    copy!(gpus_per_node, peak_tflops, memory_gib, nvlink_gbs, network_gbs, tp, pp);
     raw.window = options.window.unwrap_or(-1);
     raw.packed = options.packed as i32;
-    raw.nodes = options.nodes;
-    raw.gpus_per_node = options.gpus_per_node;
     raw.gpu = opt_ptr(&gpu);
-    raw.peak_tflops = options.peak_tflops;
-    raw.memory_gib = options.memory_gib;
-    raw.nvlink_gbs = options.nvlink_gbs;
-    raw.network_gbs = options.network_gbs;
-    raw.tp = options.tp;
-    raw.pp = options.pp;
     raw.te_version = opt_ptr(&te);
     raw.full_recompute = options.full_recompute as i32;
     let mut out: *mut c_char = ptr::null_mut();
