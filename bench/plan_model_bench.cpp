@@ -1,12 +1,15 @@
 // The plan's cost model against measured runs of the runtime on this machine (docs/plan.md, "Model against
-// measurement"). The model's inputs are measured here, not assumed: the kernels' FLOP rate (one rank's forward and
-// backward over the whole problem on one thread) and the copy rate (the in-process communicator moves every byte
-// with one memcpy by the receiving thread). The prediction for a CP forward + backward, summed over the 8 ranks'
-// CPU time, is then compute (the model's FLOPs over the measured rates) plus bytes (the model's volumes, cp_cost.hpp)
-// over the copy rate; the ranks' measured CPU time is set beside it. On threads the copies take CPU time and hide
-// nothing, so nothing is overlapped; what the model leaves out (a2a re-layout copies, ring merges, tile waste)
-// shows as the ratio.
-//   plan_model_bench [--seq N] [--heads N] [--head-dim N] [--repeat N]
+// measurement"), over in-process threads or MPI processes. The model's inputs are measured here, not assumed:
+// the kernels' FLOP rate (one rank's forward and backward over the whole problem on one thread) and the
+// backend's transfer rate (bytes a rank sends per CPU second in a ring exchange of 16 MiB messages: the
+// in-process communicator copies each byte once on the receiving thread; Open MPI's shared-memory transport
+// copies on both sides). The prediction for one CP forward + backward, summed over the 8 ranks' CPU time, is
+// compute (the model's FLOPs over the measured rates) plus bytes (the model's volumes, cp_cost.hpp) over the
+// transfer rate; the ranks' measured CPU time is set beside it. CPU time counts the copies and hides nothing, so
+// nothing is overlapped; what the model leaves out (a2a re-layout copies, ring merges, tile waste) shows as the
+// ratio.
+//   plan_model_bench [--seq N] [--heads N] [--head-dim N] [--repeat N]          (8 threads)
+//   mpirun -np 8 plan_model_bench --mpi [...]                                  (8 processes)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,6 +24,7 @@
 #include "hcp/cp_attention.hpp"
 #include "hcp/cp_cost.hpp"
 #include "hcp/inprocess_world.hpp"
+#include "hcp/mpi_communicator.hpp"
 #include "thread_clock.hpp"
 
 namespace {
@@ -34,11 +38,20 @@ void require_ok(const hcp::Status& s) {
   std::exit(1);
 }
 
-struct Rates {
-  double forward_flops = 0, backward_flops = 0, copy_bytes = 0;  // per second, one thread
+struct Scheme {
+  const char* name;
+  hcp::CpComm comm;
+  int64_t a2a, ring;
 };
+const Scheme kSchemes[] = {{"p2p 8", hcp::CpComm::p2p, 1, 8},
+                           {"a2a 8", hcp::CpComm::a2a, 8, 1},
+                           {"a2a+p2p [2, 4]", hcp::CpComm::a2a_p2p, 2, 4},
+                           {"a2a+p2p [4, 2]", hcp::CpComm::a2a_p2p, 4, 2},
+                           {"all_gather 8", hcp::CpComm::all_gather, 1, 8}};
+constexpr size_t kNumSchemes = sizeof kSchemes / sizeof kSchemes[0];
 
-Rates measure_rates(const hcp::CpProblem& p, int repeat) {
+// FLOP/s of the single-rank kernels on one thread, forward and backward.
+std::pair<double, double> kernel_rates(const hcp::CpProblem& p, int repeat) {
   const int64_t row = p.heads * p.head_dim, n = p.seq * row;
   std::vector<float> q(static_cast<size_t>(n), 0.25f), k(q), v(q), out(q.size()), dq(q.size()), dk(q.size()),
       dv(q.size());
@@ -59,50 +72,80 @@ Rates measure_rates(const hcp::CpProblem& p, int repeat) {
     require_ok(hcp::attention_backward_cpu(a));
     bwd = std::min(bwd, thread_seconds() - s);
   }
-  std::vector<char> src(size_t{64} << 20, 1), dst(src.size());
-  double copy = 1e30;
-  for (int i = 0; i < repeat; ++i) {
-    const double s = thread_seconds();
-    std::memcpy(dst.data(), src.data(), src.size());
-    copy = std::min(copy, thread_seconds() - s);
-  }
-  return {hcp::attention_flops(p, false) / fwd, hcp::attention_flops(p, true) / bwd,
-          static_cast<double>(src.size()) / copy};
+  return {hcp::attention_flops(p, false) / fwd, hcp::attention_flops(p, true) / bwd};
 }
 
-// The 8 ranks' summed CPU seconds of one CP forward + backward (median of `repeat`, after a warm-up).
-double measure_cp(const hcp::CpProblem& p, hcp::CpComm comm, int64_t a2a, int repeat) {
-  hcp::ParallelConfig config;
-  config.world_size = kRanks, config.cp = kRanks;
-  if (comm == hcp::CpComm::a2a_p2p) config.hcp_sizes = std::vector<int64_t>{a2a, kRanks / a2a};
-  std::vector<std::vector<double>> seconds(kRanks);
-  hcp::InProcessWorld world(kRanks, std::chrono::minutes(10));
-  require_ok(world.run([&](hcp::Communicator& c) -> hcp::Status {
+// What one rank measures: the ring exchange's bytes per CPU second, and its CPU seconds of each scheme's
+// forward + backward in each round.
+struct RankMeasure {
+  double transfer_rate = 0;
+  double seconds[kNumSchemes][16] = {};
+};
+
+hcp::Status measure_rank(hcp::Communicator& world, const hcp::CpProblem& p, int repeat, RankMeasure* m) {
+  const int r = world.rank(), w = world.size();
+  std::vector<char> send(size_t{16} << 20, 1), recv(send.size());
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    HCP_TRY(world.barrier());
+    const double s = thread_seconds();
+    HCP_TRY(world.send_recv(send.data(), send.size(), (r + 1) % w, recv.data(), recv.size(), (r - 1 + w) % w));
+    best = std::min(best, thread_seconds() - s);
+  }
+  m->transfer_rate = static_cast<double>(send.size()) / best;
+  for (size_t si = 0; si < kNumSchemes; ++si) {
+    const Scheme& sc = kSchemes[si];
+    hcp::ParallelConfig config;
+    config.world_size = kRanks, config.cp = kRanks;
+    if (sc.comm == hcp::CpComm::a2a_p2p) config.hcp_sizes = std::vector<int64_t>{sc.a2a, sc.ring};
     std::unique_ptr<hcp::CpContext> ctx;
-    HCP_TRY(hcp::CpContext::create(c, config, comm, &ctx, hcp::LogLevel::debug));
+    HCP_TRY(hcp::CpContext::create(world, config, sc.comm, &ctx, hcp::LogLevel::debug));
     hcp::CpShape shape;
     shape.seq_local = p.seq / kRanks, shape.heads = p.heads, shape.kv_heads = p.kv_heads, shape.head_dim = p.head_dim;
     const size_t n = static_cast<size_t>(shape.seq_local * p.heads * p.head_dim);
     std::vector<float> q(n, 0.25f), k(n, 0.5f), v(n, 0.75f), out(n), dq(n), dk(n), dv(n);
     std::vector<float> lse(static_cast<size_t>(shape.seq_local * p.heads));
-    for (int i = 0; i <= repeat; ++i) {
-      HCP_TRY(c.barrier());
+    for (int i = 0; i <= repeat; ++i) {  // round 0 warms up
+      HCP_TRY(world.barrier());
       const double s = thread_seconds();
       HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));
       HCP_TRY(ctx->backward(shape, q.data(), k.data(), v.data(), out.data(), lse.data(), v.data(), dq.data(),
                             dk.data(), dv.data()));
-      if (i > 0) seconds[static_cast<size_t>(c.rank())].push_back(thread_seconds() - s);
+      if (i > 0) m->seconds[si][i - 1] = thread_seconds() - s;
     }
-    return {};
-  }));
-  std::vector<double> sums;
-  for (int i = 0; i < repeat; ++i) {
-    double sum = 0;
-    for (const auto& r : seconds) sum += r[static_cast<size_t>(i)];
-    sums.push_back(sum);
   }
-  std::sort(sums.begin(), sums.end());
-  return sums[sums.size() / 2];
+  return {};
+}
+
+void report(const hcp::CpProblem& p, int repeat, const char* backend, const std::vector<RankMeasure>& ranks) {
+  const auto [fwd_rate, bwd_rate] = kernel_rates(p, repeat);
+  double transfer = 0;
+  for (const RankMeasure& m : ranks) transfer += m.transfer_rate / static_cast<double>(ranks.size());
+  std::printf("measured: kernels on one thread forward %.1f GFLOP/s, backward %.1f GFLOP/s; %s ring exchange "
+              "%.2f GB per CPU second\n",
+              fwd_rate / 1e9, bwd_rate / 1e9, backend, transfer / 1e9);
+  std::printf("causal fp32, S %lld, H %lld, D %lld, 8 %s, forward + backward, ranks' summed CPU time:\n",
+              static_cast<long long>(p.seq), static_cast<long long>(p.heads), static_cast<long long>(p.head_dim),
+              backend);
+  std::printf("%-18s %10s %11s %12s %12s %8s\n", "scheme", "compute s", "transfer s", "predicted s", "measured s",
+              "ratio");
+  for (size_t si = 0; si < kNumSchemes; ++si) {
+    const Scheme& s = kSchemes[si];
+    const hcp::CpTraffic f = hcp::cp_traffic(p, s.comm, s.a2a, s.ring, false);
+    const hcp::CpTraffic b = hcp::cp_traffic(p, s.comm, s.a2a, s.ring, true);
+    const double compute = hcp::attention_flops(p, false) / fwd_rate + hcp::attention_flops(p, true) / bwd_rate;
+    const double bytes = kRanks * static_cast<double>(f.total() + b.total()) / transfer;
+    std::vector<double> sums;
+    for (int i = 0; i < repeat; ++i) {
+      double sum = 0;
+      for (const RankMeasure& m : ranks) sum += m.seconds[si][i];
+      sums.push_back(sum);
+    }
+    std::sort(sums.begin(), sums.end());
+    const double measured = sums[sums.size() / 2];
+    std::printf("%-18s %10.3f %11.3f %12.3f %12.3f %8.2f\n", s.name, compute, bytes, compute + bytes, measured,
+                measured / (compute + bytes));
+  }
 }
 
 }  // namespace
@@ -111,8 +154,13 @@ int main(int argc, char** argv) {
   hcp::CpProblem p;
   p.seq = 4096, p.heads = 8, p.kv_heads = 8, p.head_dim = 128, p.dtype_bytes = 4;
   int repeat = 3;
+  bool mpi = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--mpi") {
+      mpi = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "plan_model_bench: %s needs a value\n", a.c_str());
       return 2;
@@ -123,36 +171,36 @@ int main(int argc, char** argv) {
     else if (a == "--head-dim") p.head_dim = v;
     else if (a == "--repeat") repeat = static_cast<int>(v);
     else {
-      std::fprintf(stderr, "plan_model_bench: unknown argument %s\n", a.c_str());
+      std::fprintf(stderr, "usage: plan_model_bench [--mpi] [--seq N] [--heads N] [--head-dim N] [--repeat N]\n");
       return 2;
     }
   }
-  const Rates r = measure_rates(p, repeat);
-  std::printf("measured on one thread: forward %.1f GFLOP/s, backward %.1f GFLOP/s, memcpy %.1f GB/s\n",
-              r.forward_flops / 1e9, r.backward_flops / 1e9, r.copy_bytes / 1e9);
-  std::printf("causal fp32, S %lld, H %lld, D %lld, 8 in-process ranks, forward + backward, ranks' summed CPU time:\n",
-              static_cast<long long>(p.seq), static_cast<long long>(p.heads), static_cast<long long>(p.head_dim));
-  std::printf("%-22s %10s %10s %12s %12s %8s\n", "scheme", "compute s", "copies s", "predicted s", "measured s",
-              "ratio");
-  struct Scheme {
-    const char* name;
-    hcp::CpComm comm;
-    int64_t a2a, ring;
-  };
-  const Scheme schemes[] = {{"p2p 8", hcp::CpComm::p2p, 1, 8},
-                            {"a2a 8", hcp::CpComm::a2a, 8, 1},
-                            {"a2a+p2p [2, 4]", hcp::CpComm::a2a_p2p, 2, 4},
-                            {"a2a+p2p [4, 2]", hcp::CpComm::a2a_p2p, 4, 2},
-                            {"all_gather 8", hcp::CpComm::all_gather, 1, 8}};
-  for (const Scheme& s : schemes) {
-    const hcp::CpTraffic f = hcp::cp_traffic(p, s.comm, s.a2a, s.ring, false);
-    const hcp::CpTraffic b = hcp::cp_traffic(p, s.comm, s.a2a, s.ring, true);
-    const double compute = hcp::attention_flops(p, false) / r.forward_flops +
-                           hcp::attention_flops(p, true) / r.backward_flops;
-    const double copies = kRanks * static_cast<double>(f.total() + b.total()) / r.copy_bytes;
-    const double measured = measure_cp(p, s.comm, s.a2a, repeat);
-    std::printf("%-22s %10.3f %10.3f %12.3f %12.3f %8.2f\n", s.name, compute, copies, compute + copies, measured,
-                measured / (compute + copies));
+  if (repeat < 1 || repeat > 16) {
+    std::fprintf(stderr, "plan_model_bench: --repeat must be 1 to 16\n");
+    return 2;
   }
+  if (mpi) {
+    bool here = false;
+    require_ok(hcp::mpi_init(&here));
+    {
+      std::unique_ptr<hcp::Communicator> world;
+      require_ok(hcp::make_mpi_communicator(hcp::kMpiCommWorld, std::chrono::minutes(10), &world));
+      if (world->size() != kRanks) {
+        std::fprintf(stderr, "plan_model_bench: run with mpirun -np %d\n", kRanks);
+        return 2;
+      }
+      RankMeasure mine;
+      require_ok(measure_rank(*world, p, repeat, &mine));
+      std::vector<RankMeasure> all(kRanks);
+      require_ok(world->all_gather(&mine, all.data(), sizeof mine));
+      if (world->rank() == 0) report(p, repeat, "MPI processes", all);
+    }
+    require_ok(hcp::mpi_finalize());
+    return 0;
+  }
+  std::vector<RankMeasure> all(kRanks);
+  hcp::InProcessWorld world(kRanks, std::chrono::minutes(10));
+  require_ok(world.run([&](hcp::Communicator& c) { return measure_rank(c, p, repeat, &all[static_cast<size_t>(c.rank())]); }));
+  report(p, repeat, "in-process threads", all);
   return 0;
 }
