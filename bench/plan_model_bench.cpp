@@ -7,7 +7,8 @@
 // compute (the model's FLOPs over the measured rates) plus bytes (the model's volumes, cp_cost.hpp) over the
 // transfer rate; the ranks' measured CPU time is set beside it. CPU time counts the copies and hides nothing, so
 // nothing is overlapped; what the model leaves out (a2a re-layout copies, ring merges, tile waste) shows as the
-// ratio.
+// ratio. Every rank also counts the bytes it sends (CountingCommunicator) and the run fails (exit 1) when any
+// rank's count differs from the model's: the ctests mpi.plan_model_bytes and plan_model_bytes run it so.
 //   plan_model_bench [--seq N] [--heads N] [--head-dim N] [--repeat N]          (8 threads)
 //   mpirun -np 8 plan_model_bench --mpi [...]                                  (8 processes)
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "hcp/attention_cpu.hpp"
+#include "hcp/counting_communicator.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/cp_cost.hpp"
 #include "hcp/inprocess_world.hpp"
@@ -80,9 +82,13 @@ std::pair<double, double> kernel_rates(const hcp::CpProblem& p, int repeat) {
 struct RankMeasure {
   double transfer_rate = 0;
   double seconds[kNumSchemes][16] = {};
+  int64_t bytes[kNumSchemes] = {};  // sent in one forward + backward (data exchanges; control all-gathers apart)
 };
 
-hcp::Status measure_rank(hcp::Communicator& world, const hcp::CpProblem& p, int repeat, RankMeasure* m) {
+int64_t data_bytes(const hcp::TrafficTally& t) { return t.send_recv + t.all_to_all + t.all_gather + t.reduce_scatter; }
+
+hcp::Status measure_rank(hcp::Communicator& base, const hcp::CpProblem& p, int repeat, RankMeasure* m) {
+  hcp::CountingCommunicator world(base, std::make_shared<hcp::TrafficTally>());
   const int r = world.rank(), w = world.size();
   std::vector<char> send(size_t{16} << 20, 1), recv(send.size());
   double best = 1e30;
@@ -107,17 +113,20 @@ hcp::Status measure_rank(hcp::Communicator& world, const hcp::CpProblem& p, int 
     std::vector<float> lse(static_cast<size_t>(shape.seq_local * p.heads));
     for (int i = 0; i <= repeat; ++i) {  // round 0 warms up
       HCP_TRY(world.barrier());
+      const int64_t sent = data_bytes(world.tally());
       const double s = thread_seconds();
       HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));
       HCP_TRY(ctx->backward(shape, q.data(), k.data(), v.data(), out.data(), lse.data(), v.data(), dq.data(),
                             dk.data(), dv.data()));
       if (i > 0) m->seconds[si][i - 1] = thread_seconds() - s;
+      if (i == 0) m->bytes[si] = data_bytes(world.tally()) - sent;
     }
   }
   return {};
 }
 
-void report(const hcp::CpProblem& p, int repeat, const char* backend, const std::vector<RankMeasure>& ranks) {
+// Returns whether every rank sent exactly the model's bytes in every scheme.
+bool report(const hcp::CpProblem& p, int repeat, const char* backend, const std::vector<RankMeasure>& ranks) {
   const auto [fwd_rate, bwd_rate] = kernel_rates(p, repeat);
   double transfer = 0;
   for (const RankMeasure& m : ranks) transfer += m.transfer_rate / static_cast<double>(ranks.size());
@@ -127,8 +136,9 @@ void report(const hcp::CpProblem& p, int repeat, const char* backend, const std:
   std::printf("causal fp32, S %lld, H %lld, D %lld, 8 %s, forward + backward, ranks' summed CPU time:\n",
               static_cast<long long>(p.seq), static_cast<long long>(p.heads), static_cast<long long>(p.head_dim),
               backend);
-  std::printf("%-18s %10s %11s %12s %12s %8s\n", "scheme", "compute s", "transfer s", "predicted s", "measured s",
-              "ratio");
+  std::printf("%-18s %10s %11s %12s %12s %8s %16s\n", "scheme", "compute s", "transfer s", "predicted s",
+              "measured s", "ratio", "bytes a rank");
+  bool all_match = true;
   for (size_t si = 0; si < kNumSchemes; ++si) {
     const Scheme& s = kSchemes[si];
     const hcp::CpTraffic f = hcp::cp_traffic(p, s.comm, s.a2a, s.ring, false);
@@ -143,9 +153,18 @@ void report(const hcp::CpProblem& p, int repeat, const char* backend, const std:
     }
     std::sort(sums.begin(), sums.end());
     const double measured = sums[sums.size() / 2];
-    std::printf("%-18s %10.3f %11.3f %12.3f %12.3f %8.2f\n", s.name, compute, bytes, compute + bytes, measured,
-                measured / (compute + bytes));
+    const int64_t model = f.total() + b.total();
+    bool match = true;
+    for (const RankMeasure& m : ranks) match = match && m.bytes[si] == model;
+    all_match = all_match && match;
+    std::printf("%-18s %10.3f %11.3f %12.3f %12.3f %8.2f %16lld%s\n", s.name, compute, bytes, compute + bytes,
+                measured, measured / (compute + bytes), static_cast<long long>(model),
+                match ? " = counted" : " != counted");
+    if (!match)
+      for (size_t r = 0; r < ranks.size(); ++r)
+        std::printf("  rank %zu sent %lld bytes\n", r, static_cast<long long>(ranks[r].bytes[si]));
   }
+  return all_match;
 }
 
 }  // namespace
@@ -179,6 +198,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "plan_model_bench: --repeat must be 1 to 16\n");
     return 2;
   }
+  int status = 0;
   if (mpi) {
     bool here = false;
     require_ok(hcp::mpi_init(&here));
@@ -193,14 +213,18 @@ int main(int argc, char** argv) {
       require_ok(measure_rank(*world, p, repeat, &mine));
       std::vector<RankMeasure> all(kRanks);
       require_ok(world->all_gather(&mine, all.data(), sizeof mine));
-      if (world->rank() == 0) report(p, repeat, "MPI processes", all);
+      bool ok = true;
+      if (world->rank() == 0) ok = report(p, repeat, "MPI processes", all);
+      int32_t verdict = ok ? 1 : 0;
+      std::vector<int32_t> verdicts(kRanks);
+      require_ok(world->all_gather(&verdict, verdicts.data(), sizeof verdict));
+      if (verdicts[0] != 1) status = 1;
     }
     require_ok(hcp::mpi_finalize());
-    return 0;
+    return status;
   }
   std::vector<RankMeasure> all(kRanks);
   hcp::InProcessWorld world(kRanks, std::chrono::minutes(10));
   require_ok(world.run([&](hcp::Communicator& c) { return measure_rank(c, p, repeat, &all[static_cast<size_t>(c.rank())]); }));
-  report(p, repeat, "in-process threads", all);
-  return 0;
+  return report(p, repeat, "in-process threads", all) ? 0 : 1;
 }

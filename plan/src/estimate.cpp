@@ -58,7 +58,8 @@ Estimate estimate(const PlanInput& in, const Layout& l) {
   Estimate e;
   const double peak = g.peak_tflops * 1e12;
   const double t = static_cast<double>(l.tp), cp = static_cast<double>(l.cp);
-  const double tokens = static_cast<double>(m.micro_batch * m.seq) / cp;  // the CP rank's tokens
+  const double sequence_tokens = static_cast<double>(m.micro_batch) * static_cast<double>(m.seq);
+  const double tokens = sequence_tokens / cp;  // the CP rank's tokens
   const Placement where = place(in, l);
   e.a2a_in_node = where.a2a_in_node, e.ring_in_node = where.ring_in_node;
 
@@ -139,7 +140,7 @@ Estimate estimate(const PlanInput& in, const Layout& l) {
   e.bubble = static_cast<double>(l.pp - 1) / mb;
   e.step_s = (mb + static_cast<double>(l.pp - 1)) * stage_layers * e.layer_s;
   e.mfu = mb * stage_layers * (e.gemm_flops + e.attention_flops) / (e.step_s * peak);
-  e.tokens_per_s = mb * static_cast<double>(m.micro_batch * m.seq) / (cp * t * static_cast<double>(l.pp)) / e.step_s;
+  e.tokens_per_s = mb * sequence_tokens / (cp * t * static_cast<double>(l.pp)) / e.step_s;
   return e;
 }
 

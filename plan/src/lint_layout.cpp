@@ -4,6 +4,11 @@
 
 #include "hcp/lint/linter.hpp"
 
+// GCC 12 warns wrongly about overlapping copies in `"literal" + std::string` chains (GCC bug 105329).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
 namespace hcp::plan {
 
 LintVerdict lint_layout(const PlanInput& in, const Layout& l) {

@@ -13,17 +13,25 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& why) { throw Error(Errc::invalid_argument, why); }
 
+// Bounds that keep a plan within seconds: every layout is linted (about a millisecond each).
+constexpr int64_t kMaxGpus = int64_t{1} << 20;
+constexpr size_t kMaxLayouts = 20000;
+
 void validate(const PlanInput& in) {
   const ModelSpec& m = in.model;
   if (m.layers < 1 || m.hidden < 1 || m.ffn_hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1)
     refuse("the model needs positive layers, hidden, ffn_hidden, heads, kv_heads and head_dim");
   if (m.seq < 2 || m.micro_batch < 1) refuse("the sequence length must be at least 2 and the micro-batch positive");
+  if (m.seq > (int64_t{1} << 40) || m.micro_batch > (int64_t{1} << 20) || m.global_batch > (int64_t{1} << 40))
+    refuse("a sequence longer than 2^40 tokens, a micro-batch above 2^20 or a global batch above 2^40 sequences "
+           "is beyond what the plan models");
   if (m.vocab < 0) refuse("the vocabulary size must not be negative");
   if (m.heads % m.kv_heads) refuse("heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
                                    std::to_string(m.kv_heads) + ")");
   if (m.window < -1) refuse("the window must be -1 (none) or a number of tokens");
   if (in.cluster.nodes < 1 || in.cluster.gpus_per_node < 1) refuse("the cluster needs positive nodes and GPUs per node");
-  if (in.cluster.nodes > (int64_t{1} << 20) || in.cluster.gpus_per_node > 4096) refuse("the cluster is too large");
+  if (in.cluster.gpus_per_node > 4096 || in.cluster.nodes > kMaxGpus / in.cluster.gpus_per_node)
+    refuse("the cluster has more than " + std::to_string(kMaxGpus) + " GPUs: beyond any the plan is meant for");
   const GpuSpec& g = in.cluster.gpu;
   if (!(g.peak_tflops > 0) || !(g.memory_gib > 0) || !(g.nvlink_gbs > 0) || !(g.network_gbs > 0))
     refuse("the GPU needs positive peak TFLOP/s, memory and NVLink and network bandwidths");
@@ -36,11 +44,16 @@ void validate(const PlanInput& in) {
     refuse("tp " + std::to_string(*in.fixed.tp) + " must divide the heads and KV heads (Megatron's condition)");
 }
 
+// In increasing order, in O(sqrt(n)).
 std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
-  return d;
+  std::vector<int64_t> low, high;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i) continue;
+    low.push_back(i);
+    if (i != n / i) high.push_back(n / i);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 // Every layout: tp (fixed, or each divisor of the node that divides the heads and KV heads, as Megatron requires),
@@ -105,7 +118,11 @@ PlanResult plan(const PlanInput& input) {
   const int64_t fixed = input.fixed.tp.value_or(1) * input.fixed.pp.value_or(1);
   if (world % fixed)
     refuse("tp * pp (" + std::to_string(fixed) + ") does not divide the " + std::to_string(world) + " GPUs");
-  for (const Layout& l : layouts(input)) {
+  const std::vector<Layout> all = layouts(input);
+  if (all.size() > kMaxLayouts)
+    refuse(std::to_string(all.size()) + " layouts to check (more than " + std::to_string(kMaxLayouts) +
+           "): fix tp or pp to narrow the search");
+  for (const Layout& l : all) {
     const LintVerdict v = lint_layout(input, l);
     if (!v.errors.empty()) {
       r.rejected.push_back({l, v.errors});

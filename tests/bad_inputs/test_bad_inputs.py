@@ -53,6 +53,23 @@ class BadInputs(unittest.TestCase):
 
     # An input that cannot be read or parsed is an HCP000 error finding (exit 1) and the run goes on; only a path
     # named on the command line that does not exist, and bad usage, exit 2.
+    # hcp plan: every input that describes no problem, or a search too large, is exit 2 with its reason.
+    def test_plan_inputs(self):
+        base = ["plan", "--model", "llama3-8b", "--gpu", "h100"]
+        self.check([*base, "--seq", "99999999999999999999", "--nodes", "1"], {2}, "--seq")
+        self.check([*base, "--seq", "-4096", "--nodes", "1"], {2}, "sequence length")
+        self.check([*base, "--seq", "4096", "--nodes", "0"], {2}, "positive nodes")
+        self.check([*base, "--seq", "4096", "--nodes", "2000000"], {2}, "more than 1048576 GPUs")
+        self.check([*base, "--seq", "4611686018427387904", "--nodes", "1"], {2}, "longer than 2^40 tokens")
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--window", "-7"], {2}, "window")
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--tp", "3"], {2}, "must divide the heads")
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--gemm-efficiency", "nan"], {2})
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--memory-gib", "-1"], {2}, "positive")
+        self.check(["plan", "--layers", "2", "--hidden", "64", "--ffn-hidden", "64", "--heads", "4", "--seq", "64",
+                    "--nodes", "1"], {2}, "peak TFLOP/s")
+        self.check([*base, "--seq", "4096", "--nodes", "90090"], {2}, "layouts to check")
+        self.check(["groups", "--world-size", "8", "--cp", "8", "--svg", "--max-nodes", "0"], {2}, "--max-nodes")
+
     def test_lint_special_paths(self):
         self.check(["lint", str(self.dir / "missing.toml")], {2}, "missing.toml: cannot read: no such file")
         fifo = self.dir / "pipe.toml"
