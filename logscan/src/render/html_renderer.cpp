@@ -201,7 +201,9 @@ std::string failures_section(const ScanReport& r) {
   std::vector<TimelineEvent> events;
   for (const Failure& f : r.failures) {
     const uint64_t total = lines_of.count(f.where.file) ? lines_of[f.where.file] : 0;
-    events.push_back({f.where.rank >= 0 ? "rank " + std::to_string(f.where.rank) : f.where.file,
+    const size_t slash = f.where.file.find_last_of('/');
+    const std::string file = slash == std::string::npos ? f.where.file : f.where.file.substr(slash + 1);
+    events.push_back({f.where.rank >= 0 ? "rank " + std::to_string(f.where.rank) : file,
                       total ? static_cast<double>(f.where.line) / static_cast<double>(total) : 1.0,
                       f.kind + ": " + f.message});
   }

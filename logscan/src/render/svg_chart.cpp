@@ -90,7 +90,7 @@ std::string svg_line_chart(const std::vector<ChartSeries>& series, const std::ve
   for (const ChartMarker& m : markers) {
     s += "<g class=\"restart\"><line x1=\"" + fmt(sx(m.x)) + "\" x2=\"" + fmt(sx(m.x)) + "\" y1=\"" + fmt(kTop) +
          "\" y2=\"" + fmt(kH - kBottom) + "\" stroke=\"#868e96\" stroke-dasharray=\"5 4\"/><text x=\"" +
-         fmt(sx(m.x) + 3) + "\" y=\"" + fmt(kTop + 12) + "\" fill=\"#495057\">" + html_escape(m.label) +
+         fmt(sx(m.x) + 3) + "\" y=\"" + fmt(kH - kBottom - 5) + "\" fill=\"#495057\">" + html_escape(m.label) +
          "</text></g>\n";
   }
   for (size_t i = 0; i < series.size(); ++i) {
@@ -123,7 +123,15 @@ std::string svg_timeline(const std::vector<TimelineEvent>& events, const std::st
                   "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   for (const auto& [row, index] : rows) {
     const double yy = 20 + row_h * static_cast<double>(index);
-    s += "<text x=\"4\" y=\"" + fmt(yy + 15) + "\">" + html_escape(row) + "</text><line x1=\"" + fmt(left) +
+    // Long row names (file names) are cut to fit left of the line; the whole name is the hover title.
+    std::string shown = row;
+    if (row.size() > 17) {
+      size_t cut = 16;  // at a UTF-8 character boundary
+      while (cut > 0 && (static_cast<unsigned char>(row[cut]) & 0xC0) == 0x80) --cut;
+      shown = row.substr(0, cut) + "\xE2\x80\xA6";
+    }
+    s += "<text x=\"4\" y=\"" + fmt(yy + 15) + "\"><title>" + html_escape(row) + "</title>" + html_escape(shown) +
+         "</text><line x1=\"" + fmt(left) +
          "\" x2=\"" + fmt(width - 20) + "\" y1=\"" + fmt(yy + 11) + "\" y2=\"" + fmt(yy + 11) +
          "\" stroke=\"#dee2e6\"/>\n";
   }
