@@ -14,7 +14,7 @@ constexpr double kGiB = 1073741824.0;
 
 // Whether every group of a kind (level) stays inside one NVLink domain, from the exact Megatron layout.
 struct Placement {
-  bool a2a_in_node = true, ring_in_node = true;
+  bool a2a_in_node = true, ring_in_node = true, tp_in_node = true;
 };
 
 Placement place(const PlanInput& in, const Layout& l) {
@@ -25,6 +25,7 @@ Placement place(const PlanInput& in, const Layout& l) {
   if (l.comm == CpComm::a2a_p2p) c.hcp_sizes = std::vector<int64_t>{l.a2a, l.ring};
   const Topology topo(c);
   Placement p;
+  p.tp_in_node = topo.locality(GroupKind::tp).intra_node();
   if (l.comm == CpComm::a2a_p2p) {
     p.a2a_in_node = topo.locality(GroupKind::hcp, 0).intra_node();
     p.ring_in_node = topo.locality(GroupKind::hcp, 1).intra_node();
@@ -33,6 +34,15 @@ Placement place(const PlanInput& in, const Layout& l) {
     p.a2a_in_node = p.ring_in_node = cp_in_node;
   }
   return p;
+}
+
+// Query-key pairs of one causal sequence of s tokens with a left window w (-1: none), in closed form: the plan
+// asks for sequences of up to 2^40 tokens, where counting row by row (visible_pairs) would take hours. Equal to
+// visible_pairs for these masks (plan_test checks it).
+double causal_pairs(double s, int64_t window) {
+  if (window < 0 || static_cast<double>(window) + 1 >= s) return s * (s + 1) / 2;
+  const double w = static_cast<double>(window);
+  return (w + 1) * (w + 2) / 2 + (s - w - 1) * (w + 1);
 }
 
 double gbs(const GpuSpec& g, bool in_node) { return (in_node ? g.nvlink_gbs : g.network_gbs) * 1e9; }
@@ -69,7 +79,9 @@ Estimate estimate(const PlanInput& in, const Layout& l) {
   prob.batch = m.micro_batch, prob.seq = m.seq, prob.heads = m.heads / l.tp, prob.kv_heads = m.kv_heads / l.tp;
   prob.head_dim = m.head_dim, prob.dtype_bytes = m.dtype_bytes;
   prob.window_left = m.window, prob.window_right = m.window >= 0 ? 0 : -1;
-  const double attn_fwd = attention_flops(prob, false) / cp, attn_bwd = attention_flops(prob, true) / cp;
+  // Forward 4 H D a visible pair (QK^T and PV), backward 2.5 times that: attention_flops in cp_cost.hpp.
+  const double pairs = static_cast<double>(m.micro_batch) * causal_pairs(static_cast<double>(m.seq), m.window);
+  const double attn_fwd = 4.0 * static_cast<double>(prob.heads * m.head_dim) * pairs / cp, attn_bwd = 2.5 * attn_fwd;
   e.attention_flops = attn_fwd + attn_bwd;
   // Full recompute runs each layer's forward again before its backward: time, not useful work.
   const double redo = in.fixed.full_recompute ? 1.0 : 0.0;
@@ -79,20 +91,21 @@ Estimate estimate(const PlanInput& in, const Layout& l) {
 
   // Tensor parallel with sequence parallelism: per layer two all-gathers and two reduce-scatters of the layer's
   // [tokens, hidden] activation forward and as many backward, each sending (t-1)/t of it; not overlapped.
+  // Full recompute runs the forward's exchanges again too.
   if (l.tp > 1) {
-    e.tp_bytes = 8.0 * (t - 1) / t * tokens * static_cast<double>(m.hidden * m.dtype_bytes);
-    e.tp_s = e.tp_bytes / gbs(g, l.tp <= in.cluster.gpus_per_node);
+    e.tp_bytes = 4.0 * (2.0 + redo) * (t - 1) / t * tokens * static_cast<double>(m.hidden * m.dtype_bytes);
+    e.tp_s = e.tp_bytes / gbs(g, where.tp_in_node);
   }
 
   if (l.cp > 1) {
     const CpTraffic f = cp_traffic(prob, l.comm, l.a2a, l.ring, false);
     const CpTraffic b = cp_traffic(prob, l.comm, l.a2a, l.ring, true);
     e.kv_replication = f.kv_replication;
-    e.a2a_bytes = static_cast<double>(f.a2a + b.a2a);
+    e.a2a_bytes = (1.0 + redo) * static_cast<double>(f.a2a) + static_cast<double>(b.a2a);
     e.a2a_s = e.a2a_bytes / gbs(g, e.a2a_in_node);
-    e.gather_bytes = static_cast<double>(f.gather + b.gather);
+    e.gather_bytes = (1.0 + redo) * static_cast<double>(f.gather) + static_cast<double>(b.gather);
     e.gather_s = e.gather_bytes / gbs(g, e.ring_in_node);
-    e.ring_bytes = static_cast<double>(f.ring + b.ring);
+    e.ring_bytes = (1.0 + redo) * static_cast<double>(f.ring) + static_cast<double>(b.ring);
     if (f.ring_steps > 1) {
       // Step i's K/V transfer runs under step i-1's compute; a step takes the longer of the two. Backward, the
       // K/V and the dK/dV of the step before travel together under the step's compute (Transformer Engine's
@@ -102,8 +115,8 @@ Estimate estimate(const PlanInput& in, const Layout& l) {
       const double cf = fwd_s / steps, cb = bwd_s / steps;
       e.ring_step_compute_s = cf, e.ring_step_transfer_s = kv_s;
       e.ring_step_bytes = static_cast<double>(f.kv_message);
-      e.ring_exposed_s =
-          (steps - 1) * (std::max(0.0, kv_s - cf) + std::max(0.0, kv_s + dkv_s - cb)) + dkv_s;
+      e.ring_exposed_s = (steps - 1) * ((1.0 + redo) * std::max(0.0, kv_s - cf) + std::max(0.0, kv_s + dkv_s - cb)) +
+                         dkv_s;
       const double transfer = e.ring_bytes / bw;
       e.ring_hidden = transfer > 0 ? 1.0 - e.ring_exposed_s / transfer : 1.0;
     }

@@ -121,7 +121,8 @@ std::string explain_verdict(const PlanResult& r) {
   // The pure ring over the same CP size, when it is not the winner: the usual first try.
   if (best.layout.cp > 1 && best.layout.comm != CpComm::p2p)
     for (const Candidate& c : r.ranked)
-      if (c.layout.comm == CpComm::p2p && c.layout.cp == best.layout.cp && c.layout.tp == best.layout.tp) {
+      if (c.layout.comm == CpComm::p2p && c.layout.cp == best.layout.cp && c.layout.tp == best.layout.tp &&
+          c.layout.pp == best.layout.pp) {
         s += ". Pure p2p over ";
         s += std::to_string(c.layout.cp);
         s += " ranks: " + c.why;

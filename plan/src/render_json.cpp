@@ -72,7 +72,8 @@ std::string render_json(const PlanResult& r) {
   for (const Rejected& x : r.rejected)
     rejected.push_back({{"layout", layout_json(x.layout)}, {"errors", findings_json(x.errors)}});
   j["rejected"] = std::move(rejected);
-  return j.dump(2) + "\n";
+  // Input text (a TE version, a GPU name) may hold invalid UTF-8: replaced, never an exception.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hcp::plan

@@ -12,12 +12,15 @@ namespace {
 
 std::string line(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string line(const char* f, ...) {
-  char buf[512];
-  va_list ap;
+  va_list ap, again;
   va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, f, ap);
   va_end(ap);
-  return std::string(buf) + "\n";
+  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(s.data(), s.size() + 1, f, again);
+  va_end(again);
+  return s + "\n";
 }
 
 const char* where(bool in_node) { return in_node ? "NVLink" : "network"; }

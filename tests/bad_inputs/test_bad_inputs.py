@@ -63,12 +63,16 @@ class BadInputs(unittest.TestCase):
         self.check([*base, "--seq", "4611686018427387904", "--nodes", "1"], {2}, "longer than 2^40 tokens")
         self.check([*base, "--seq", "4096", "--nodes", "1", "--window", "-7"], {2}, "window")
         self.check([*base, "--seq", "4096", "--nodes", "1", "--tp", "3"], {2}, "must divide the heads")
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--tp", "4", "--pp", "4611686018427387904"], {2}, "pp must")
+        self.check([*base, "--seq", "1099511627776", "--nodes", "1"], {0}, "verdict")  # 2^40 tokens: closed form
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--te-version", "\udcff", "--format", "json"], {0, 2})
         self.check([*base, "--seq", "4096", "--nodes", "1", "--gemm-efficiency", "nan"], {2})
         self.check([*base, "--seq", "4096", "--nodes", "1", "--memory-gib", "-1"], {2}, "positive")
         self.check(["plan", "--layers", "2", "--hidden", "64", "--ffn-hidden", "64", "--heads", "4", "--seq", "64",
                     "--nodes", "1"], {2}, "peak TFLOP/s")
         self.check([*base, "--seq", "4096", "--nodes", "90090"], {2}, "layouts to check")
         self.check(["groups", "--world-size", "8", "--cp", "8", "--svg", "--max-nodes", "0"], {2}, "--max-nodes")
+        self.check(["groups", "--world-size", "4096", "--gpus-per-node", "2048", "--svg"], {2}, "up to 1024 GPUs")
 
     def test_lint_special_paths(self):
         self.check(["lint", str(self.dir / "missing.toml")], {2}, "missing.toml: cannot read: no such file")

@@ -81,6 +81,38 @@ TEST(PlanEstimate, WindowAndFullRecomputeChangeWhatTheyShould) {
   EXPECT_EQ(recomputed.gemm_flops, full.gemm_flops);  // useful work is the same
 }
 
+// The plan counts causal (windowed) pairs in closed form: equal to the runtime's row-by-row count.
+TEST(PlanEstimate, ClosedFormPairsEqualTheRuntimes) {
+  PlanInput in = llama70b_h100(1);
+  Layout l;  // tp 1, no CP: the whole problem on one GPU
+  l.dp = 8;
+  for (int64_t seq : {2, 3, 100, 4096, 4097}) {
+    for (int64_t window : {-1, 0, 1, 50, 4095, 5000}) {
+      in.model.seq = seq, in.model.window = window;
+      CpProblem p;
+      p.seq = seq, p.heads = 64, p.kv_heads = 8, p.head_dim = 128, p.window_left = window;
+      p.window_right = window >= 0 ? 0 : -1;
+      EXPECT_DOUBLE_EQ(estimate(in, l).attention_flops, attention_flops(p, false) + attention_flops(p, true))
+          << seq << " " << window;
+    }
+  }
+}
+
+TEST(PlanEstimate, FullRecomputeRepeatsTheForwardExchanges) {
+  PlanInput in = llama70b_h100(16);
+  Layout l;
+  l.tp = 8, l.cp = 16, l.comm = CpComm::a2a_p2p, l.a2a = 2, l.ring = 8;
+  const Estimate once = estimate(in, l);
+  in.fixed.full_recompute = true;
+  const Estimate twice = estimate(in, l);
+  CpProblem p;
+  p.seq = 131072, p.heads = 8, p.kv_heads = 1, p.head_dim = 128;
+  const CpTraffic f = cp_traffic(p, CpComm::a2a_p2p, 2, 8, false);
+  EXPECT_EQ(twice.a2a_bytes - once.a2a_bytes, static_cast<double>(f.a2a));
+  EXPECT_EQ(twice.ring_bytes - once.ring_bytes, static_cast<double>(f.ring));
+  EXPECT_DOUBLE_EQ(twice.tp_bytes, 1.5 * once.tp_bytes);
+}
+
 TEST(Plan, RejectsByRuleAndRanksWhatFitsFirst) {
   PlanInput in = llama70b_h100(16);
   in.fixed.full_recompute = true;
@@ -140,6 +172,7 @@ TEST(Plan, Nvl72KeepsEveryGroupOnNvlink) {
   in.model.seq = 131072;
   in.cluster.nodes = 1, in.cluster.gpus_per_node = 72, in.cluster.gpu = *gpu_preset("gb200");
   in.fixed.full_recompute = true;
+  in.model.global_batch = 144;  // dp takes the factor 9 of 72: the default 128 sequences would fit no layout
   const PlanResult r = plan(in);
   ASSERT_FALSE(r.ranked.empty());
   for (const Candidate& c : r.ranked) {
@@ -164,6 +197,23 @@ TEST(Plan, JsonHasEveryCandidateAndRejection) {
   EXPECT_NE(text.find("verdict: "), std::string::npos);
 }
 
+TEST(Plan, RejectsReplicasThatDoNotDivideTheGlobalBatch) {
+  PlanInput in;
+  in.model = *model_preset("llama3-8b");
+  in.model.seq = 1 << 20;  // 16 sequences a step by default
+  in.cluster.nodes = 64, in.cluster.gpus_per_node = 8, in.cluster.gpu = *gpu_preset("h200");
+  in.fixed.tp = 8;
+  const PlanResult r = plan(in);
+  bool saw = false;
+  for (const Rejected& x : r.rejected)
+    if (x.errors.front().code == "global-batch") {
+      saw = true;
+      EXPECT_GT(x.layout.dp, 16);
+    }
+  EXPECT_TRUE(saw);
+  for (const Candidate& c : r.ranked) EXPECT_EQ(16 % c.layout.dp, 0) << c.layout.describe();
+}
+
 TEST(Plan, RefusesInputsThatDescribeNoProblem) {
   PlanInput in = llama70b_h100(1);
   in.model.kv_heads = 7;
@@ -172,6 +222,9 @@ TEST(Plan, RefusesInputsThatDescribeNoProblem) {
   in.fixed.tp = 3;
   EXPECT_THROW(plan(in), Error);
   in = llama70b_h100(0);
+  EXPECT_THROW(plan(in), Error);
+  in = llama70b_h100(1);
+  in.fixed.pp = int64_t{1} << 62;  // beyond the layers (and tp * pp would overflow)
   EXPECT_THROW(plan(in), Error);
   in = llama70b_h100(1);
   in.efficiency.gemm = 1.5;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "hcp/error.hpp"
 #include "hcp/topology_svg.hpp"
 
 namespace hcp {
@@ -54,6 +55,16 @@ TEST(TopologySvg, CollapsesLargeLayoutsAndSaysSo) {
   EXPECT_EQ(count(svg, "<g class=\"node\""), 4u);
   EXPECT_NE(svg.find("showing 4 of 128 nodes"), std::string::npos);
   EXPECT_GT(count(svg, "stroke-dasharray"), 0u);  // groups that continue into nodes not shown
+}
+
+TEST(TopologySvg, DrawsAtMost4096Gpus) {
+  SvgSummary sum;
+  SvgOptions o;
+  o.max_nodes = 1000000;
+  const std::string svg = render_layout_svg(layout(131072, 8, 16, std::vector<int64_t>{2, 8}, 512), o, &sum);
+  EXPECT_EQ(sum.nodes_shown, 8);  // 8 nodes of 512 GPUs
+  EXPECT_EQ(count(svg, "<g class=\"gpu\""), 4096u);
+  EXPECT_THROW(render_layout_svg(layout(4096, 1, 1, std::nullopt, 2048)), Error);
 }
 
 }  // namespace

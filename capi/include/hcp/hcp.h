@@ -204,7 +204,8 @@ HCP_API hcp_status hcp_topology_to_json(char** out_json, const hcp_topology* top
 
 /* The layout as one self-contained SVG picture (`hcp groups --svg`): nodes as boxes of GPUs with rank and
  * coordinates, the a2a groups and rings coloured by whether they stay in a node; at most max_nodes nodes drawn
- * (<= 0: 16), the rest counted in the caption. NUL-terminated, release with hcp_free. Since 0.7. */
+ * (<= 0: 16; at most 4096 GPUs), the rest counted in the caption. Nodes of more than 1024 GPUs give
+ * HCP_ERR_INVALID_ARGUMENT. NUL-terminated, release with hcp_free. Since 0.7. */
 HCP_API hcp_status hcp_topology_to_svg(char** out_svg, const hcp_topology* topology, int64_t max_nodes);
 
 /* ---- lint: training configs against the known context-parallel pitfalls ------------------------------------- */
@@ -337,7 +338,9 @@ HCP_API hcp_status hcp_logscan_report_last_error(char** out_message, const hcp_l
 
 /* ---- plan: which CP layout for a model on a cluster (`hcp plan`, docs/plan.md) ------------------------------ */
 
-/* Since 0.7. Zero (or NULL) leaves a value to its default: the model preset's, the GPU preset's, or the plan's. */
+/* Since 0.7. Zero (or NULL) leaves a value to its default (the model preset's, the GPU preset's, or the plan's),
+ * except `window`, where 0 is a window of 0 tokens and -1 is none: start from HCP_PLAN_OPTIONS_INIT or
+ * hcp_plan_options_init, which set it to -1. */
 typedef struct hcp_plan_options {
   size_t struct_size;
   const char* model;     /* a preset ("llama3-8b", "llama3-70b", "llama3-405b", "qwen2.5-72b") or NULL */

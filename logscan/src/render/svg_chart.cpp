@@ -33,15 +33,20 @@ std::string tick(double v) {
   return fmt(v, "%.3g");
 }
 
+// Values are drawn within +-1e300, so that spans stay finite; a flat series gets a span relative to its size.
+constexpr double kLimit = 1e300;
+double bounded(double v) { return std::clamp(v, -kLimit, kLimit); }
+
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
   void add(double v) {
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
+    lo = std::min(lo, bounded(v));
+    hi = std::max(hi, bounded(v));
   }
   void settle(double pad) {
     if (!(lo <= hi)) lo = 0, hi = 1;
-    if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
+    const double size = std::max({std::fabs(lo), std::fabs(hi), 1.0});
+    if (hi - lo < 1e-9 * size) lo -= 0.5 * size * 1e-3 + 0.5, hi += 0.5 * size * 1e-3 + 0.5;
     const double p = (hi - lo) * pad;
     lo -= p, hi += p;
   }
@@ -58,8 +63,8 @@ std::string svg_line_chart(const std::vector<ChartSeries>& series, const std::ve
   if (o.reference) y.add(*o.reference);
   x.settle(0.0), y.settle(0.06);
   if (x.lo < 0 && x.hi > 0) x.lo = std::min(x.lo, 0.0);
-  auto sx = [&](double v) { return kLeft + (v - x.lo) / (x.hi - x.lo) * (kW - kLeft - kRight); };
-  auto sy = [&](double v) { return kH - kBottom - (v - y.lo) / (y.hi - y.lo) * (kH - kTop - kBottom); };
+  auto sx = [&](double v) { return kLeft + (bounded(v) - x.lo) / (x.hi - x.lo) * (kW - kLeft - kRight); };
+  auto sy = [&](double v) { return kH - kBottom - (bounded(v) - y.lo) / (y.hi - y.lo) * (kH - kTop - kBottom); };
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" + html_escape(o.id) +
                   "\" width=\"" + fmt(kW, "%.0f") + "\" height=\"" + fmt(kH, "%.0f") + "\" viewBox=\"0 0 " +
                   fmt(kW, "%.0f") + " " + fmt(kH, "%.0f") + "\" font-family=\"sans-serif\" font-size=\"11\">\n";

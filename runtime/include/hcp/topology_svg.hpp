@@ -12,7 +12,7 @@
 namespace hcp {
 
 struct SvgOptions {
-  int64_t max_nodes = 16;  // nodes drawn; beyond them the picture says how many are left out
+  int64_t max_nodes = 16;  // nodes drawn (and at most 4096 GPUs); beyond them the picture says how many are left out
   bool standalone = true;  // with the XML declaration (a file); false: an <svg> element to inline in HTML
 };
 
@@ -22,6 +22,7 @@ struct SvgSummary {
   int64_t a2a_groups = 0, rings = 0;  // groups drawn (those with a member among the nodes shown)
 };
 
+// Throws Error{invalid_argument} for nodes of more than 1024 GPUs.
 std::string render_layout_svg(const Topology& topology, const SvgOptions& options = {}, SvgSummary* summary = nullptr);
 
 }  // namespace hcp

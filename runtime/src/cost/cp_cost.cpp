@@ -12,6 +12,11 @@ namespace {
 [[noreturn]] void refuse(const std::string& why) { throw Error(Errc::invalid_argument, "CP cost: " + why); }
 
 int64_t mul(int64_t a, int64_t b) { return checked_mul(a, b, "CP cost"); }
+int64_t add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) refuse("byte counts overflow 64 bits");
+  return r;
+}
 
 // The exchange volumes mirror cp_context.cpp, ring.cpp, all_gather.cpp and sequence_layout.cpp line by line: an
 // all-to-all of a tensor sends (A-1)/A of it, an all-gather sends the rank's chunk to W-1 peers, a reduce-scatter
@@ -46,8 +51,8 @@ CpTraffic cp_traffic(const CpProblem& p, CpComm comm, int64_t a2a_size, int64_t 
   CpTraffic t;
   if (comm == CpComm::all_gather) {
     // K and V gathered once per call; the backward reduce-scatters dK and dV in fp32.
-    t.gather = mul(w - 1, 2 * l.kv);
-    if (backward) t.gather += mul(w - 1, 2 * (l.kv / p.dtype_bytes) * 4);
+    t.gather = mul(w - 1, mul(2, l.kv));
+    if (backward) t.gather = add(t.gather, mul(w - 1, mul(8, l.kv / p.dtype_bytes)));
     return t;
   }
   int64_t kv = l.kv;  // one of k/v as the ring sees it
@@ -60,17 +65,17 @@ CpTraffic cp_traffic(const CpProblem& p, CpComm comm, int64_t a2a_size, int64_t 
     // Forward: q, k, v out; out (caller's dtype) and lse back. Backward: q, k, v, dout, lse and delta out; dq back in
     // the dtype, dk and dv in the dtype, or in fp32 when KV heads were replicated (summed per head after the way
     // back).
-    int64_t sent = backward ? 3 * l.q + 2 * kv + 2 * l.lse : 2 * l.q + 2 * kv + l.lse;
-    if (backward) sent += t.kv_replication == 1 ? 2 * kv : 2 * (kv / p.dtype_bytes) * 4;
+    int64_t sent = add(add(mul(backward ? 3 : 2, l.q), mul(2, kv)), mul(backward ? 2 : 1, l.lse));
+    if (backward) sent = add(sent, t.kv_replication == 1 ? mul(2, kv) : mul(8, kv / p.dtype_bytes));
     t.a2a = mul(sent / a, out_frac);
   }
   t.ring_steps = r;
   if (r > 1) {
-    t.kv_message = 2 * kv;
+    t.kv_message = mul(2, kv);
     t.ring = mul(r - 1, t.kv_message);
     if (backward) {
-      t.dkv_message = 2 * (kv / p.dtype_bytes) * 4;
-      t.ring += mul(r, t.dkv_message);  // the last step hands each block's dK/dV to its owner
+      t.dkv_message = mul(8, kv / p.dtype_bytes);
+      t.ring = add(t.ring, mul(r, t.dkv_message));  // the last step hands each block's dK/dV to its owner
     }
   }
   return t;

@@ -1,5 +1,7 @@
 #include "hcp/topology_svg.hpp"
 
+#include "hcp/error.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -48,6 +50,11 @@ struct DrawnKind {
 
 std::string render_layout_svg(const Topology& t, const SvgOptions& o, SvgSummary* summary) {
   const ParallelConfig& c = t.config();
+  // A picture is for reading: nodes of up to 1024 GPUs, and at most 4096 GPU cells (whole nodes) in all.
+  constexpr int64_t kMaxNodeGpus = 1024, kMaxCells = 4096;
+  if (c.gpus_per_node > kMaxNodeGpus)
+    throw Error(Errc::invalid_argument, "the layout picture draws nodes of up to " + std::to_string(kMaxNodeGpus) +
+                                            " GPUs, not " + std::to_string(c.gpus_per_node));
   Geometry g{};
   g.gpn = c.gpus_per_node;
   g.cols = std::min<int64_t>(g.gpn, 8);
@@ -55,7 +62,7 @@ std::string render_layout_svg(const Topology& t, const SvgOptions& o, SvgSummary
   g.node_w = 2 * kPad + g.cols * kCellW;
   g.node_h = kTitle + 2 * kPad + g.rows * kCellH;
   const int64_t nodes = (c.world_size + g.gpn - 1) / g.gpn;
-  g.nodes_shown = std::min(nodes, std::max<int64_t>(1, o.max_nodes));
+  g.nodes_shown = std::min({nodes, std::max<int64_t>(1, o.max_nodes), std::max<int64_t>(1, kMaxCells / g.gpn)});
   g.nodes_per_row = std::max<int64_t>(1, std::min<int64_t>(g.nodes_shown, 1400 / (g.node_w + kGap)));
   const int64_t node_rows = (g.nodes_shown + g.nodes_per_row - 1) / g.nodes_per_row;
   const int64_t width = kGap + g.nodes_per_row * (g.node_w + kGap);

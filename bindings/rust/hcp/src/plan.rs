@@ -37,8 +37,16 @@ pub struct PlanOptions {
     pub network_gbs: f64,
     pub tp: i64,
     pub pp: i64,
+    /// "tp-cp-ep-dp-pp" (None) or "tp-cp-ep-pp-dp".
+    pub order: Option<String>,
     pub te_version: Option<String>,
     pub full_recompute: bool,
+    /// 0: 2 (bf16).
+    pub dtype_bytes: i32,
+    /// 0: 0.7, 0.5, 0.9.
+    pub gemm_efficiency: f64,
+    pub attention_efficiency: f64,
+    pub memory_fraction: f64,
 }
 
 /// Every layout linted, placed, estimated and ranked: "text" (the first `top` rows), "json" (everything) or
@@ -48,6 +56,7 @@ pub fn plan(options: &PlanOptions, format: &str, top: usize) -> Result<String> {
     let model: Option<CString> = text("model", &options.model)?;
     let gpu: Option<CString> = text("gpu", &options.gpu)?;
     let te: Option<CString> = text("te_version", &options.te_version)?;
+    let order: Option<CString> = text("order", &options.order)?;
     let format = c_string("format", format)?;
     let mut raw: sys::hcp_plan_options = init()?;
     raw.model = opt_ptr(&model);
@@ -56,7 +65,9 @@ pub fn plan(options: &PlanOptions, format: &str, top: usize) -> Result<String> {
         ($($field:ident),*) => { $( raw.$field = options.$field; )* };
     }
     copy!(layers, hidden, ffn_hidden, heads, kv_heads, head_dim, vocab, seq, micro_batch, global_batch, nodes);
-    copy!(gpus_per_node, peak_tflops, memory_gib, nvlink_gbs, network_gbs, tp, pp);
+    copy!(gpus_per_node, peak_tflops, memory_gib, nvlink_gbs, network_gbs, tp, pp, dtype_bytes);
+    copy!(gemm_efficiency, attention_efficiency, memory_fraction);
+    raw.order = opt_ptr(&order);
     raw.window = options.window.unwrap_or(-1);
     raw.packed = options.packed as i32;
     raw.gpu = opt_ptr(&gpu);
