@@ -42,32 +42,24 @@ hcp_setup() {
   hcp_configure_and_build
 }
 
-# The Rust binding's tests need cargo: any cargo on PATH (rustup's, for one) serves; otherwise Debian's (rustc 1.63,
-# the oldest the crates support) is installed. Before the first configure, which registers the tests when cargo is
-# there.
-hcp_install_cargo() {
-  command -v cargo >/dev/null && return 0
-  echo "hcp setup: installing cargo (Debian) for the Rust binding's tests"
+# hcp_install_command COMMAND PACKAGE WHY: Debian's PACKAGE when COMMAND is not on PATH (any COMMAND there serves).
+# Before the first configure, which registers the tests that need it when it is there.
+hcp_install_command() {
+  command -v "$1" >/dev/null && return 0
+  echo "hcp setup: installing $2 (Debian) for $3"
   if [ "$(id -u)" != 0 ]; then
-    echo "hcp setup: need root to install cargo (run as root, or install it first)" >&2
+    echo "hcp setup: need root to install $2 (run as root, or install it first)" >&2
     return 1
   fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cargo
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2"
 }
 
-# The page tests render hcp's SVG and HTML in a real browser: Debian's chromium, installed where it is missing.
-# Before the first configure, which registers the tests when chromium is there.
-hcp_install_chromium() {
-  command -v chromium >/dev/null && return 0
-  echo "hcp setup: installing chromium (Debian) for the page tests"
-  if [ "$(id -u)" != 0 ]; then
-    echo "hcp setup: need root to install chromium (run as root, or install it first)" >&2
-    return 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
-}
+# The Rust binding's tests need cargo: rustup's serves; otherwise Debian's (rustc 1.63, the oldest the crates
+# support).
+hcp_install_cargo() { hcp_install_command cargo cargo "the Rust binding's tests"; }
+# The page tests render hcp's SVG and HTML in a real browser.
+hcp_install_chromium() { hcp_install_command chromium chromium "the page tests"; }
 
 # hcp_configure_sanitized DIR COMPILE_FLAGS LINK_FLAGS: configures a sanitizer build (CPU only, no benchmarks) once.
 hcp_configure_sanitized() {

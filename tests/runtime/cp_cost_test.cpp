@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "forwarding_engine.hpp"
 #include "hcp/counting_communicator.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/cp_cost.hpp"
@@ -32,37 +33,18 @@ bool visible(const AttnParams& p, int64_t i, int64_t j) {
 }
 
 // The CPU engine, counting the visible pairs of every forward and backward call (times batch and heads).
-class PairCountingEngine final : public CpEngine {
+class PairCountingEngine final : public testing::ForwardingEngine {
  public:
   PairCountingEngine(std::shared_ptr<std::atomic<int64_t>> forward, std::shared_ptr<std::atomic<int64_t>> backward)
-      : inner_(make_cpu_engine()), forward_(std::move(forward)), backward_(std::move(backward)) {}
-  const char* name() const override { return inner_->name(); }
-  bool device_memory() const override { return false; }
-  Status supports(DType d, int64_t hd) const override { return inner_->supports(d, hd); }
-  Status alloc(size_t bytes, EngineBuffer* out) override { return inner_->alloc(bytes, out); }
-  Status zero(void* ptr, size_t bytes) override { return inner_->zero(ptr, bytes); }
-  Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
-                   const void* src, size_t src_b, size_t src_r) override {
-    return inner_->copy_rows(batch, rows, row_bytes, dst, dst_b, dst_r, src, src_b, src_r);
-  }
-  Status download(void* host, const void* src, size_t bytes) override { return inner_->download(host, src, bytes); }
-  Status upload(void* dst, const void* host, size_t bytes) override { return inner_->upload(dst, host, bytes); }
-  Status add_f32(float* dst, const float* src, int64_t n) override { return inner_->add_f32(dst, src, n); }
-  Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
-    return inner_->convert_from_f32(src, dst, dtype, n);
-  }
-  Status convert_to_f32(const void* src, DType dtype, float* dst, int64_t n) override {
-    return inner_->convert_to_f32(src, dtype, dst, n);
-  }
+      : ForwardingEngine(make_cpu_engine()), forward_(std::move(forward)), backward_(std::move(backward)) {}
   Status forward(const AttnParams& p) override {
     *forward_ += pairs(p);
-    return inner_->forward(p);
+    return ForwardingEngine::forward(p);
   }
   Status backward(const AttnParams& p) override {
     *backward_ += pairs(p);
-    return inner_->backward(p);
+    return ForwardingEngine::backward(p);
   }
-  Status delta(const AttnParams& p) override { return inner_->delta(p); }
 
  private:
   static int64_t pairs(const AttnParams& p) {
@@ -71,7 +53,6 @@ class PairCountingEngine final : public CpEngine {
       for (int64_t j = 0; j < p.sk; ++j) n += visible(p, i, j);
     return n * p.batch * p.heads;
   }
-  std::unique_ptr<CpEngine> inner_;
   std::shared_ptr<std::atomic<int64_t>> forward_, backward_;
 };
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "forwarding_engine.hpp"
 #include "../../runtime/src/comm/peer_copy_communicator.hpp"
 #include "../../runtime/src/comm/staged_communicator.hpp"
 #include "emulated_engine.hpp"
@@ -191,38 +192,15 @@ TEST_P(EngineExchange, ASecondPostIsMisuseNotACorruptExchange) {
 }
 
 // An engine that fails its `fail_at`-th forward call (1-based) and otherwise does what `inner` does.
-class FailingEngine final : public CpEngine {
+class FailingEngine final : public testing::ForwardingEngine {
  public:
-  FailingEngine(std::unique_ptr<CpEngine> inner, int fail_at) : inner_(std::move(inner)), fail_at_(fail_at) {}
-  const char* name() const override { return inner_->name(); }
-  bool device_memory() const override { return inner_->device_memory(); }
-  int device_ordinal() const override { return inner_->device_ordinal(); }
-  Status supports(DType d, int64_t h) const override { return inner_->supports(d, h); }
-  Status alloc(size_t bytes, EngineBuffer* out) override { return inner_->alloc(bytes, out); }
-  Status zero(void* p, size_t bytes) override { return inner_->zero(p, bytes); }
-  Status copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
-                   const void* src, size_t src_b, size_t src_r) override {
-    return inner_->copy_rows(batch, rows, row_bytes, dst, dst_b, dst_r, src, src_b, src_r);
-  }
-  Status download(void* host, const void* src, size_t bytes) override { return inner_->download(host, src, bytes); }
-  Status upload(void* dst, const void* host, size_t bytes) override { return inner_->upload(dst, host, bytes); }
-  Status add_f32(float* dst, const float* src, int64_t n) override { return inner_->add_f32(dst, src, n); }
-  Status convert_from_f32(const float* src, void* dst, DType d, int64_t n) override {
-    return inner_->convert_from_f32(src, dst, d, n);
-  }
-  Status convert_to_f32(const void* src, DType d, float* dst, int64_t n) override {
-    return inner_->convert_to_f32(src, d, dst, n);
-  }
+  FailingEngine(std::unique_ptr<CpEngine> inner, int fail_at) : ForwardingEngine(std::move(inner)), fail_at_(fail_at) {}
   Status forward(const AttnParams& p) override {
     if (++calls_ == fail_at_) return {Errc::out_of_memory, "injected kernel failure"};
-    return inner_->forward(p);
+    return ForwardingEngine::forward(p);
   }
-  Status backward(const AttnParams& p) override { return inner_->backward(p); }
-  Status delta(const AttnParams& p) override { return inner_->delta(p); }
-  Status synchronize() override { return inner_->synchronize(); }
 
  private:
-  std::unique_ptr<CpEngine> inner_;
   int fail_at_, calls_ = 0;
 };
 
