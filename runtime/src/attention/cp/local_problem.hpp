@@ -38,6 +38,28 @@ inline Status pack_kv(CpEngine& eng, const LocalProblem& lp, const void* k, cons
   return eng.copy_rows(1, 1, lp.kv_bytes(), static_cast<unsigned char*>(m) + lp.kv_bytes(), 0, 0, v, 0, 0);
 }
 
+// [B, n, H, D] -> [B, H, n, D]: each head's rows contiguous. The ring hands its kernels q, k and v in this form (and
+// moves k and v in it, the same bytes): a kernel walks one head's rows at a time, and in the caller's layout those
+// rows sit a whole token (H x D elements, often a page) apart, so every row is a cache and TLB miss; head-major, they
+// stream.
+inline Status to_head_major(CpEngine& eng, int64_t batch, int64_t n, int64_t heads, int64_t head_dim, size_t elem,
+                            const void* src, void* dst) {
+  const size_t head = static_cast<size_t>(head_dim) * elem, token = static_cast<size_t>(heads) * head;
+  const size_t batch_bytes = static_cast<size_t>(n) * token;
+  for (int64_t b = 0; b < batch; ++b)
+    HCP_TRY(eng.copy_rows(heads, n, head, static_cast<unsigned char*>(dst) + b * batch_bytes, n * head, head,
+                          static_cast<const unsigned char*>(src) + b * batch_bytes, head, token));
+  return {};
+}
+
+// The ring's [K | V] message: both head-major (to_head_major), 2 * kv_bytes.
+inline Status pack_kv_head_major(CpEngine& eng, const LocalProblem& lp, const void* k, const void* v, void* m) {
+  const size_t e = dtype_size(lp.dtype);
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.kv_heads, lp.head_dim, e, k, m));
+  return to_head_major(eng, lp.batch, lp.n, lp.kv_heads, lp.head_dim, e, v,
+                       static_cast<unsigned char*>(m) + lp.kv_bytes());
+}
+
 // A block of query rows [q0, q0 + nq) against key rows [k0, k0 + nk) of tensors whose sequence lengths are q_seq
 // and k_seq.
 struct Section {
@@ -52,6 +74,14 @@ inline AttnTensor section_tensor(const void* data, size_t elem, int64_t row0, in
   if (data == nullptr) return {};
   return {const_cast<unsigned char*>(static_cast<const unsigned char*>(data)) + row0 * row * static_cast<int64_t>(elem),
           seq * row, row, head_dim};
+}
+
+// section_tensor of a head-major tensor (to_head_major).
+inline AttnTensor head_major_section(const void* data, size_t elem, int64_t row0, int64_t seq, int64_t heads,
+                                     int64_t head_dim) {
+  if (data == nullptr) return {};
+  return {const_cast<unsigned char*>(static_cast<const unsigned char*>(data)) + row0 * head_dim * static_cast<int64_t>(elem),
+          heads * seq * head_dim, head_dim, seq * head_dim};
 }
 
 inline AttnRows section_rows(const float* data, int64_t row0, int64_t seq, int64_t heads) {
@@ -72,6 +102,7 @@ struct Buffers {
   float* dq = nullptr;
   float* dk = nullptr;
   float* dv = nullptr;
+  bool head_major_inputs = false;  // q, k, v (and dout) are head-major (to_head_major)
 };
 
 inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
@@ -82,12 +113,13 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.head_dim = lp.head_dim, p.scale = lp.scale, p.causal = s.causal, p.causal_offset = s.causal_offset;
   p.num_threads = lp.threads;
   const size_t e = dtype_size(lp.dtype);
-  p.q = section_tensor(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.dout = section_tensor(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
+  const auto input = b.head_major_inputs ? head_major_section : section_tensor;
+  p.q = input(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dout = input(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
   p.out = section_tensor(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
   p.dq = section_tensor(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.k = section_tensor(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.v = section_tensor(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.k = input(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.v = input(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.dk = section_tensor(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.dv = section_tensor(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);

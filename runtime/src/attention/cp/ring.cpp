@@ -72,10 +72,13 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
     buf.k = k, buf.v = v, buf.out = out, buf.lse = lse;
     return eng.forward(step_params(lp, 0, 0, buf));
   }
-  EngineBuffer cur, next;
+  EngineBuffer cur, next, qh;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
-  HCP_TRY(pack_kv(eng, lp, k, v, cur.as()));
+  HCP_TRY(eng.alloc(static_cast<size_t>(lp.q_elems()) * dtype_size(lp.dtype), &qh));
+  HCP_TRY(pack_kv_head_major(eng, lp, k, v, cur.as()));
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, dtype_size(lp.dtype), q, qh.as()));
+  buf.q = qh.as(), buf.head_major_inputs = true;
   buf.out = out, buf.lse = lse;
   PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {

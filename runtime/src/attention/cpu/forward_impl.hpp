@@ -138,17 +138,17 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
       pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt_cache.data() + at, dp, kBlockK,
-                           round_up(cols, 2 * W));
-      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, 2 * W));
+                           round_up(cols, W));
+      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W));
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
     kt = t.kt_cache.data() + at, v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
-    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, 2 * W));
+    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK, round_up(cols, W));
+    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W));
   }
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
-  const int64_t n = round_up(cols, 2 * W);
+  const int64_t n = round_up(cols, W);
   float* s_first = t.s.data() + first * kBlockK;
   for (int64_t i = first; i < end; ++i) std::fill_n(t.s.data() + i * kBlockK, n, 0.0f);
   gemm_acc<W>(end - first, n, dp, t.q.data() + first * dp, dp, kt, kBlockK, s_first, kBlockK);

@@ -1,5 +1,5 @@
 // C += A * B on the padded tiles of the attention kernels: A is M x K (row stride lda), B is K x N (row stride ldb),
-// C is M x N (row stride ldc), all fp32, M a multiple of 4 and N a multiple of 2W. A 4 x 2W register block keeps
+// C is M x N (row stride ldc), all fp32, M a multiple of 4 and N a multiple of W. A 4 x 2W register block keeps
 // 8 accumulators plus two B vectors in registers on AVX2 (16 ymm) and leaves room on AVX-512; each step issues two
 // vector loads and four broadcasts for eight FMAs, so the loop is bound by the FMA units, not by loads.
 #pragma once
@@ -34,11 +34,30 @@ HCP_INLINE void gemm_4x2w(int64_t K, const float* a, int64_t lda, const float* b
   store<W>(c + 3 * ldc, c30), store<W>(c + 3 * ldc + W, c31);
 }
 
+// The last W columns when N is an odd multiple of W: a narrow key tile (a short document's CP chunk, often 30-60
+// keys) would otherwise be padded to 2W columns of wasted products.
+template <int W>
+HCP_INLINE void gemm_4x1w(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  using V = typename Simd<W>::V;
+  V c0 = load<W>(c), c1 = load<W>(c + ldc), c2 = load<W>(c + 2 * ldc), c3 = load<W>(c + 3 * ldc);
+  for (int64_t k = 0; k < K; ++k) {
+    const V b0 = load<W>(b + k * ldb);
+    c0 += splat<W>(a[k]) * b0;
+    c1 += splat<W>(a[lda + k]) * b0;
+    c2 += splat<W>(a[2 * lda + k]) * b0;
+    c3 += splat<W>(a[3 * lda + k]) * b0;
+  }
+  store<W>(c, c0), store<W>(c + ldc, c1), store<W>(c + 2 * ldc, c2), store<W>(c + 3 * ldc, c3);
+}
+
 template <int W>
 HCP_INLINE void gemm_acc(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
                          float* c, int64_t ldc) {
-  for (int64_t i = 0; i < M; i += 4)
-    for (int64_t j = 0; j < N; j += 2 * W) gemm_4x2w<W>(K, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+  const int64_t wide = N / (2 * W) * (2 * W);
+  for (int64_t i = 0; i < M; i += 4) {
+    for (int64_t j = 0; j < wide; j += 2 * W) gemm_4x2w<W>(K, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+    if (wide < N) gemm_4x1w<W>(K, a + i * lda, lda, b + wide, ldb, c + i * ldc + wide, ldc);
+  }
 }
 
 }  // namespace hcp::cpu
