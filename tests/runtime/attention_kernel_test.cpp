@@ -23,13 +23,16 @@ struct KernelCase {
   bool bottom_right;
   DType dtype;
   int threads;
+  // q, k, v and dout head-major ([B, H, S, D], as the CP ring hands them): fp32 rows whose head dim is a multiple of
+  // the vector width are then read in place rather than packed.
+  bool head_major = false;
 };
 
 std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
   const auto& c = info.param;
   return hcp::testing::name_of("b", c.batch, "_q", c.sq, "_k", c.sk, "_h", c.heads, "x", c.kv_heads, "_d",
                                c.head_dim, c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full", "_",
-                               dtype_name(c.dtype), "_t", c.threads);
+                               dtype_name(c.dtype), "_t", c.threads, c.head_major ? "_headmajor" : "");
 }
 
 // Rounds to the dtype and stores the raw elements; the reference gets the rounded values.
@@ -44,6 +47,20 @@ std::vector<uint16_t> to_half_bits(DType dtype, std::vector<float>& values) {
 
 AttnTensor bshd(void* data, int64_t seq, int64_t heads, int64_t head_dim) {
   return {data, seq * heads * head_dim, heads * head_dim, head_dim};
+}
+
+// The [B, S, H, D] elements of `t` re-laid head-major into `out`, and the tensor describing them there.
+template <class T>
+AttnTensor head_major(const std::vector<T>& t, int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
+                      std::vector<T>* out) {
+  out->resize(t.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < seq; ++s)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t d = 0; d < head_dim; ++d)
+          (*out)[static_cast<size_t>(((b * heads + h) * seq + s) * head_dim + d)] =
+              t[static_cast<size_t>(((b * seq + s) * heads + h) * head_dim + d)];
+  return {out->data(), heads * seq * head_dim, head_dim, seq * head_dim};
 }
 
 // Runs forward, delta and backward of case `c` with the labels and window already in `ref` (if any) and compares
@@ -76,6 +93,16 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref) {
   p.k = bshd(data(1), c.sk, c.kv_heads, c.head_dim);
   p.v = bshd(data(2), c.sk, c.kv_heads, c.head_dim);
   p.dout = bshd(data(3), c.sq, c.heads, c.head_dim);
+  std::vector<float> hm_f32[4];
+  std::vector<uint16_t> hm_bits[4];
+  if (c.head_major) {
+    AttnTensor* inputs[4] = {&p.q, &p.k, &p.v, &p.dout};
+    for (int i = 0; i < 4; ++i) {
+      const int64_t seq = i == 1 || i == 2 ? c.sk : c.sq, heads = i == 1 || i == 2 ? c.kv_heads : c.heads;
+      *inputs[i] = c.dtype == DType::f32 ? head_major(in[i], c.batch, seq, heads, c.head_dim, &hm_f32[i])
+                                         : head_major(bits[i], c.batch, seq, heads, c.head_dim, &hm_bits[i]);
+    }
+  }
   p.out = bshd(out.data(), c.sq, c.heads, c.head_dim);
   p.dq = bshd(dq.data(), c.sq, c.heads, c.head_dim);
   p.dk = bshd(dk.data(), c.sk, c.kv_heads, c.head_dim);
@@ -117,7 +144,13 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelCase{1, 64, 64, 2, 2, 96, true, false, DType::f32, 4},
                       KernelCase{1, 300, 300, 2, 1, 64, true, false, DType::f32, 2},
                       KernelCase{1, 260, 400, 2, 2, 64, true, true, DType::bf16, 1},
-                      KernelCase{1, 520, 90, 1, 1, 32, false, false, DType::f32, 1}),
+                      KernelCase{1, 520, 90, 1, 1, 32, false, false, DType::f32, 1},
+                      KernelCase{2, 37, 53, 2, 1, 64, false, false, DType::f32, 1, true},
+                      KernelCase{1, 130, 130, 4, 2, 64, true, false, DType::f32, 3, true},
+                      KernelCase{1, 70, 200, 2, 2, 128, true, true, DType::f32, 2, true},
+                      KernelCase{1, 300, 300, 2, 1, 32, true, false, DType::f32, 2, true},
+                      KernelCase{1, 65, 129, 2, 1, 40, true, true, DType::f32, 1, true},
+                      KernelCase{1, 96, 96, 2, 2, 64, true, false, DType::bf16, 1, true}),
     case_name);
 
 // Labelled masks: packed documents with padding, CP dual chunks of packed documents (queries of one rank against
@@ -199,7 +232,10 @@ INSTANTIATE_TEST_SUITE_P(
                       LabelledCase{{1, 260, 260, 2, 2, 64, false, false, DType::f32, 1}, Rows::plain, 100, 33, 18},
                       LabelledCase{{1, 90, 400, 2, 2, 64, true, true, DType::bf16, 1}, Rows::plain, 128, 0, 19},
                       LabelledCase{{1, 200, 200, 2, 2, 64, false, false, DType::f32, 1}, Rows::plain, 0, 0, 20},
-                      LabelledCase{{1, 200, 200, 1, 1, 32, false, false, DType::f32, 1}, Rows::plain, -1, 5, 21}),
+                      LabelledCase{{1, 200, 200, 1, 1, 32, false, false, DType::f32, 1}, Rows::plain, -1, 5, 21},
+                      LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2, true}, Rows::packed, -1, -1, 22},
+                      LabelledCase{{1, 0, 0, 2, 1, 128, true, false, DType::f32, 3, true}, Rows::cp_chunks, -1, -1, 23},
+                      LabelledCase{{1, 0, 0, 2, 2, 32, true, false, DType::f32, 1, true}, Rows::cp_chunks, 30, 0, 24}),
     labelled_name);
 
 TEST(AttentionKernelChecks, RejectsBadLabelsAndWindows) {

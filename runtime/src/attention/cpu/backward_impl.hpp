@@ -142,8 +142,8 @@ HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, in
     if (!any) return;  // no query sees this key tile: its dK/dV rows get nothing
   }
   pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
-  pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
-  pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, t.vt.data(), dp, kBlockK, round_up(cols, 2 * W));
+  pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
+  pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.vt.data(), dp, kBlockK, round_up(cols, 2 * W));
   std::fill(t.dk.begin(), t.dk.end(), 0.0f);
   std::fill(t.dv.begin(), t.dv.end(), 0.0f);
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {

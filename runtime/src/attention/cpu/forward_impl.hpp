@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "label_mask.hpp"
@@ -30,11 +31,24 @@ struct ForwardScratch {
   std::vector<float> kt_cache, v_cache;
   std::vector<char> cached;
   int64_t cache_b = -1, cache_hk = -1;
+  // Query and value rows read where they are (reads_in_place); the softmax scale then goes into the packed keys.
+  bool in_place = false;
+  const float* q_tile = nullptr;  // the block's query rows: t.q or the tensor's own rows
+  int64_t q_ld = 0;
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
         q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
         o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ) {}
 };
+
+// fp32 query and value rows stored as contiguous runs of head_dim floats (the CP ring's head-major tensors) with
+// head_dim a multiple of 2W are already in the GEMMs' operand form: reading them in place saves packing them again
+// for every key block a ring step brings (a CP rank meets each of its query rows once per step).
+template <int W>
+bool reads_in_place(const AttnParams& p) {
+  return p.dtype == DType::f32 && p.head_dim % (2 * W) == 0 && p.q.stride_s == p.head_dim &&
+         p.v.stride_s == p.head_dim;
+}
 
 // The packed key tiles of a labelled call are cached when they fit in this many bytes per worker.
 inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
@@ -132,26 +146,31 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
                                  ForwardScratch<W>& t, int64_t cache_index = -1) {
   const int64_t dp = t.dp, D = p.head_dim;
   if (first >= end) return;
+  const float k_mul = t.in_place ? p.scale : 1.0f;
   const float* kt = t.kt.data();
   const float* v = t.v.data();
+  int64_t v_ld = dp;
+  if (t.in_place) v = f32_row(p.v, b, j0, hk), v_ld = p.v.stride_s;
   if (cache_index >= 0) {  // packed once per (batch, kv head)
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
-      pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt_cache.data() + at, dp, kBlockK,
+      pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, kBlockK,
                            round_up(cols, W));
-      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W));
+      if (!t.in_place)
+        pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W));
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
-    kt = t.kt_cache.data() + at, v = t.v_cache.data() + at;
+    kt = t.kt_cache.data() + at;
+    if (!t.in_place) v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, t.kt.data(), dp, kBlockK, round_up(cols, W));
-    pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W));
+    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W));
+    if (!t.in_place) pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W));
   }
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
   const int64_t n = round_up(cols, W);
   float* s_first = t.s.data() + first * kBlockK;
   for (int64_t i = first; i < end; ++i) std::fill_n(t.s.data() + i * kBlockK, n, 0.0f);
-  gemm_acc<W>(end - first, n, dp, t.q.data() + first * dp, dp, kt, kBlockK, s_first, kBlockK);
+  gemm_acc<W>(end - first, n, dp, t.q_tile + first * t.q_ld, t.q_ld, kt, kBlockK, s_first, kBlockK);
   for (int64_t i = first; i < end; ++i) {
     float* srow = t.s.data() + i * kBlockK;
     if (i >= rows) {  // padding rows: keep them out of the output product
@@ -162,7 +181,8 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     softmax_row<W>(srow, masking.labelled ? cols : visible_keys(p, i0 + i, j0, cols), n, t.m[i], t.l[i],
                    t.o.data() + i * dp, dp);
   }
-  gemm_acc<W>(end - first, dp, n, s_first, kBlockK, v, dp, t.o.data() + first * dp, dp);
+  // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read.
+  gemm_acc<W>(end - first, dp, cols, s_first, kBlockK, v, v_ld, t.o.data() + first * dp, dp);
 }
 
 template <int W>
@@ -185,7 +205,13 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     }
     return;
   }
-  pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, m_rows);  // the GEMMs read m_rows rows
+  // The GEMMs read m_rows rows; in place only where those are all rows of the tensor.
+  if (t.in_place && i0 + m_rows <= p.sq) {
+    t.q_tile = f32_row(p.q, b, i0, h), t.q_ld = p.q.stride_s;
+  } else {
+    pack_rows(p.dtype, p.q, b, i0, rows, h, D, t.in_place ? 1.0f : p.scale, t.q.data(), dp, m_rows);
+    t.q_tile = t.q.data(), t.q_ld = dp;
+  }
   std::fill_n(t.o.begin(), m_rows * dp, 0.0f);
   std::fill(t.m.begin(), t.m.end(), -std::numeric_limits<float>::infinity());
   std::fill(t.l.begin(), t.l.end(), 0.0f);
@@ -206,7 +232,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     const bool cache = static_cast<int64_t>(2 * tiles.k.size() * tile_floats * sizeof(float)) <= kKeyCacheBytes;
     if (cache && (t.cache_b != b || t.cache_hk != hk)) {
       t.kt_cache.resize(tiles.k.size() * tile_floats);
-      t.v_cache.resize(tiles.k.size() * tile_floats);
+      if (!t.in_place) t.v_cache.resize(tiles.k.size() * tile_floats);
       t.cached.assign(tiles.k.size(), 0);
       t.cache_b = b, t.cache_hk = hk;
     }
@@ -249,9 +275,27 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
 
 // Tasks are (batch, head, query block), numbered so that consecutive tasks of one worker interleave over the
 // causal triangle; a worker takes tasks first, first + step, ...
+//
+// A thread keeps its scratch between calls (up to kKeptScratchBytes): a CP rank calls the kernel once per ring step,
+// and fresh scratch each time cost page faults and zeroing (about 5% of a packed ring step).
+inline constexpr size_t kKeptScratchBytes = size_t{16} << 20;
+template <int W>
+ForwardScratch<W>& thread_scratch(int64_t head_dim) {
+  thread_local std::unique_ptr<ForwardScratch<W>> kept;
+  if (!kept || kept->dp != round_up(head_dim, 2 * W)) kept = std::make_unique<ForwardScratch<W>>(head_dim);
+  kept->cache_b = kept->cache_hk = -1;  // the cached tiles were another call's
+  return *kept;
+}
+template <int W>
+void release_scratch(ForwardScratch<W>& t) {
+  if ((t.kt_cache.capacity() + t.v_cache.capacity()) * sizeof(float) <= kKeptScratchBytes) return;
+  t.kt_cache = {}, t.v_cache = {};
+}
+
 template <int W>
 HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) {
-  ForwardScratch<W> scratch(p.head_dim);
+  ForwardScratch<W>& scratch = thread_scratch<W>(p.head_dim);
+  scratch.in_place = reads_in_place<W>(p);
   const ForwardTiles tiles = forward_tiles(p);
   const int64_t qblocks = forward_blocks(p, tiles);
   const int64_t tasks = p.batch * p.heads * qblocks;
@@ -259,6 +303,7 @@ HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) 
     const int64_t qb = task % qblocks, bh = task / qblocks;
     forward_block<W>(p, bh / p.heads, bh % p.heads, qb, scratch, tiles);
   }
+  release_scratch(scratch);
 }
 
 }  // namespace hcp::cpu

@@ -56,7 +56,7 @@ void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t 
 }
 
 void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
-                          int64_t head_dim, float* dst, int64_t dp, int64_t block_rows, int64_t width) {
+                          int64_t head_dim, float mul, float* dst, int64_t dp, int64_t block_rows, int64_t width) {
   // Zeroes only what the products read: columns [rows, width) of every row, and the pad rows [head_dim, dp).
   for (int64_t d = 0; d < dp; ++d)
     std::fill(dst + d * block_rows + (d < head_dim ? rows : 0), dst + d * block_rows + width, 0.0f);
@@ -65,8 +65,8 @@ void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s
     if (r + kPrefetchAhead < rows) prefetch_row(dtype, t, b, s0 + r + kPrefetchAhead, h, head_dim);
     const unsigned char* src = element(dtype, t, b, s0 + r, h);
     const float* values = reinterpret_cast<const float*>(src);
-    if (dtype != DType::f32) {
-      read_row(dtype, src, head_dim, 1.0f, row);
+    if (dtype != DType::f32 || mul != 1.0f) {
+      read_row(dtype, src, head_dim, mul, row);
       values = row;
     }
     for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = values[d];
