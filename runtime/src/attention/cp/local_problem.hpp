@@ -38,18 +38,26 @@ inline Status pack_kv(CpEngine& eng, const LocalProblem& lp, const void* k, cons
   return eng.copy_rows(1, 1, lp.kv_bytes(), static_cast<unsigned char*>(m) + lp.kv_bytes(), 0, 0, v, 0, 0);
 }
 
-// [B, n, H, D] -> [B, H, n, D]: each head's rows contiguous. The ring hands its kernels q, k and v in this form (and
-// moves k and v in it, the same bytes): a kernel walks one head's rows at a time, and in the caller's layout those
-// rows sit a whole token (H x D elements, often a page) apart, so every row is a cache and TLB miss; head-major, they
-// stream.
+// [B, n, H, D] <-> [B, H, n, D]: each head's rows contiguous. The ring's kernels work on tensors in this form (k and
+// v travel in it, the same bytes): a kernel walks one head's rows at a time, and in the caller's layout those rows sit
+// a whole token (H x D elements, often a page) apart, so every row is a cache and TLB miss; head-major, they stream.
+inline Status relayout_heads(CpEngine& eng, bool to_head_major, int64_t batch, int64_t n, int64_t heads,
+                             int64_t head_dim, size_t elem, const void* src, void* dst) {
+  const size_t head = static_cast<size_t>(head_dim) * elem, token = static_cast<size_t>(heads) * head;
+  const size_t batch_bytes = static_cast<size_t>(n) * token, seq_bytes = static_cast<size_t>(n) * head;
+  for (int64_t b = 0; b < batch; ++b) {
+    auto* d = static_cast<unsigned char*>(dst) + b * batch_bytes;
+    const auto* s = static_cast<const unsigned char*>(src) + b * batch_bytes;
+    if (to_head_major)
+      HCP_TRY(eng.copy_rows(heads, n, head, d, seq_bytes, head, s, head, token));
+    else
+      HCP_TRY(eng.copy_rows(heads, n, head, d, head, token, s, seq_bytes, head));
+  }
+  return {};
+}
 inline Status to_head_major(CpEngine& eng, int64_t batch, int64_t n, int64_t heads, int64_t head_dim, size_t elem,
                             const void* src, void* dst) {
-  const size_t head = static_cast<size_t>(head_dim) * elem, token = static_cast<size_t>(heads) * head;
-  const size_t batch_bytes = static_cast<size_t>(n) * token;
-  for (int64_t b = 0; b < batch; ++b)
-    HCP_TRY(eng.copy_rows(heads, n, head, static_cast<unsigned char*>(dst) + b * batch_bytes, n * head, head,
-                          static_cast<const unsigned char*>(src) + b * batch_bytes, head, token));
-  return {};
+  return relayout_heads(eng, true, batch, n, heads, head_dim, elem, src, dst);
 }
 
 // The ring's [K | V] message: both head-major (to_head_major), 2 * kv_bytes.
@@ -102,7 +110,7 @@ struct Buffers {
   float* dq = nullptr;
   float* dk = nullptr;
   float* dv = nullptr;
-  bool head_major_inputs = false;  // q, k, v (and dout) are head-major (to_head_major)
+  bool head_major = false;  // every tensor is head-major (relayout_heads)
 };
 
 inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
@@ -113,15 +121,15 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.head_dim = lp.head_dim, p.scale = lp.scale, p.causal = s.causal, p.causal_offset = s.causal_offset;
   p.num_threads = lp.threads;
   const size_t e = dtype_size(lp.dtype);
-  const auto input = b.head_major_inputs ? head_major_section : section_tensor;
+  const auto input = b.head_major ? head_major_section : section_tensor;
   p.q = input(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
   p.dout = input(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.out = section_tensor(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.dq = section_tensor(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.out = input(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dq = input(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
   p.k = input(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.v = input(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.dk = section_tensor(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.dv = section_tensor(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dk = input(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dv = input(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
   return p;
