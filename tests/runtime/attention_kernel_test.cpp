@@ -64,8 +64,9 @@ AttnTensor head_major(const std::vector<T>& t, int64_t batch, int64_t seq, int64
 }
 
 // Runs forward, delta and backward of case `c` with the labels and window already in `ref` (if any) and compares
-// every output with the reference.
-void expect_matches_reference(const KernelCase& c, testing::RefProblem ref) {
+// every output with the reference. With `nan_padding` the padding rows (segment < 0) of every input hold NaN, as
+// uninitialised padding of a packed batch may: nothing may read them into a result.
+void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool nan_padding = false) {
   ref.batch = c.batch, ref.sq = c.sq, ref.sk = c.sk, ref.heads = c.heads, ref.kv_heads = c.kv_heads;
   ref.head_dim = c.head_dim, ref.causal = c.causal, ref.causal_offset = c.bottom_right ? c.sk - c.sq : 0;
   ref.scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
@@ -73,6 +74,15 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref) {
   const size_t nk = static_cast<size_t>(c.batch * c.sk * c.kv_heads * c.head_dim);
   std::vector<float> in[4] = {testing::random_floats(nq, 1, -2, 2), testing::random_floats(nk, 2, -2, 2),
                               testing::random_floats(nk, 3), testing::random_floats(nq, 4)};
+  if (nan_padding) {
+    const int64_t rows[4] = {c.sq, c.sk, c.sk, c.sq}, heads[4] = {c.heads, c.kv_heads, c.kv_heads, c.heads};
+    const std::vector<int32_t>* segs[4] = {&ref.q_seg, &ref.k_seg, &ref.k_seg, &ref.q_seg};
+    for (int i = 0; i < 4; ++i)
+      for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t r = 0; r < rows[i]; ++r)
+          if ((*segs[i])[static_cast<size_t>(r)] < 0)
+            std::fill_n(in[i].begin() + ((b * rows[i] + r) * heads[i]) * c.head_dim, heads[i] * c.head_dim, NAN);
+  }
   std::vector<uint16_t> bits[4];
   if (c.dtype != DType::f32)
     for (int i = 0; i < 4; ++i) bits[i] = to_half_bits(c.dtype, in[i]);
@@ -161,6 +171,7 @@ struct LabelledCase {
   Rows rows;
   int64_t window_left, window_right;
   uint32_t seed;
+  bool nan_padding = false;  // padding rows hold NaN (expect_matches_reference)
 };
 
 std::string labelled_name(const ::testing::TestParamInfo<LabelledCase>& info) {
@@ -168,7 +179,7 @@ std::string labelled_name(const ::testing::TestParamInfo<LabelledCase>& info) {
   const char* rows = c.rows == Rows::plain ? "plain" : c.rows == Rows::packed ? "packed" : "cpchunks";
   return hcp::testing::name_of(rows, "_w", c.window_left < 0 ? "inf" : std::to_string(c.window_left), "x",
                                c.window_right < 0 ? "inf" : std::to_string(c.window_right), "_",
-                               case_name({c.shape, 0}), "_s", c.seed);
+                               case_name({c.shape, 0}), "_s", c.seed, c.nan_padding ? "_nanpad" : "");
 }
 
 // Documents of random lengths 1..max_len, each padded to a multiple of `pad` with segment -1 rows.
@@ -217,7 +228,7 @@ TEST_P(LabelledMask, MatchesReferenceForwardAndBackward) {
     c.shape.sq = static_cast<int64_t>(ref.q_seg.size());
     c.shape.sk = static_cast<int64_t>(ref.k_seg.size());
   }
-  expect_matches_reference(c.shape, ref);
+  expect_matches_reference(c.shape, ref, c.nan_padding);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -235,7 +246,11 @@ INSTANTIATE_TEST_SUITE_P(
                       LabelledCase{{1, 200, 200, 1, 1, 32, false, false, DType::f32, 1}, Rows::plain, -1, 5, 21},
                       LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2, true}, Rows::packed, -1, -1, 22},
                       LabelledCase{{1, 0, 0, 2, 1, 128, true, false, DType::f32, 3, true}, Rows::cp_chunks, -1, -1, 23},
-                      LabelledCase{{1, 0, 0, 2, 2, 32, true, false, DType::f32, 1, true}, Rows::cp_chunks, 30, 0, 24}),
+                      LabelledCase{{1, 0, 0, 2, 2, 32, true, false, DType::f32, 1, true}, Rows::cp_chunks, 30, 0, 24},
+                      LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2, true}, Rows::packed, -1, -1, 25, true},
+                      LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::bf16, 1, true}, Rows::packed, 50, 0, 26, true},
+                      LabelledCase{{1, 0, 0, 2, 2, 128, false, false, DType::f32, 1, true}, Rows::cp_chunks, -1, -1, 27,
+                                   true}),
     labelled_name);
 
 TEST(AttentionKernelChecks, RejectsBadLabelsAndWindows) {

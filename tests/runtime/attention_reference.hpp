@@ -74,8 +74,10 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
         for (int64_t j = 0; j < p.sk; ++j) sum += prob[j] = p.visible(i, j) ? std::exp(prob[j] - mx) : 0.0;
         for (int64_t j = 0; j < p.sk; ++j) prob[j] /= sum;
         r.lse[static_cast<size_t>((b * p.heads + h) * p.sq + i)] = mx + std::log(sum);
-        for (int64_t j = 0; j < p.sk; ++j)
+        for (int64_t j = 0; j < p.sk; ++j) {
+          if (prob[j] == 0) continue;  // hidden keys are not read: padding rows may hold anything, NaN included
           for (int64_t d = 0; d < p.head_dim; ++d) r.out[p.qi(b, i, h, d)] += prob[j] * p.v[p.ki(b, j, g, d)];
+        }
         if (!backward) continue;
         double delta = 0;
         for (int64_t d = 0; d < p.head_dim; ++d) delta += p.dout[p.qi(b, i, h, d)] * r.out[p.qi(b, i, h, d)];

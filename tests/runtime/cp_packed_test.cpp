@@ -38,6 +38,7 @@ struct PackedCase {
   int64_t heads = 0, kv_heads = 0;  // 0: 2 x a2a KV heads, twice as many query heads under GQA
   bool emulated_gpu = false;        // the CUDA engine's kernels on the block emulator, every rank on one device
   int documents = 5;
+  bool nan_padding = false;  // the padding tokens of every input hold NaN (uninitialised memory may)
 };
 
 int a2a_size(const PackedCase& c) {
@@ -65,7 +66,7 @@ std::string case_name(const ::testing::TestParamInfo<PackedCase>& info) {
                           sizes, c.packed ? "_thd" : "_bshd", c.causal ? "_causal" : "_full",
                           c.gqa ? "_gqa" : "_mha", heads, "_", dtype_name(c.dtype), "_w", side(c.window_left), "x",
                           side(c.window_right), "_s", c.seed, c.emulated_gpu ? "_emulated_gpu" : "",
-                          c.max_len >= 10000 ? "_long_documents" : "");
+                          c.max_len >= 10000 ? "_long_documents" : "", c.nan_padding ? "_nan_padding" : "");
 }
 
 struct Tensors {
@@ -142,6 +143,14 @@ TEST_P(CpPacked, EqualsSingleRankAttention) {
              testing::random_floats(nk, c.seed + 3), testing::random_floats(nq, c.seed + 4)};
   std::vector<uint16_t> bits[4];
   std::vector<float>* tensors[4] = {&in.q, &in.k, &in.v, &in.dout};
+  if (c.nan_padding)  // single batch row: a padding token's row is heads x head_dim values
+    for (size_t d = 0; d + 1 < batch.cu_seqlens.size(); ++d) {
+      const int64_t first = batch.cu_seqlens_padded[d] + batch.cu_seqlens[d + 1] - batch.cu_seqlens[d];
+      for (int i = 0; i < 4; ++i) {
+        const int64_t row = (i == 1 || i == 2 ? kv_heads : heads) * head_dim;
+        std::fill(tensors[i]->begin() + first * row, tensors[i]->begin() + batch.cu_seqlens_padded[d + 1] * row, NAN);
+      }
+    }
   if (c.dtype == DType::bf16)
     for (int i = 0; i < 4; ++i) {
       for (float& x : *tensors[i]) {
@@ -226,6 +235,15 @@ std::vector<PackedCase> packed_cases() {
     c.emulated_gpu = true, c.heads = 8, c.kv_heads = 4;  // small: the emulator runs 128 host threads per block
     cases.push_back(c);
   }
+  // NaN in the padding of every input, every scheme, on the CPU kernels and on the block emulator: what the
+  // padding holds must not reach a result.
+  for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
+    for (bool gpu : {false, true}) {
+      PackedCase c{comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{}, true, true,
+                   true, gpu ? DType::bf16 : DType::f32, -1, -1, 90, seed++};
+      c.emulated_gpu = gpu, c.nan_padding = true, c.heads = 8, c.kv_heads = 4;
+      cases.push_back(c);
+    }
   return cases;
 }
 

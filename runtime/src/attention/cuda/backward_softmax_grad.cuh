@@ -65,7 +65,8 @@ HCP_KFN void softmax_grad_tiles_labelled(float (&st)[N][4], float (&dpt)[N][4], 
       const bool seen = (visible >> (4 * nt + i)) & 1;
       const float pv = seen ? fast_exp2(fmaf(st[nt][i], scale_log2, -lse[c + 2 * t])) : 0.0f;
       st[nt][i] = pv;
-      dpt[nt][i] = pv * (dpt[nt][i] - delta[c + 2 * t]);
+      // Selected, not multiplied by pv = 0: a padding query's delta is NaN when its dO was.
+      dpt[nt][i] = seen ? pv * (dpt[nt][i] - delta[c + 2 * t]) : 0.0f;
     }
 }
 

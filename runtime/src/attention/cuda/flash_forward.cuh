@@ -83,8 +83,8 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   }
   const int steps = static_cast<int>((k_end + kFwdKeys - 1) / kFwdKeys);  // sk < 2^31 (check_cuda_params)
 
-  load_rows_async<T, D, kRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq);
-  if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk);
+  load_rows_async<T, D, kRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq, p.q_labels.seg);
+  if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk, p.k_labels.seg);
   cp_async_commit();
 
   // This lane's rows: kWarpRows warp + 16 mi + g + 8 hf. row_max is the running max in log2 units; row_sum is
@@ -115,7 +115,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     const int64_t k0 = int64_t{step} * kFwdKeys;
     cp_async_wait<0>();
     ctx.sync();  // K of this step (and Q) landed; every warp is done with the previous V
-    load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk);
+    load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk, p.k_labels.seg);
     cp_async_commit();
 
     // Labelled: which of this lane's elements are visible (element i of S tile (mi, nt) is bit (mi kKeyTiles + nt)
@@ -183,7 +183,8 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
 
     cp_async_wait<0>();
     ctx.sync();  // V of this step landed; every warp is done with this K
-    if (step + 1 < steps) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, k0 + kFwdKeys, p.sk);
+    if (step + 1 < steps) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, k0 + kFwdKeys, p.sk,
+                                                                p.k_labels.seg);
     cp_async_commit();
 
     // A warp that sees nothing of this step keeps its state: no softmax, no P V.
