@@ -38,9 +38,11 @@ inline Status pack_kv(CpEngine& eng, const LocalProblem& lp, const void* k, cons
   return eng.copy_rows(1, 1, lp.kv_bytes(), static_cast<unsigned char*>(m) + lp.kv_bytes(), 0, 0, v, 0, 0);
 }
 
-// [B, n, H, D] <-> [B, H, n, D]: each head's rows contiguous. The ring's kernels work on tensors in this form (k and
-// v travel in it, the same bytes): a kernel walks one head's rows at a time, and in the caller's layout those rows sit
-// a whole token (H x D elements, often a page) apart, so every row is a cache and TLB miss; head-major, they stream.
+// [B, n, H, D] <-> [B, H, n, D]: each head's rows contiguous. The ring's K and V travel in this form on every engine
+// (the same bytes, so ranks agree whatever their engine), and a host engine's q and output take it too: a CPU kernel
+// walks one head's rows at a time, and in the caller's layout those rows sit a whole token (H x D elements, often a
+// page) apart, so every row is a cache and TLB miss; head-major, they stream. A GPU gains nothing from q's copy and
+// would pay its memory.
 inline Status relayout_heads(CpEngine& eng, bool to_head_major, int64_t batch, int64_t n, int64_t heads,
                              int64_t head_dim, size_t elem, const void* src, void* dst) {
   const size_t head = static_cast<size_t>(head_dim) * elem, token = static_cast<size_t>(heads) * head;
@@ -110,7 +112,8 @@ struct Buffers {
   float* dq = nullptr;
   float* dk = nullptr;
   float* dv = nullptr;
-  bool head_major = false;  // every tensor is head-major (relayout_heads)
+  // Head-major tensors (relayout_heads): the q-like ones (q, dout, out, dq) and the kv-like ones (k, v, dk, dv).
+  bool head_major_q = false, head_major_kv = false;
 };
 
 inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
@@ -121,15 +124,16 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.head_dim = lp.head_dim, p.scale = lp.scale, p.causal = s.causal, p.causal_offset = s.causal_offset;
   p.num_threads = lp.threads;
   const size_t e = dtype_size(lp.dtype);
-  const auto input = b.head_major ? head_major_section : section_tensor;
-  p.q = input(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.dout = input(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.out = input(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.dq = input(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.k = input(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.v = input(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.dk = input(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.dv = input(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  const auto q_like = b.head_major_q ? head_major_section : section_tensor;
+  const auto kv_like = b.head_major_kv ? head_major_section : section_tensor;
+  p.q = q_like(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dout = q_like(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.out = q_like(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dq = q_like(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.k = kv_like(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.v = kv_like(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dk = kv_like(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dv = kv_like(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
   return p;
