@@ -75,11 +75,7 @@ void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s
 
 void prefetch_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
                    int64_t head_dim) {
-  const int64_t bytes = head_dim * static_cast<int64_t>(dtype_size(dtype));
-  for (int64_t r = 0; r < rows; ++r) {
-    const unsigned char* row = element(dtype, t, b, s0 + r, h);
-    for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(row + off);
-  }
+  for (int64_t r = 0; r < rows; ++r) prefetch_row(dtype, t, b, s0 + r, h, head_dim);
 }
 
 void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
