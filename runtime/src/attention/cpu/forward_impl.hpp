@@ -169,8 +169,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
   const int64_t n = round_up(cols, W);
   float* s_first = t.s.data() + first * kBlockK;
-  for (int64_t i = first; i < end; ++i) std::fill_n(t.s.data() + i * kBlockK, n, 0.0f);
-  gemm_acc<W>(end - first, n, dp, t.q_tile + first * t.q_ld, t.q_ld, kt, kBlockK, s_first, kBlockK);
+  gemm_set<W>(end - first, n, dp, t.q_tile + first * t.q_ld, t.q_ld, kt, kBlockK, s_first, kBlockK);
   for (int64_t i = first; i < end; ++i) {
     float* srow = t.s.data() + i * kBlockK;
     if (i >= rows) {  // padding rows: keep them out of the output product

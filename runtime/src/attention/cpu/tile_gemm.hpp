@@ -8,13 +8,20 @@
 
 namespace hcp::cpu {
 
-template <int W>
+// kAcc: C += A * B; otherwise C = A * B (C's old values are neither read nor need zeroing first).
+template <int W, bool kAcc>
+HCP_INLINE typename Simd<W>::V start(const float* c) {
+  if constexpr (kAcc) return load<W>(c);
+  return typename Simd<W>::V{};
+}
+
+template <int W, bool kAcc>
 HCP_INLINE void gemm_4x2w(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   using V = typename Simd<W>::V;
-  V c00 = load<W>(c), c01 = load<W>(c + W);
-  V c10 = load<W>(c + ldc), c11 = load<W>(c + ldc + W);
-  V c20 = load<W>(c + 2 * ldc), c21 = load<W>(c + 2 * ldc + W);
-  V c30 = load<W>(c + 3 * ldc), c31 = load<W>(c + 3 * ldc + W);
+  V c00 = start<W, kAcc>(c), c01 = start<W, kAcc>(c + W);
+  V c10 = start<W, kAcc>(c + ldc), c11 = start<W, kAcc>(c + ldc + W);
+  V c20 = start<W, kAcc>(c + 2 * ldc), c21 = start<W, kAcc>(c + 2 * ldc + W);
+  V c30 = start<W, kAcc>(c + 3 * ldc), c31 = start<W, kAcc>(c + 3 * ldc + W);
   for (int64_t k = 0; k < K; ++k) {
     const V b0 = load<W>(b + k * ldb), b1 = load<W>(b + k * ldb + W);
     const V a0 = splat<W>(a[k]), a1 = splat<W>(a[lda + k]);
@@ -36,10 +43,11 @@ HCP_INLINE void gemm_4x2w(int64_t K, const float* a, int64_t lda, const float* b
 
 // The last W columns when N is an odd multiple of W: a narrow key tile (a short document's CP chunk, often 30-60
 // keys) would otherwise be padded to 2W columns of wasted products.
-template <int W>
+template <int W, bool kAcc>
 HCP_INLINE void gemm_4x1w(int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   using V = typename Simd<W>::V;
-  V c0 = load<W>(c), c1 = load<W>(c + ldc), c2 = load<W>(c + 2 * ldc), c3 = load<W>(c + 3 * ldc);
+  V c0 = start<W, kAcc>(c), c1 = start<W, kAcc>(c + ldc), c2 = start<W, kAcc>(c + 2 * ldc);
+  V c3 = start<W, kAcc>(c + 3 * ldc);
   for (int64_t k = 0; k < K; ++k) {
     const V b0 = load<W>(b + k * ldb);
     c0 += splat<W>(a[k]) * b0;
@@ -50,14 +58,26 @@ HCP_INLINE void gemm_4x1w(int64_t K, const float* a, int64_t lda, const float* b
   store<W>(c, c0), store<W>(c + ldc, c1), store<W>(c + 2 * ldc, c2), store<W>(c + 3 * ldc, c3);
 }
 
+template <int W, bool kAcc>
+HCP_INLINE void gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
+                     float* c, int64_t ldc) {
+  const int64_t wide = N / (2 * W) * (2 * W);
+  for (int64_t i = 0; i < M; i += 4) {
+    for (int64_t j = 0; j < wide; j += 2 * W)
+      gemm_4x2w<W, kAcc>(K, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
+    if (wide < N) gemm_4x1w<W, kAcc>(K, a + i * lda, lda, b + wide, ldb, c + i * ldc + wide, ldc);
+  }
+}
 template <int W>
 HCP_INLINE void gemm_acc(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
                          float* c, int64_t ldc) {
-  const int64_t wide = N / (2 * W) * (2 * W);
-  for (int64_t i = 0; i < M; i += 4) {
-    for (int64_t j = 0; j < wide; j += 2 * W) gemm_4x2w<W>(K, a + i * lda, lda, b + j, ldb, c + i * ldc + j, ldc);
-    if (wide < N) gemm_4x1w<W>(K, a + i * lda, lda, b + wide, ldb, c + i * ldc + wide, ldc);
-  }
+  gemm<W, true>(M, N, K, a, lda, b, ldb, c, ldc);
+}
+// C = A * B.
+template <int W>
+HCP_INLINE void gemm_set(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb,
+                         float* c, int64_t ldc) {
+  gemm<W, false>(M, N, K, a, lda, b, ldb, c, ldc);
 }
 
 }  // namespace hcp::cpu

@@ -57,19 +57,25 @@ void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t 
 
 void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
                           int64_t head_dim, float mul, float* dst, int64_t dp, int64_t block_rows, int64_t width) {
-  // Zeroes only what the products read: columns [rows, width) of every row, and the pad rows [head_dim, dp).
-  for (int64_t d = 0; d < dp; ++d)
-    std::fill(dst + d * block_rows + (d < head_dim ? rows : 0), dst + d * block_rows + width, 0.0f);
+  // Writes only what the products read: columns [0, width) of every row, zero past `rows` and in the pad rows
+  // [head_dim, dp). The zero columns go in with the data (each a short strided store into lines being written
+  // anyway), not as one small fill per row.
+  for (int64_t d = head_dim; d < dp; ++d) std::fill(dst + d * block_rows, dst + d * block_rows + width, 0.0f);
   float row[kMaxHeadDim];
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < width; ++r) {
+    if (r >= rows) {
+      for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = 0.0f;
+      continue;
+    }
     if (r + kPrefetchAhead < rows) prefetch_row(dtype, t, b, s0 + r + kPrefetchAhead, h, head_dim);
     const unsigned char* src = element(dtype, t, b, s0 + r, h);
     const float* values = reinterpret_cast<const float*>(src);
-    if (dtype != DType::f32 || mul != 1.0f) {
-      read_row(dtype, src, head_dim, mul, row);
+    if (dtype != DType::f32) {
+      read_row(dtype, src, head_dim, 1.0f, row);
       values = row;
     }
-    for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = values[d];
+    // The scale goes in here, not through a row copy first: fp32 keys are the CP ring's, packed once per step.
+    for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = mul * values[d];
   }
 }
 
