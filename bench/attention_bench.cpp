@@ -4,7 +4,7 @@
 // single-rank forward of the same full problem (target <= 1.25).
 // Packed sequences and windows (issue 22), on 4 x S real tokens of a realistic document length mix:
 // - the varlen kernels' useful FLOP rate against the fixed-length kernels' at the same useful FLOPs (target >= 90%);
-// - the CP overhead of packed batches (target <= 1.25);
+// - the CP overhead of packed batches (target <= 1.25), and on p2p how it falls with longer documents;
 // - what the ring's skipping saves: the packed CP forward against the dense causal CP forward of the same tokens;
 // - a window of 4096 on a 131072-token sequence (H 1, D 64) against full causal attention, both on cp 8 p2p.
 //   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--window-seq N] [--no-window]
@@ -176,6 +176,16 @@ int main(int argc, char** argv) {
                 "1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
                 ov.single_seconds, ov.ratio);
+  }
+  // The same overhead against document length, on packed batches of equal documents: the ring moves and merges every
+  // block whatever the documents (a cost per token), while the useful work per token grows with their length.
+  std::printf("CP overhead packed p2p cp 8 by document length (%lld tokens of equal documents):",
+              static_cast<long long>(4 * o.seq));
+  for (const int64_t length : {512, 1024, 2048, 4096}) {
+    const hcp::bench::Workload equal = hcp::bench::equal_documents_workload(4 * o.seq, length, o.heads, o.head_dim);
+    const double ratio = hcp::bench::cp_forward_overhead(equal, hcp::CpComm::p2p, {}, o.repeat).ratio;
+    std::printf(" %lld: %.2f%s", static_cast<long long>(length), ratio, length < 4096 ? "," : "\n");
+    std::fflush(stdout);
   }
   // What skipping saves: the same tokens as one dense causal sequence, on the same ranks.
   const hcp::bench::Workload dense = hcp::bench::plain_workload(packed.seq, o.heads, o.head_dim);

@@ -83,6 +83,18 @@ Workload packed_workload(int64_t tokens, int64_t heads, int64_t head_dim, uint32
   return w;
 }
 
+Workload equal_documents_workload(int64_t tokens, int64_t length, int64_t heads, int64_t head_dim) {
+  Workload w;
+  w.heads = heads, w.head_dim = head_dim;
+  w.packed.cu_seqlens = {0};
+  while (w.packed.cu_seqlens.back() < tokens)
+    w.packed.cu_seqlens.push_back(std::min(tokens, w.packed.cu_seqlens.back() + length));
+  w.packed.cu_seqlens_padded = pad_for_cp(w.packed.cu_seqlens, kRanks);
+  w.seq = w.packed.total_padded();
+  fill(&w);
+  return w;
+}
+
 Workload plain_workload(int64_t seq, int64_t heads, int64_t head_dim, int64_t window_left) {
   Workload w;
   w.seq = seq, w.heads = heads, w.head_dim = head_dim, w.window_left = window_left;

@@ -32,6 +32,8 @@ struct Workload {
 // Documents of a realistic length mix (lognormal, median about 660 tokens, 16 to 8192) until `tokens` real tokens,
 // padded for cp 8.
 Workload packed_workload(int64_t tokens, int64_t heads, int64_t head_dim, uint32_t seed);
+// Documents of `length` tokens each until `tokens` real tokens (the last one shorter where needed), padded for cp 8.
+Workload equal_documents_workload(int64_t tokens, int64_t length, int64_t heads, int64_t head_dim);
 // One causal sequence of `seq` tokens, optionally with a window.
 Workload plain_workload(int64_t seq, int64_t heads, int64_t head_dim, int64_t window_left = -1);
 
