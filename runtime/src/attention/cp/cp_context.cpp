@@ -311,16 +311,21 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   LocalProblem lp = local_problem(shape);
   HCP_TRY(labels_for(shape, &lp.labels));
   EngineBuffer out32;
-  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
-  if (comm_ == CpComm::all_gather) {
-    HCP_TRY(cp::all_gather_forward(eng, *data_cp_, lp, q, k, v, out32.as<float>(), lse));
-    return eng.convert_from_f32(out32.as<float>(), out, lp.dtype, lp.q_elems());
-  }
   const Stages st = stages_of(comm_, data_cp_, data_levels_);
-  if (st.a2a == nullptr) {
-    HCP_TRY(cp::ring_forward(eng, st.ring, lp, q, k, v, out32.as<float>(), lse));
-    return eng.convert_from_f32(out32.as<float>(), out, lp.dtype, lp.q_elems());
+  if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
+    // An fp32 output is the kernels' own form: written in place, not through a copy.
+    float* o32 = static_cast<float*>(out);
+    if (lp.dtype != DType::f32) {
+      HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
+      o32 = out32.as<float>();
+    }
+    if (comm_ == CpComm::all_gather)
+      HCP_TRY(cp::all_gather_forward(eng, *data_cp_, lp, q, k, v, o32, lse));
+    else
+      HCP_TRY(cp::ring_forward(eng, st.ring, lp, q, k, v, o32, lse));
+    return eng.convert_from_f32(o32, out, lp.dtype, lp.q_elems());
   }
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
   const int64_t f = cp::kv_replication(lp.kv_heads, a);
