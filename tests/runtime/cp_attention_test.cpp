@@ -6,10 +6,13 @@
 // staged through host memory).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "hcp/attention_cpu.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/cp_engine.hpp"
+#include "hcp/inprocess_world.hpp"
 
 namespace hcp {
 namespace {
@@ -213,6 +217,42 @@ TEST(CpAttentionNumerics, ErrorDoesNotGrowWithRingSize) {
   EXPECT_LE(large.out, 4 * small.out + 5e-7);
   EXPECT_LE(large.dq, 4 * small.dq + 5e-7);
   EXPECT_LE(large.dk, 4 * small.dk + 5e-7);
+}
+
+// An fp32 output is written in place unless it shares memory with an input: a ring of one (cp 1) writes out while
+// still reading k and v, so an out that is also k or v must go through a temporary.
+TEST(CpAttentionAliasing, AnOutputSharingMemoryWithAnInputIsStillRight) {
+  for (const CpComm comm : {CpComm::p2p, CpComm::all_gather})
+    for (const int cp : {1, 2})
+      for (const int shared : {0, 1, 2}) {  // out is q, k or v
+        ParallelConfig config;
+        config.world_size = config.cp = cp;
+        InProcessWorld world(cp, std::chrono::seconds(60));
+        std::vector<double> diff(static_cast<size_t>(cp));
+        const Status s = world.run([&](Communicator& c) -> Status {
+          std::unique_ptr<CpContext> ctx;
+          HCP_TRY(CpContext::create(c, config, comm, &ctx, LogLevel::debug));
+          CpShape shape;
+          // Several query blocks per head: a later block reads keys that an earlier block's output rows would cover.
+          shape.seq_local = 512, shape.heads = shape.kv_heads = 2, shape.head_dim = 64;
+          const size_t n = 512 * 2 * 64;
+          const auto seed = static_cast<uint32_t>(c.rank());
+          std::vector<float> in[3] = {testing::random_floats(n, 21 + seed), testing::random_floats(n, 31 + seed),
+                                      testing::random_floats(n, 41 + seed)};
+          std::vector<float> want(n), lse(1024);
+          HCP_TRY(ctx->forward(shape, in[0].data(), in[1].data(), in[2].data(), want.data(), lse.data()));
+          float* out = in[shared].data();
+          HCP_TRY(ctx->forward(shape, in[0].data(), in[1].data(), in[2].data(), out, lse.data()));
+          double d = 0;
+          for (size_t i = 0; i < n; ++i) d = std::max(d, static_cast<double>(std::fabs(out[i] - want[i])));
+          diff[static_cast<size_t>(c.rank())] = d;
+          return {};
+        });
+        ASSERT_TRUE(s.ok()) << s.message();
+        for (int r = 0; r < cp; ++r)
+          EXPECT_EQ(diff[static_cast<size_t>(r)], 0.0)
+              << cp_comm_name(comm) << " cp " << cp << " out shares input " << shared << ", rank " << r;
+      }
 }
 
 TEST(CpuEngine, ReusesFreedBlocksAndRefusesSizesThatWouldWrap) {

@@ -548,8 +548,8 @@ HCP_API void hcp_cp_context_destroy(hcp_cp_context* context);
 HCP_API hcp_status hcp_cp_context_last_error(char** out_message, const hcp_cp_context* context);
 HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context);
 
-/* This rank's dual chunks (chunk r and 2W-1-r of the sequence) in, its out (q's dtype) and lse out; out and lse
- * must not overlap the inputs. Collective over the CP group; ranks that disagree on shapes get HCP_ERR_SHAPE. */
+/* This rank's dual chunks (chunk r and 2W-1-r of the sequence) in, its out (q's dtype) and lse out. Collective over
+ * the CP group; ranks that disagree on shapes get HCP_ERR_SHAPE. */
 HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_options* options, const hcp_tensor* q,
                                     const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
                                     const hcp_tensor* lse);

@@ -81,8 +81,7 @@ class CpContext {
   CpEngine& engine() { return *engine_; }
 
   // q [B, s, H, D], k and v [B, s, Hkv, D] of shape.dtype, contiguous; out like q; lse [B, H, s] fp32; all in the
-  // engine's memory (device memory for a CUDA context, enqueued on its stream). out and lse must not overlap the
-  // inputs (an fp32 out is written as the ring goes).
+  // engine's memory (device memory for a CUDA context, enqueued on its stream).
   // Collective over the CP group; every rank must pass the same shape (checked: Errc::shape names the ranks).
   Status forward(const CpShape& shape, const void* q, const void* k, const void* v, void* out, float* lse);
   // out and lse as forward returned them; dout like q; dq, dk, dv like q, k, v (shape.dtype).

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -236,6 +237,12 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
 
 namespace {
 
+// Whether [a, a + an) and [b, b + bn) share a byte (engine pointers of one address space: host or CUDA UVA).
+bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + bn && y < x + an;
+}
+
 Stages stages_of(CpComm comm, Communicator* cp, Communicator* const levels[2]) {
   switch (comm) {
     case CpComm::p2p:
@@ -313,9 +320,13 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   EngineBuffer out32;
   const Stages st = stages_of(comm_, data_cp_, data_levels_);
   if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
-    // An fp32 output is the kernels' own form: written in place, not through a copy.
+    // An fp32 output is the kernels' own form: written in place, not through a copy, unless it shares memory with
+    // an input (a ring of one writes it while still reading k and v).
+    const size_t q_bytes = static_cast<size_t>(lp.q_elems()) * sizeof(float);
+    const bool in_place = lp.dtype == DType::f32 && !overlaps(out, q_bytes, q, q_bytes) &&
+                          !overlaps(out, q_bytes, k, lp.kv_bytes()) && !overlaps(out, q_bytes, v, lp.kv_bytes());
     float* o32 = static_cast<float*>(out);
-    if (lp.dtype != DType::f32) {
+    if (!in_place) {
       HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
       o32 = out32.as<float>();
     }
@@ -323,7 +334,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
       HCP_TRY(cp::all_gather_forward(eng, *data_cp_, lp, q, k, v, o32, lse));
     else
       HCP_TRY(cp::ring_forward(eng, st.ring, lp, q, k, v, o32, lse));
-    return eng.convert_from_f32(o32, out, lp.dtype, lp.q_elems());
+    return in_place ? Status{} : eng.convert_from_f32(o32, out, lp.dtype, lp.q_elems());
   }
   HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
   const int a = st.a2a->size();
