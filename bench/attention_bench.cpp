@@ -181,12 +181,15 @@ int main(int argc, char** argv) {
   // block whatever the documents (a cost per token), while the useful work per token grows with their length.
   std::printf("CP overhead packed p2p cp 8 by document length (%lld tokens of equal documents):",
               static_cast<long long>(4 * o.seq));
+  const char* separator = " ";
   for (const int64_t length : {512, 1024, 2048, 4096}) {
     const hcp::bench::Workload equal = hcp::bench::equal_documents_workload(4 * o.seq, length, o.heads, o.head_dim);
     const double ratio = hcp::bench::cp_forward_overhead(equal, hcp::CpComm::p2p, {}, o.repeat).ratio;
-    std::printf(" %lld: %.2f%s", static_cast<long long>(length), ratio, length < 4096 ? "," : "\n");
+    std::printf("%s%lld: %.2f", separator, static_cast<long long>(length), ratio);
     std::fflush(stdout);
+    separator = ", ";
   }
+  std::printf("\n");
   // What skipping saves: the same tokens as one dense causal sequence, on the same ranks.
   const hcp::bench::Workload dense = hcp::bench::plain_workload(packed.seq, o.heads, o.head_dim);
   const double dense_s = hcp::bench::cp_forward_overhead(dense, hcp::CpComm::p2p, {}, 1, false).cp_seconds;

@@ -67,32 +67,39 @@ Workload::SingleSeconds Workload::single_seconds(bool backward) const {
   return t;
 }
 
-Workload packed_workload(int64_t tokens, int64_t heads, int64_t head_dim, uint32_t seed) {
+namespace {
+
+// Documents of the lengths `next_length()` draws until `tokens` real tokens (the last one cut to fit), padded for
+// cp 8 and filled.
+template <class NextLength>
+Workload packed_documents(int64_t tokens, int64_t heads, int64_t head_dim, NextLength next_length) {
   Workload w;
   w.heads = heads, w.head_dim = head_dim;
-  std::mt19937 gen(seed);
-  std::lognormal_distribution<double> length(6.5, 1.0);  // median e^6.5 = 665
   w.packed.cu_seqlens = {0};
-  while (w.packed.cu_seqlens.back() < tokens) {
-    const int64_t len = std::clamp<int64_t>(static_cast<int64_t>(length(gen)), 16, 8192);
-    w.packed.cu_seqlens.push_back(std::min(tokens, w.packed.cu_seqlens.back() + len));
-  }
+  while (w.packed.cu_seqlens.back() < tokens)
+    w.packed.cu_seqlens.push_back(std::min(tokens, w.packed.cu_seqlens.back() + next_length()));
   w.packed.cu_seqlens_padded = pad_for_cp(w.packed.cu_seqlens, kRanks);
   w.seq = w.packed.total_padded();
   fill(&w);
   return w;
 }
 
+}  // namespace
+
+Workload packed_workload(int64_t tokens, int64_t heads, int64_t head_dim, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::lognormal_distribution<double> length(6.5, 1.0);  // median e^6.5 = 665
+  return packed_documents(tokens, heads, head_dim,
+                          [&] { return std::clamp<int64_t>(static_cast<int64_t>(length(gen)), 16, 8192); });
+}
+
 Workload equal_documents_workload(int64_t tokens, int64_t length, int64_t heads, int64_t head_dim) {
-  Workload w;
-  w.heads = heads, w.head_dim = head_dim;
-  w.packed.cu_seqlens = {0};
-  while (w.packed.cu_seqlens.back() < tokens)
-    w.packed.cu_seqlens.push_back(std::min(tokens, w.packed.cu_seqlens.back() + length));
-  w.packed.cu_seqlens_padded = pad_for_cp(w.packed.cu_seqlens, kRanks);
-  w.seq = w.packed.total_padded();
-  fill(&w);
-  return w;
+  if (length < 1) {
+    std::fprintf(stderr, "attention_bench: document length must be positive, got %lld\n",
+                 static_cast<long long>(length));
+    std::exit(2);
+  }
+  return packed_documents(tokens, heads, head_dim, [&] { return length; });
 }
 
 Workload plain_workload(int64_t seq, int64_t heads, int64_t head_dim, int64_t window_left) {
