@@ -27,6 +27,15 @@ struct Workload {
     double forward = 0, backward = 0;
   };
   SingleSeconds single_seconds(bool backward) const;
+
+ private:
+  // The single-rank run's outputs, kept from run to run as a training loop keeps its memory. Fresh ones each run
+  // (64 MB at the packed bench's size) cost page faults inside the timing and, on a virtual machine with shadow page
+  // tables, made the CP forward that followed up to 2x slower (measured: 0.8 s against 1.6 s).
+  struct Outputs {
+    std::vector<float> out, lse, delta, dq, dk, dv;
+  };
+  mutable Outputs outputs_;
 };
 
 // Documents of a realistic length mix (lognormal, median about 660 tokens, 16 to 8192) until `tokens` real tokens,
