@@ -1,10 +1,11 @@
 // CPU attention speed (issue 5): single-rank forward and backward at B 1, S 4096, H 8, D 128, causal, fp32, one
 // thread, against the core's FMA peak probed in the same run (target: forward >= 30% of peak); the same with all
-// cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' p2p and a2a+p2p forward over the
-// single-rank forward of the same full problem (target <= 1.25).
+// cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' p2p, a2a+p2p and all_gather forward
+// over the single-rank forward of the same full problem (target <= 1.25).
 // Packed sequences and windows (issue 22), on 4 x S real tokens of a realistic document length mix:
 // - the varlen kernels' useful FLOP rate against the fixed-length kernels' at the same useful FLOPs (target >= 90%);
-// - the CP overhead of packed batches (target <= 1.25), and on p2p how it falls with longer documents;
+// - the CP overhead of packed batches (target <= 1.25), the floor the ring's transport alone puts under it, and on
+//   p2p how it falls with longer documents;
 // - what the ring's skipping saves: the packed CP forward against the dense causal CP forward of the same tokens;
 // - a window of 4096 on a 131072-token sequence (H 1, D 64) against full causal attention, both on cp 8 p2p.
 //   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--window-seq N] [--no-window]
@@ -140,11 +141,11 @@ int main(int argc, char** argv) {
   // state (forwards repeated on the same contexts, as a training loop calls them), paired round by round.
   const hcp::bench::Workload plain = hcp::bench::plain_workload(o.seq, o.heads, o.head_dim);
   const hcp::bench::Workload packed = hcp::bench::packed_workload(4 * o.seq, o.heads, o.head_dim, 7);
-  const std::pair<hcp::CpComm, std::vector<int64_t>> schemes[] = {{hcp::CpComm::p2p, {}},
-                                                                   {hcp::CpComm::a2a_p2p, {2, 4}}};
+  const std::pair<hcp::CpComm, std::vector<int64_t>> schemes[] = {
+      {hcp::CpComm::p2p, {}}, {hcp::CpComm::a2a_p2p, {2, 4}}, {hcp::CpComm::all_gather, {}}};
   for (const auto& [comm, sizes] : schemes) {
     const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(plain, comm, sizes, o.repeat);
-    std::printf("CP overhead %-8s cp 8%s: median of %d rounds: ranks' CPU time %.3f s / single-rank %.3f s = %.2f "
+    std::printf("CP overhead %-10s cp 8%s: median of %d rounds: ranks' CPU time %.3f s / single-rank %.3f s = %.2f "
                 "(target <= 1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", o.repeat,
                 ov.cp_seconds, ov.single_seconds, ov.ratio);
@@ -170,13 +171,21 @@ int main(int argc, char** argv) {
               gp / tp.forward, 2.5 * gp / tp.backward, static_cast<long long>(fixed_seq), gf, gf / tf.forward,
               2.5 * gf / tf.backward, 100.0 * (gp / tp.forward) / (gf / tf.forward),
               100.0 * (gp / tp.backward) / (gf / tf.backward));
+  double packed_single_s = 0;
   for (const auto& [comm, sizes] : schemes) {
     const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(packed, comm, sizes, o.repeat);
-    std::printf("CP overhead packed %-8s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f (target <= "
+    std::printf("CP overhead packed %-10s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f (target <= "
                 "1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
                 ov.single_seconds, ov.ratio);
+    if (comm == hcp::CpComm::p2p) packed_single_s = ov.single_seconds;
   }
+  // The floor under the packed p2p ratio: its ring's messages alone, moved by the same transport.
+  const double transport_s = hcp::bench::ring_transport_seconds(packed, o.repeat);
+  std::printf("ring transport alone, p2p cp 8 (7 exchanges of %.1f MiB a rank, no kernels): %.3f s = %.2f of the "
+              "single-rank forward (a floor: the packed p2p ratio is at least %.2f)\n",
+              static_cast<double>(2 * (packed.seq / 8) * o.heads * o.head_dim * 4) / (1 << 20), transport_s,
+              transport_s / packed_single_s, 1.0 + transport_s / packed_single_s);
   // The same overhead against document length, on packed batches of equal documents: the ring moves and merges every
   // block whatever the documents (a cost per token), while the useful work per token grows with their length.
   std::printf("CP overhead packed p2p cp 8 by document length (%lld tokens of equal documents):",

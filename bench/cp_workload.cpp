@@ -163,4 +163,35 @@ Overhead cp_forward_overhead(const Workload& w, CpComm scheme, const std::vector
   return {sum, single[mid], with_single ? ratios[rounds / 2].first : 0.0};
 }
 
+double ring_transport_seconds(const Workload& w, int rounds_wanted) {
+  const size_t bytes = static_cast<size_t>(2 * (w.seq / kRanks) * w.heads * w.head_dim) * sizeof(float);
+  const auto rounds = static_cast<size_t>(std::max(rounds_wanted, 1));
+  std::vector<std::vector<double>> seconds(kRanks, std::vector<double>(rounds));
+  InProcessWorld world(kRanks, std::chrono::minutes(30));
+  require_ok(world.run([&](Communicator& comm) -> Status {
+    const int r = comm.rank();
+    std::vector<unsigned char> cur(bytes, 1), next(bytes, 0);
+    auto ring = [&] {
+      for (int step = 0; step + 1 < kRanks; ++step) {
+        HCP_TRY(comm.send_recv(cur.data(), bytes, (r + 1) % kRanks, next.data(), bytes, (r - 1 + kRanks) % kRanks));
+        std::swap(cur, next);
+      }
+      return Status{};
+    };
+    HCP_TRY(ring());  // warm-up: the buffers' first touch
+    for (size_t i = 0; i < rounds; ++i) {
+      HCP_TRY(comm.barrier());
+      const double start = thread_seconds();
+      HCP_TRY(ring());
+      seconds[static_cast<size_t>(r)][i] = thread_seconds() - start;
+    }
+    return {};
+  }));
+  std::vector<double> sums(rounds, 0.0);
+  for (size_t i = 0; i < rounds; ++i)
+    for (const auto& rank : seconds) sums[i] += rank[i];
+  std::sort(sums.begin(), sums.end());
+  return sums[rounds / 2];
+}
+
 }  // namespace hcp::bench

@@ -58,4 +58,9 @@ struct Overhead {
 Overhead cp_forward_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds,
                              bool with_single = true);
 
+// The p2p ring's transport alone on the same 8 in-process ranks: each rank's 7 exchanges of its [K | V] block (the
+// ring forward's messages, same sizes, no kernels), the ranks' summed CPU seconds, median of `rounds`. Over the
+// single-rank forward it is a floor under that forward's CP overhead: what moving the KV costs however fast the rest.
+double ring_transport_seconds(const Workload& w, int rounds);
+
 }  // namespace hcp::bench

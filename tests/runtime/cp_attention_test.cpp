@@ -272,5 +272,27 @@ TEST(CpuEngine, ReusesFreedBlocksAndRefusesSizesThatWouldWrap) {
   EXPECT_EQ(static_cast<void*>(b.as()), first);  // the pooled block of the same size
 }
 
+// A call whose buffers add up to more than the fixed pool (an all_gather forward of a long packed batch) still gets
+// all of them back: blocks handed back to the system would come again as fresh, zeroed pages, so a marker written
+// before the free tells whether the block was kept.
+TEST(CpuEngine, KeepsEveryBlockOfACallLargerThanTheFixedPool) {
+  const std::unique_ptr<CpEngine> engine = make_cpu_engine();
+  constexpr size_t kBlock = size_t{100} << 20, kMarkerAt = size_t{1} << 20;  // 3 blocks: past 256 MB
+  {
+    EngineBuffer blocks[3];
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(engine->alloc(kBlock, &blocks[i]).ok());
+      blocks[i].as()[kMarkerAt] = static_cast<unsigned char>(0xA0 + i);
+    }
+  }
+  EngineBuffer again[3];
+  int markers = 0;
+  for (auto& block : again) {
+    ASSERT_TRUE(engine->alloc(kBlock, &block).ok());
+    markers += block.as()[kMarkerAt] >= 0xA0 && block.as()[kMarkerAt] <= 0xA2;
+  }
+  EXPECT_EQ(markers, 3);
+}
+
 }  // namespace
 }  // namespace hcp

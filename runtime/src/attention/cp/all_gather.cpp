@@ -21,11 +21,17 @@ Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, cons
                  EngineBuffer* full_k, EngineBuffer* full_v) {
   const int w = comm.size();
   const size_t kvb = lp.kv_bytes();
+  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_k));
+  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_v));
+  if (lp.labels && lp.batch == 1) {
+    // Rank order with one batch row: each rank's K (and V) is already a run of rows of the full tensor, so they are
+    // gathered in place, without the [K | V] message and its reordering copy (two passes over the whole KV).
+    HCP_TRY(comm.all_gather(k, full_k->as(), kvb));
+    return comm.all_gather(v, full_v->as(), kvb);
+  }
   EngineBuffer mine, all;
   HCP_TRY(eng.alloc(2 * kvb, &mine));
   HCP_TRY(eng.alloc(2 * kvb * static_cast<size_t>(w), &all));
-  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_k));
-  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_v));
   HCP_TRY(pack_kv(eng, lp, k, v, mine.as()));
   HCP_TRY(comm.all_gather(mine.as(), all.as(), 2 * kvb));
   const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * dtype_size(lp.dtype);
