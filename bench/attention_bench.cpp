@@ -1,6 +1,6 @@
 // CPU attention speed (issue 5): single-rank forward and backward at B 1, S 4096, H 8, D 128, causal, fp32, one
 // thread, against the core's FMA peak probed in the same run (target: forward >= 30% of peak); the same with all
-// cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' p2p, a2a+p2p and all_gather forward
+// cores; and the CP overhead - the summed CPU time of the 8 in-process ranks' forward under each scheme
 // over the single-rank forward of the same full problem (target <= 1.25).
 // Packed sequences and windows (issue 22), on 4 x S real tokens of a realistic document length mix:
 // - the varlen kernels' useful FLOP rate against the fixed-length kernels' at the same useful FLOPs (target >= 90%);
@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   const hcp::bench::Workload plain = hcp::bench::plain_workload(o.seq, o.heads, o.head_dim);
   const hcp::bench::Workload packed = hcp::bench::packed_workload(4 * o.seq, o.heads, o.head_dim, 7);
   const std::pair<hcp::CpComm, std::vector<int64_t>> schemes[] = {
-      {hcp::CpComm::p2p, {}}, {hcp::CpComm::a2a_p2p, {2, 4}}, {hcp::CpComm::all_gather, {}}};
+      {hcp::CpComm::p2p, {}}, {hcp::CpComm::a2a, {}}, {hcp::CpComm::a2a_p2p, {2, 4}}, {hcp::CpComm::all_gather, {}}};
   for (const auto& [comm, sizes] : schemes) {
     const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(plain, comm, sizes, o.repeat);
     std::printf("CP overhead %-10s cp 8%s: median of %d rounds: ranks' CPU time %.3f s / single-rank %.3f s = %.2f "

@@ -257,6 +257,12 @@ Stages stages_of(CpComm comm, Communicator* cp, Communicator* const levels[2]) {
   return {};
 }
 
+// Plain sequences need the mixed sequence in natural order (their causal sections assume it); labelled ones carry
+// their positions and take the exchange's own order.
+cp::MixedOrder mixed_order(const cp::LocalProblem& lp) {
+  return lp.labels ? cp::MixedOrder::member : cp::MixedOrder::dual_chunk;
+}
+
 bool same_labels(const CpShape& a, const CpShape& b) {
   return a.packed.cu_seqlens == b.packed.cu_seqlens && a.packed.cu_seqlens_padded == b.packed.cu_seqlens_padded &&
          a.window_left == b.window_left && a.window_right == b.window_right && a.seq_local == b.seq_local &&
@@ -283,8 +289,8 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
     labels->me = cp_rank();
     HCP_TRY(cp::upload_runs(*engine_, cp::concat_runs(runs), labels.get(), &labels->all_keys));
   } else {
-    // Ring member p's block: its own rows, or its a2a group's rows in the exchange's order (flat CP rank of a2a
-    // member m is m + A * p).
+    // Ring member p's block: its own rows, or its a2a group's rows in member order (flat CP rank of a2a member m is
+    // m + A * p; labelled problems exchange in cp::MixedOrder::member).
     const Stages st = stages_of(comm_, data_cp_, data_levels_);
     const int a = st.a2a ? st.a2a->size() : 1, ring = st.ring ? st.ring->size() : 1;
     labels->me = st.ring ? st.ring->rank() : 0;
@@ -295,7 +301,7 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
       }
       std::vector<cp::RowRuns> members;
       for (int m = 0; m < a; ++m) members.push_back(cp::rank_runs(batch, w, m + a * p));
-      runs.push_back(cp::a2a_runs(members));
+      runs.push_back(cp::concat_runs(members));
     }
   }
   labels->window_left = shape.window_left, labels->window_right = shape.window_right;
@@ -353,14 +359,20 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   const int64_t rows = lp.batch * lp.heads * lp.n;
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, qg, q, qa.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, k, ka.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, v, va.as(), scratch.as()));
+  const cp::MixedOrder order = mixed_order(lp);
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
   HCP_TRY(cp::ring_forward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), out32.as<float>(), lse_mixed.as<float>()));
-  // Back to the caller's dtype before the inverse exchange, as Transformer Engine does: half the bytes to move.
-  HCP_TRY(eng.convert_from_f32(out32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
-  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), out, scratch.as()));
-  return cp::a2a_gather_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, lse_mixed.as<float>(), lse,
+  // Back to the caller's dtype before the inverse exchange, as Transformer Engine does: half the bytes to move (an
+  // fp32 output goes as it is).
+  const void* mixed_out = out32.as();
+  if (lp.dtype != DType::f32) {
+    HCP_TRY(eng.convert_from_f32(out32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
+    mixed_out = qa.as();
+  }
+  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, mixed_out, out, scratch.as()));
+  return cp::a2a_gather_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse_mixed.as<float>(), lse,
                              row_scratch.as<float>());
 }
 
@@ -423,22 +435,23 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, qg, q, qa.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, k, ka.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, kvg, v, va.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, qg, dout, da.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, lse, lse_mixed.as<float>(),
+  const cp::MixedOrder order = mixed_order(lp);
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, dout, da.as(), scratch.as()));
+  HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse, lse_mixed.as<float>(),
                                row_scratch.as<float>()));
-  HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, lp.batch, lp.heads, lp.n, delta.as<float>(), delta_mixed.as<float>(),
-                               row_scratch.as<float>()));
+  HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, delta.as<float>(),
+                               delta_mixed.as<float>(), row_scratch.as<float>()));
   if (f == 1) {
     HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
                               delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk32.as<float>(), dv32.as<float>()));
     // Convert in place into the exchange buffers (same element count, caller's dtype), then scatter back.
     HCP_TRY(finish(qa.as(), ka.as(), va.as()));
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), dq, scratch.as()));
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, kvg, ka.as(), dk, scratch.as()));
-    return cp::a2a_gather_heads(eng, *st.a2a, kvg, va.as(), dv, scratch.as());
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, qa.as(), dq, scratch.as()));
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kvg, ka.as(), dk, scratch.as()));
+    return cp::a2a_gather_heads(eng, *st.a2a, order, kvg, va.as(), dv, scratch.as());
   }
   // Replicated KV heads: their gradients go back in fp32 and are summed per head before the caller's dtype.
   EngineBuffer dk_rep, dv_rep, local_rep, scratch32;
@@ -453,10 +466,10 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
                             delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk_rep.as<float>(),
                             dv_rep.as<float>()));
   HCP_TRY(eng.convert_from_f32(dq32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
-  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, qg, qa.as(), dq, scratch.as()));
+  HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, qa.as(), dq, scratch.as()));
   const std::pair<EngineBuffer*, EngineBuffer*> grads[] = {{&dk_rep, &dk32}, {&dv_rep, &dv32}};
   for (const auto& [rep, sum] : grads) {
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, kvg32, rep->as(), local_rep.as(), scratch32.as()));
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kvg32, rep->as(), local_rep.as(), scratch32.as()));
     // dk_rep's own memory is free again: the sum's scratch.
     HCP_TRY(cp::sum_replicated_kv_heads(eng, lp, f, local_rep.as<float>(), sum->as<float>(), rep->as<float>()));
   }

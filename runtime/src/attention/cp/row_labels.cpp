@@ -7,18 +7,6 @@
 namespace hcp::cp {
 namespace {
 
-// Rows [row0, row0 + rows) of `runs`.
-RowRuns slice(const RowRuns& runs, int64_t row0, int64_t rows) {
-  RowRuns out;
-  int64_t at = 0;
-  for (const LabelRun& r : runs) {
-    const int64_t lo = std::max(at, row0), hi = std::min(at + r.rows, row0 + rows);
-    if (lo < hi) out.push_back({r.seg, r.seg < 0 ? 0 : r.pos + (lo - at), hi - lo});
-    at += r.rows;
-  }
-  return out;
-}
-
 int64_t rows_of(const RowRuns& runs) {
   int64_t n = 0;
   for (const LabelRun& r : runs) n += r.rows;
@@ -43,16 +31,6 @@ RowRuns rank_runs(const PackedBatch& batch, int w, int rank) {
     }
   }
   return runs;
-}
-
-RowRuns a2a_runs(const std::vector<RowRuns>& members) {
-  RowRuns out;
-  for (const RowRuns& m : members) append(&out, slice(m, 0, rows_of(m) / 2));
-  for (auto m = members.rbegin(); m != members.rend(); ++m) {
-    const int64_t n = rows_of(*m);
-    append(&out, slice(*m, n / 2, n - n / 2));
-  }
-  return out;
 }
 
 RowRuns concat_runs(const std::vector<RowRuns>& parts) {

@@ -23,10 +23,7 @@ using RowRuns = std::vector<LabelRun>;
 // The rows of CP rank `rank` of `w` (chunks rank and 2w-1-rank of every document). A bshd sequence of length S is
 // the batch of one document {0, S}.
 RowRuns rank_runs(const PackedBatch& batch, int w, int rank);
-// The rows an a2a exchange over `members` (in member order) produces: their first halves in member order, then
-// their second halves in reverse member order (sequence_layout.hpp).
-RowRuns a2a_runs(const std::vector<RowRuns>& members);
-// Rows one after another.
+// Rows one after another (an all_gather's rows, and a labelled a2a's mixed rows in MixedOrder::member).
 RowRuns concat_runs(const std::vector<RowRuns>& parts);
 
 // Whether any query row of `q` sees any key row of `k` under the causal flag and the window (exact).
