@@ -17,8 +17,8 @@ namespace {
 // Freed buffers are kept for reuse, up to kPoolBytes or the most this engine has had live at once, whichever is
 // larger: a CP call allocates the same sizes every time, and fresh pages would each cost a page fault and a zeroing
 // (about 5% of a rank's forward time at S/W = 512 before; an all_gather forward of 16k packed tokens holds 285 MB a
-// rank, and with a fixed 256 MB the page faults were most of its time). The memory kept is never more than a call
-// needed anyway.
+// rank, and with a fixed 256 MB the page faults were most of its time). What the pool keeps is never more than the
+// most one moment of this engine's life had live.
 constexpr size_t kPoolBytes = size_t{256} << 20;
 
 class CpuEngine final : public CpEngine {
