@@ -232,7 +232,7 @@ std::vector<PackedCase> packed_cases() {
   for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather}) {
     PackedCase c{comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{}, true, true,
                  true, DType::bf16, comm == CpComm::p2p ? 40 : -1, comm == CpComm::p2p ? 0 : -1, 70, seed++};
-    c.emulated_gpu = true, c.heads = 8, c.kv_heads = 4;  // small: the emulator runs 128 host threads per block
+    c.emulated_gpu = true, c.heads = 8, c.kv_heads = 4;  // small: the emulator steps 128 threads a block
     cases.push_back(c);
   }
   // NaN in the padding of every input, every scheme, on the CPU kernels and on the block emulator: what the

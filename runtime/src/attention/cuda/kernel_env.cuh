@@ -1,8 +1,8 @@
 // One source, two compilers. The flash attention block functions (flash_*.cuh) are compiled by nvcc for the GPU
-// and by the host compiler for the block emulator (emulation/), which runs each block's threads as host threads so
-// that tests check every index, mask and softmax step on machines without a GPU. This header is the switch: the
-// same names (element traits, BlockCtx, atomic_add, exp2/log2) for both; warp_ops.cuh does the same for the warp
-// instructions.
+// and by the host compiler for the block emulator (emulation/), which runs each block's threads as fibers of a host
+// thread so that tests check every index, mask and softmax step on machines without a GPU. This header is the
+// switch: the same names (element traits, BlockCtx, atomic_add, exp2/log2) for both; warp_ops.cuh does the same for
+// the warp instructions.
 #pragma once
 
 #include <cmath>

@@ -1,16 +1,15 @@
-// Runs CUDA-style thread blocks on host threads, so the flash attention block functions (../flash_*.cuh) can be
-// executed and checked on machines without a GPU. Each block's threads are real host threads; __syncthreads is a
-// barrier over the block, and each warp has its own for the warp instructions (warp_emulation.hpp). Shared memory is
-// filled with NaN bytes before every block, so a read of shared memory nobody wrote shows up in the results.
+// Runs CUDA-style thread blocks on the host, so the flash attention block functions (../flash_*.cuh) can be
+// executed and checked on machines without a GPU. Each block's threads are fibers of the launching host thread
+// (fibers.hpp); __syncthreads is a barrier over the block, and each warp has its own for the warp instructions
+// (warp_emulation.hpp). Shared memory is filled with NaN bytes before every block, so a read of shared memory
+// nobody wrote shows up in the results.
 #pragma once
 
 #include <atomic>
-#include <barrier>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "../../cpu/bf16.hpp"
@@ -43,15 +42,17 @@ struct ElemF16 {
 
 class BlockCtx {
  public:
-  BlockCtx(int tid, std::barrier<>* barrier) : tid_(tid), barrier_(barrier) {}
+  BlockCtx(int tid, FiberBarrier* barrier) : tid_(tid), barrier_(barrier) {}
   int tid() const { return tid_; }
   void sync() const { barrier_->arrive_and_wait(); }
 
  private:
   int tid_;
-  std::barrier<>* barrier_;
+  FiberBarrier* barrier_;
 };
 
+// Atomic as atomicAdd is: a block's threads take turns on one host thread, but other launches may be running on
+// other host threads (each emulated stream has its own) and adding to the same tensor.
 inline void atomic_add(float* address, float value) {
   std::atomic_ref<float>(*address).fetch_add(value, std::memory_order_relaxed);
 }
@@ -60,16 +61,18 @@ struct Grid {
   int64_t x = 1, y = 1, z = 1;
 };
 
-// Calls fn(ctx, bx, by, bz, smem) for every block of `grid` on `threads` host threads, one block after another.
+// Calls fn(ctx, bx, by, bz, smem) for every block of `grid` on `threads` emulated threads, one block after another.
 template <class Fn>
 void launch(Grid grid, int threads, size_t smem_bytes, Fn fn) {
-  std::barrier<> barrier(threads);
+  FiberBarrier barrier(threads);
   std::vector<WarpState> warps(static_cast<size_t>((threads + 31) / 32));
+  std::vector<ThreadState> states(static_cast<size_t>(threads));
   std::vector<unsigned char> storage(smem_bytes + 128);
   auto* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(storage.data()) + 127) & ~uintptr_t{127});
   auto body = [&](int tid) {
-    thread_state.lane = tid % 32;
-    thread_state.warp = &warps[static_cast<size_t>(tid / 32)];
+    ThreadState& me = states[static_cast<size_t>(tid)];
+    me.lane = tid % 32;
+    me.warp = &warps[static_cast<size_t>(tid / 32)];
     const BlockCtx ctx(tid, &barrier);
     for (int64_t bz = 0; bz < grid.z; ++bz)
       for (int64_t by = 0; by < grid.y; ++by)
@@ -81,10 +84,10 @@ void launch(Grid grid, int threads, size_t smem_bytes, Fn fn) {
           barrier.arrive_and_wait();
         }
   };
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(threads));
-  for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
-  for (auto& t : pool) t.join();
+  ThreadState* const outer = block_threads;
+  block_threads = states.data();
+  run_fibers(threads, body);
+  block_threads = outer;
 }
 
 }  // namespace hcp::emu

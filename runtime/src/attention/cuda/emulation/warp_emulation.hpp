@@ -1,8 +1,8 @@
-// The warp-level instructions of ../warp_ops.cuh on the host, for the block emulator. Each lane is a host thread;
-// a collective instruction is one step of the warp's barrier: every lane publishes its operands in the warp's
-// exchange slots, then every lane computes its own result from the slots, with the lane layouts of the PTX ISA.
-// So a kernel that assumes a wrong layout, reads a register its lane does not hold, or calls a collective from a
-// divergent branch (a deadlock here) fails on the host as it would on a GPU.
+// The warp-level instructions of ../warp_ops.cuh on the host, for the block emulator. Each lane is a fiber
+// (fibers.hpp); a collective instruction is one step of the warp's barrier: every lane publishes its operands in the
+// warp's exchange slots, then every lane computes its own result from the slots, with the lane layouts of the PTX
+// ISA. So a kernel that assumes a wrong layout, reads a register its lane does not hold, or calls a collective from
+// a divergent branch (a deadlock, which aborts here) fails on the host as it would on a GPU.
 //
 // cp.async is emulated as what makes it hard to use: the copy happens when the issuing thread waits for its group
 // (cp_async_wait), not when it is issued. A kernel that reads shared memory before waiting for it, or before the
@@ -10,13 +10,14 @@
 // memory, or the previous tile. Misaligned addresses, which trap on a GPU, abort.
 #pragma once
 
-#include <barrier>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <vector>
+
+#include "fibers.hpp"
 
 namespace hcp::emu {
 
@@ -32,7 +33,7 @@ struct WarpLane {
 // collective writes the other set, and it cannot pass that collective's barrier - and come back to this set -
 // before every lane has finished reading this one.
 struct WarpState {
-  std::barrier<> barrier{32};
+  FiberBarrier barrier{32};
   WarpLane lanes[2][32];
 };
 
@@ -50,7 +51,9 @@ struct ThreadState {
   std::vector<AsyncCopy> issued;
   std::deque<std::vector<AsyncCopy>> committed;
 };
-inline thread_local ThreadState thread_state;
+// The threads of the block this host thread emulates now (launch sets it), indexed by fiber.
+inline thread_local ThreadState* block_threads = nullptr;
+inline ThreadState& this_thread() { return block_threads[current_fiber()]; }
 
 [[noreturn]] inline void fault(const char* what) {
   std::fprintf(stderr, "block emulator: %s\n", what);
@@ -64,7 +67,7 @@ inline void require_aligned16(const void* p, const char* what) {
 // Publishes through this round's exchange slots: fills this lane's slot, waits for the warp, returns all 32.
 template <class Fill>
 WarpLane* publish(Fill fill) {
-  ThreadState& ts = thread_state;
+  ThreadState& ts = this_thread();
   WarpLane* lanes = ts.warp->lanes[ts.round++ % 2];
   fill(lanes[ts.lane]);
   ts.warp->barrier.arrive_and_wait();
@@ -89,7 +92,7 @@ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) 
     return unpack<E>(lanes[4 * (row % 8) + (k % 8) / 2].a[(row >= 8) + 2 * (k >= 8)], k % 2);
   };
   auto b_at = [&](int k, int n) { return unpack<E>(lanes[4 * n + (k % 8) / 2].b[k >= 8], k % 2); };
-  const int g = thread_state.lane / 4, t = thread_state.lane % 4;
+  const int g = this_thread().lane / 4, t = this_thread().lane % 4;
   for (int i = 0; i < 4; ++i) {  // C is this lane's own: d accumulates in place
     const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i % 2);
     for (int k = 0; k < 16; ++k) d[i] += a_at(row, k) * b_at(k, col);
@@ -109,7 +112,7 @@ inline SmemAddr smem_addr_of(const void* p) { return static_cast<const char*>(p)
 inline void ldmatrix_x4_impl(uint32_t (&r)[4], const void* row, bool trans) {
   require_aligned16(row, "ldmatrix: row address not 16-byte aligned");
   const WarpLane* lanes = publish([&](WarpLane& me) { me.row = row; });
-  const int g = thread_state.lane / 4, t = thread_state.lane % 4;
+  const int g = this_thread().lane / 4, t = this_thread().lane % 4;
   for (int i = 0; i < 4; ++i) {
     uint16_t lo, hi;
     if (trans) {  // column g of matrix i, rows 2t and 2t + 1
@@ -127,24 +130,24 @@ inline void ldmatrix_x4(uint32_t (&r)[4], const void* row) { ldmatrix_x4_impl(r,
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) { ldmatrix_x4_impl(r, row, true); }
 
 inline float shfl_xor(float v, int mask) {
-  return publish([&](WarpLane& me) { me.value = v; })[thread_state.lane ^ mask].value;
+  return publish([&](WarpLane& me) { me.value = v; })[this_thread().lane ^ mask].value;
 }
 
 inline void cp_async_16(void* dst, const void* src, bool valid) {
   require_aligned16(dst, "cp.async: shared memory address not 16-byte aligned");
   if (valid) require_aligned16(src, "cp.async: global memory address not 16-byte aligned");
-  thread_state.issued.push_back({static_cast<char*>(dst), static_cast<const char*>(src), valid});
+  this_thread().issued.push_back({static_cast<char*>(dst), static_cast<const char*>(src), valid});
 }
 
 inline void cp_async_commit() {
-  ThreadState& ts = thread_state;
+  ThreadState& ts = this_thread();
   ts.committed.push_back(std::move(ts.issued));
   ts.issued.clear();
 }
 
 template <int N>
 void cp_async_wait() {
-  ThreadState& ts = thread_state;
+  ThreadState& ts = this_thread();
   while (ts.committed.size() > static_cast<size_t>(N)) {
     for (const AsyncCopy& c : ts.committed.front()) {
       if (c.valid)
@@ -158,9 +161,10 @@ void cp_async_wait() {
 
 // A new block: copies a thread left in flight belonged to the previous block's shared memory.
 inline void begin_block() {
-  thread_state.round = 0;
-  thread_state.issued.clear();
-  thread_state.committed.clear();
+  ThreadState& ts = this_thread();
+  ts.round = 0;
+  ts.issued.clear();
+  ts.committed.clear();
 }
 
 }  // namespace hcp::emu
