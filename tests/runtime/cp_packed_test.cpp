@@ -235,6 +235,18 @@ std::vector<PackedCase> packed_cases() {
     c.emulated_gpu = true, c.heads = 8, c.kv_heads = 4;  // small: the emulator steps 128 threads a block
     cases.push_back(c);
   }
+  // More of the CUDA engine's paths on the block emulator: no causal mask with a window on both sides, one bshd
+  // sequence (batch 2) with a window, cp 8 under a2a+p2p, and KV heads replicated for an a2a wider than them.
+  auto emulated = [](PackedCase c) {
+    c.emulated_gpu = true;
+    if (c.heads == 0) c.heads = 8, c.kv_heads = 4;
+    return c;
+  };
+  cases.push_back(emulated({CpComm::a2a, 4, {}, true, false, true, DType::bf16, 33, 9, 120, seed++}));
+  cases.push_back(emulated({CpComm::all_gather, 4, {}, true, false, true, DType::bf16, 20, 20, 120, seed++}));
+  cases.push_back(emulated({CpComm::p2p, 4, {}, false, false, true, DType::bf16, 29, 5, 0, seed++}));
+  cases.push_back(emulated({CpComm::a2a_p2p, 8, {2, 4}, true, true, true, DType::bf16, 64, 0, 300, seed++}));
+  cases.push_back(emulated(wide(CpComm::a2a, 8, {}, true, 8, 2, DType::bf16)));
   // NaN in the padding of every input, every scheme, on the CPU kernels and on the block emulator: what the
   // padding holds must not reach a result.
   for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
