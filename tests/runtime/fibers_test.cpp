@@ -72,8 +72,9 @@ TEST(Fibers, StacksAreSeparateAndDeep) {
   for (int i = 0; i < kFibers; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], 1000 * i) << i;
 }
 
-// Floating-point state lives in each fiber's registers across a switch (the switch keeps the callee-saved ones).
-TEST(Fibers, ValuesInRegistersSurviveSwitches) {
+// What a fiber keeps across its switches - in the callee-saved registers the switch saves (the loop counter,
+// pointers) or spilled to its stack (the double) - is its own when it resumes.
+TEST(Fibers, ValuesKeptAcrossSwitchesSurvive) {
   constexpr int kFibers = 4;
   FiberBarrier barrier(kFibers);
   std::vector<double> got(kFibers);

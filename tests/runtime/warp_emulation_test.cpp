@@ -142,5 +142,11 @@ TEST(WarpEmulationDeathTest, MisalignedAddressesTrap) {
                "ldmatrix: row address not 16-byte aligned");
 }
 
+// A warp instruction needs the lane of an emulated thread: outside a launched block there is none.
+TEST(WarpEmulationDeathTest, AWarpInstructionOutsideABlockAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH((void)shfl_xor(1.0f, 1), "a warp instruction outside a launched block");
+}
+
 }  // namespace
 }  // namespace hcp::emu

@@ -51,8 +51,8 @@ class BlockCtx {
   FiberBarrier* barrier_;
 };
 
-// Atomic as atomicAdd is: a block's threads take turns on one host thread, but other launches may be running on
-// other host threads (each emulated stream has its own) and adding to the same tensor.
+// Atomic as atomicAdd is: the threads of one block take turns on one host thread, but launches on other host
+// threads (each emulated stream has its own) may run at the same time.
 inline void atomic_add(float* address, float value) {
   std::atomic_ref<float>(*address).fetch_add(value, std::memory_order_relaxed);
 }

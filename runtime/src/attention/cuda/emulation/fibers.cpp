@@ -45,12 +45,13 @@
 #endif
 
 namespace hcp::emu {
-namespace {
 
-[[noreturn]] void fault(const char* what) {
+void fault(const char* what) {
   std::fprintf(stderr, "block emulator: %s\n", what);
   std::abort();
 }
+
+namespace {
 
 #if !defined(HCP_EMU_UCONTEXT)
 // hcp_emu_switch_stack(&from_sp, to_sp): pushes the registers the SysV ABI makes callee-saved (and the SSE and x87

@@ -22,6 +22,9 @@ void run_fibers(int count, Fn& fn) {
   run_fibers(count, [](void* context, int index) { (*static_cast<Fn*>(context))(index); }, &fn);
 }
 
+// Prints "block emulator: <what>" and aborts: what a GPU would trap on or hang at.
+[[noreturn]] void fault(const char* what);
+
 // The index of the fiber running now (in the innermost run_fibers of this host thread).
 int current_fiber();
 

@@ -11,8 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <vector>
@@ -53,11 +51,9 @@ struct ThreadState {
 };
 // The threads of the block this host thread emulates now (launch sets it), indexed by fiber.
 inline thread_local ThreadState* block_threads = nullptr;
-inline ThreadState& this_thread() { return block_threads[current_fiber()]; }
-
-[[noreturn]] inline void fault(const char* what) {
-  std::fprintf(stderr, "block emulator: %s\n", what);
-  std::abort();
+inline ThreadState& this_thread() {
+  if (block_threads == nullptr) fault("a warp instruction outside a launched block");
+  return block_threads[current_fiber()];
 }
 
 inline void require_aligned16(const void* p, const char* what) {
