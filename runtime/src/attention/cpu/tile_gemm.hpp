@@ -50,23 +50,23 @@ HCP_INLINE void gemm_block(int64_t K, const float* a, int64_t lda, const float* 
 template <int W>
 inline constexpr int kWidestBlock = W >= 16 ? 4 : 2;
 
-// The columns of four rows, widest blocks first. The narrow ends are what a short document's CP chunk makes (a
-// key tile of 33-48 columns is 3W on AVX-512): 5W goes as 3W + 2W and 3W as one block, never ending in a 1W
-// block, which issues as many broadcasts as FMAs.
+// The columns of four rows, widest blocks first, then one block for what is left: a short document's CP chunk
+// of 33-48 keys is a 3W score tile on AVX-512, one block instead of 2W + 1W (the 1W block issues as many
+// broadcasts as FMAs). The kernels' N is at most 4W (key tiles) or a multiple of 2W (head dims).
 template <int W, bool kAcc>
 HCP_INLINE void gemm_rows(int64_t N, int64_t K, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                           int64_t ldc) {
   constexpr int kWide = kWidestBlock<W>;
   int64_t left = N / W;
-  for (; left >= kWide && !(kWide == 4 && left == 5); left -= kWide, b += kWide * W, c += kWide * W)
+  for (; left >= kWide; left -= kWide, b += kWide * W, c += kWide * W)
     gemm_block<W, kWide, kAcc>(K, a, lda, b, ldb, c, ldc);
   if constexpr (kWide == 4) {
-    if (left >= 3) {
-      gemm_block<W, 3, kAcc>(K, a, lda, b, ldb, c, ldc);
-      left -= 3, b += 3 * W, c += 3 * W;
-    }
+    if (left == 3) return gemm_block<W, 3, kAcc>(K, a, lda, b, ldb, c, ldc);
   }
-  if (left == 2) gemm_block<W, 2, kAcc>(K, a, lda, b, ldb, c, ldc);
+  if (left >= 2) {
+    gemm_block<W, 2, kAcc>(K, a, lda, b, ldb, c, ldc);
+    left -= 2, b += 2 * W, c += 2 * W;
+  }
   if (left == 1) gemm_block<W, 1, kAcc>(K, a, lda, b, ldb, c, ldc);
 }
 
