@@ -14,6 +14,7 @@
 #include "label_mask.hpp"
 #include "tile_gemm.hpp"
 #include "tiles.hpp"
+#include "transpose_pack.hpp"
 
 namespace hcp::cpu {
 
@@ -142,8 +143,8 @@ HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, in
     if (!any) return;  // no query sees this key tile: its dK/dV rows get nothing
   }
   pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
-  pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
-  pack_rows_transposed(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.vt.data(), dp, kBlockK, round_up(cols, 2 * W));
+  pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
+  pack_rows_transposed<W>(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.vt.data(), dp, kBlockK, round_up(cols, 2 * W));
   std::fill(t.dk.begin(), t.dk.end(), 0.0f);
   std::fill(t.dv.begin(), t.dv.end(), 0.0f);
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {

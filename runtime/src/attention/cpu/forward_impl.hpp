@@ -14,6 +14,7 @@
 #include "label_mask.hpp"
 #include "tile_gemm.hpp"
 #include "tiles.hpp"
+#include "transpose_pack.hpp"
 
 namespace hcp::cpu {
 
@@ -159,7 +160,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
   if (cache_index >= 0) {  // packed once per (batch, kv head)
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
-      pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, kBlockK,
+      pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, kBlockK,
                            round_up(cols, W));
       if (!t.in_place)
         pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W));
@@ -168,7 +169,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     kt = t.kt_cache.data() + at;
     if (!t.in_place) v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W));
+    pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W));
     if (!t.in_place) pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W));
   }
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.

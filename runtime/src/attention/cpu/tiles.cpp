@@ -7,9 +7,7 @@
 #include "half.hpp"
 
 namespace hcp::cpu {
-namespace {
 
-// One row of head_dim values of `dtype` as floats.
 void read_row(DType dtype, const unsigned char* src, int64_t n, float mul, float* dst) {
   switch (dtype) {
     case DType::f32: {
@@ -34,6 +32,8 @@ void read_row(DType dtype, const unsigned char* src, int64_t n, float mul, float
   }
 }
 
+namespace {
+
 // Rows sit a page apart (tiles.hpp); reading them one after the other waits on each one's miss. Asking for the row
 // a few ahead keeps several misses in flight.
 constexpr int64_t kPrefetchAhead = 12;
@@ -53,30 +53,6 @@ void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t 
     std::fill(dst + r * dp + head_dim, dst + (r + 1) * dp, 0.0f);
   }
   std::fill(dst + rows * dp, dst + block_rows * dp, 0.0f);
-}
-
-void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
-                          int64_t head_dim, float mul, float* dst, int64_t dp, int64_t block_rows, int64_t width) {
-  // Writes only what the products read: columns [0, width) of every row, zero past `rows` and in the pad rows
-  // [head_dim, dp). The zero columns go in with the data (each a short strided store into lines being written
-  // anyway), not as one small fill per row.
-  for (int64_t d = head_dim; d < dp; ++d) std::fill(dst + d * block_rows, dst + d * block_rows + width, 0.0f);
-  float row[kMaxHeadDim];
-  for (int64_t r = 0; r < width; ++r) {
-    if (r >= rows) {
-      for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = 0.0f;
-      continue;
-    }
-    if (r + kPrefetchAhead < rows) prefetch_row(dtype, t, b, s0 + r + kPrefetchAhead, h, head_dim);
-    const unsigned char* src = element(dtype, t, b, s0 + r, h);
-    const float* values = reinterpret_cast<const float*>(src);
-    if (dtype != DType::f32) {
-      read_row(dtype, src, head_dim, 1.0f, row);
-      values = row;
-    }
-    // The scale goes in here, not through a row copy first: fp32 keys are the CP ring's, packed once per step.
-    for (int64_t d = 0; d < head_dim; ++d) dst[d * block_rows + r] = mul * values[d];
-  }
 }
 
 void prefetch_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,

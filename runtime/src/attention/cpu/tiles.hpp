@@ -21,13 +21,11 @@ inline int64_t visible_keys(const AttnParams& p, int64_t row, int64_t j0, int64_
   return last < 0 ? 0 : (last + 1 < cols ? last + 1 : cols);
 }
 
+// dst[d] = mul * src[d] for d < n, src holding n values of `dtype`.
+void read_row(DType dtype, const unsigned char* src, int64_t n, float mul, float* dst);
 // dst[r * dp + d] = mul * t[b, s0 + r, h, d] for r < rows, d < head_dim; zero elsewhere in block_rows x dp.
 void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim,
                float mul, float* dst, int64_t dp, int64_t block_rows);
-// The transpose: dst[d * block_rows + r] = mul * t[b, s0 + r, h, d], a dp x block_rows tile of which columns
-// [0, width) are written (zero past `rows`; width <= block_rows).
-void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
-                          int64_t head_dim, float mul, float* dst, int64_t dp, int64_t block_rows, int64_t width);
 // t[b, s0 + r, h, d] += mul * src[r * dp + d] (t is f32).
 void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
               const float* src, int64_t dp);
