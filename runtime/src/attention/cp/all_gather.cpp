@@ -2,7 +2,11 @@
 // local query chunks c to keys [0, (c+1) S/2W) with a bottom-right causal mask (all keys without a mask). The
 // backward gathers again, computes dK/dV for the full sequence and reduce-scatters them to the chunk owners. With
 // labels (packed sequences, windows) the gathered rows stay in rank order and one call per pass covers all local
-// queries against all keys under the labelled mask.
+// queries against all keys under the labelled mask; with one batch row they are gathered head by head into
+// head-major K and V (relayout_heads), so a host kernel streams each head's rows instead of reading rows a token
+// apart (packing V and the transposed K from the token-major gather took a fifth of a packed forward).
+#include <utility>
+
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
 
@@ -16,6 +20,9 @@ int64_t chunk_of(const LocalProblem& lp, int m, int half_index, int w) {
   return half_index == 0 ? m : 2 * w - 1 - m;
 }
 
+// Whether K and V (and the full dK, dV) are gathered head-major: labelled rows in rank order, one batch row.
+bool gathers_heads(const LocalProblem& lp) { return lp.labels && lp.batch == 1; }
+
 // All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W).
 Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
                  EngineBuffer* full_k, EngineBuffer* full_v) {
@@ -23,11 +30,18 @@ Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, cons
   const size_t kvb = lp.kv_bytes();
   HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_k));
   HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_v));
-  if (lp.labels && lp.batch == 1) {
-    // Rank order with one batch row: each rank's K (and V) is already a run of rows of the full tensor, so they are
-    // gathered in place, without the [K | V] message and its reordering copy (two passes over the whole KV).
-    HCP_TRY(comm.all_gather(k, full_k->as(), kvb));
-    return comm.all_gather(v, full_v->as(), kvb);
+  if (gathers_heads(lp)) {
+    // Rank order with one batch row: head h of every rank's block, one after the other, is head h's run of rows in
+    // the full sequence, so one gather per head puts them in place, without a reordering copy over the whole KV.
+    const size_t head = static_cast<size_t>(lp.n * lp.head_dim) * dtype_size(lp.dtype);
+    EngineBuffer mine;
+    HCP_TRY(eng.alloc(2 * kvb, &mine));
+    HCP_TRY(pack_kv_head_major(eng, lp, k, v, mine.as()));
+    for (int64_t h = 0; h < lp.kv_heads; ++h) {
+      HCP_TRY(comm.all_gather(mine.as() + h * head, full_k->as() + h * head * w, head));
+      HCP_TRY(comm.all_gather(mine.as() + kvb + h * head, full_v->as() + h * head * w, head));
+    }
+    return {};
   }
   EngineBuffer mine, all;
   HCP_TRY(eng.alloc(2 * kvb, &mine));
@@ -72,8 +86,12 @@ Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem&
   HCP_TRY(gather_kv(eng, comm, lp, k, v, &full_k, &full_v));
   Buffers buf;
   buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.out = out, buf.lse = lse;
-  return for_each_call(lp, comm.size(), comm.rank(), buf,
-                       [&](const AttnParams& p) { return compute_or_abort(&comm, eng.forward(p)); });
+  buf.head_major_kv = gathers_heads(lp);
+  HeadMajorQueries hm;
+  if (buf.head_major_kv) HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
+  HCP_TRY(for_each_call(lp, comm.size(), comm.rank(), buf,
+                        [&](const AttnParams& p) { return compute_or_abort(&comm, eng.forward(p)); }));
+  return restore_output(eng, lp, buf, out);
 }
 
 Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k,
@@ -93,6 +111,7 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   Buffers buf;
   buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.lse = const_cast<float*>(lse), buf.delta = delta;
   buf.dout = dout, buf.dq = dq, buf.dk = full_dk.as<float>(), buf.dv = full_dv.as<float>();
+  buf.head_major_kv = gathers_heads(lp);
   HCP_TRY(for_each_call(lp, w, comm.rank(), buf,
                         [&](const AttnParams& p) { return compute_or_abort(&comm, eng.backward(p)); }));
   // Block m of the reduce-scatter: [dK of rank m's two chunks | dV of them], in rank m's local layout.
@@ -100,6 +119,14 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   const int64_t half = lp.n / 2, seq = lp.n * w;
   for (int m = 0; m < w; ++m) {
     float* block = blocks.as<float>() + 2 * kv_floats * m;
+    if (buf.head_major_kv) {
+      // Rank m's rows of each head, [m n, (m + 1) n), back to token-major [n, Hkv, D].
+      const size_t head = static_cast<size_t>(lp.head_dim) * sizeof(float);
+      const size_t src = static_cast<size_t>(m * lp.n * lp.head_dim);
+      for (auto [full, to] : {std::pair{&full_dk, block}, {&full_dv, block + kv_floats}})
+        HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, head, to, head, row, full->as<float>() + src, seq * head, head));
+      continue;
+    }
     for (int hi = 0; hi < 2; ++hi) {
       const size_t src = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row / sizeof(float);
       const size_t dst = static_cast<size_t>(hi * half) * row / sizeof(float);

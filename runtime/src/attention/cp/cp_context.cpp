@@ -257,10 +257,23 @@ Stages stages_of(CpComm comm, Communicator* cp, Communicator* const levels[2]) {
   return {};
 }
 
-// Plain sequences need the mixed sequence in natural order (their causal sections assume it); labelled ones carry
-// their positions and take the exchange's own order.
-cp::MixedOrder mixed_order(const cp::LocalProblem& lp) {
-  return lp.labels ? cp::MixedOrder::member : cp::MixedOrder::dual_chunk;
+// The whole batch the CP ranks share: the packed documents, or a plain sequence as one document.
+PackedBatch whole_batch(const CpShape& shape, int w) {
+  return shape.packed.empty() ? PackedBatch{{0, shape.seq_local * w}, {}} : shape.packed;
+}
+
+// The CP ranks of ring member p's a2a group of size a, in member order (flat CP rank of member m is m + a * p).
+std::vector<int> group_members(int a, int p) {
+  std::vector<int> members;
+  for (int m = 0; m < a; ++m) members.push_back(m + a * p);
+  return members;
+}
+
+// This rank's a2a group in sequence order (sequence_layout.hpp): the natural order plain causal sections need, and
+// whole documents for labelled ones.
+cp::MixedOrder mixed_order(const CpShape& shape, int w, const Stages& st) {
+  const int p = st.ring ? st.ring->rank() : 0;
+  return cp::group_order(whole_batch(shape, w), w, group_members(st.a2a->size(), p)).moves;
 }
 
 bool same_labels(const CpShape& a, const CpShape& b) {
@@ -281,7 +294,7 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
   labels_.reset();
   const int w = cp_size();
   // A plain sequence is the packed batch of one document.
-  const PackedBatch batch = shape.packed.empty() ? PackedBatch{{0, shape.seq_local * w}, {}} : shape.packed;
+  const PackedBatch batch = whole_batch(shape, w);
   std::vector<cp::RowRuns> runs;
   auto labels = std::make_unique<cp::BlockLabels>();
   if (comm_ == CpComm::all_gather) {
@@ -289,20 +302,11 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
     labels->me = cp_rank();
     HCP_TRY(cp::upload_runs(*engine_, cp::concat_runs(runs), labels.get(), &labels->all_keys));
   } else {
-    // Ring member p's block: its own rows, or its a2a group's rows in member order (flat CP rank of a2a member m is
-    // m + A * p; labelled problems exchange in cp::MixedOrder::member).
+    // Ring member p's block: its a2a group's rows in sequence order (mixed_order), its own rows without an a2a.
     const Stages st = stages_of(comm_, data_cp_, data_levels_);
     const int a = st.a2a ? st.a2a->size() : 1, ring = st.ring ? st.ring->size() : 1;
     labels->me = st.ring ? st.ring->rank() : 0;
-    for (int p = 0; p < ring; ++p) {
-      if (a == 1) {
-        runs.push_back(cp::rank_runs(batch, w, p));
-        continue;
-      }
-      std::vector<cp::RowRuns> members;
-      for (int m = 0; m < a; ++m) members.push_back(cp::rank_runs(batch, w, m + a * p));
-      runs.push_back(cp::concat_runs(members));
-    }
+    for (int p = 0; p < ring; ++p) runs.push_back(cp::group_order(batch, w, group_members(a, p)).runs);
   }
   labels->window_left = shape.window_left, labels->window_right = shape.window_right;
   const cp::RowRuns& mine = runs[static_cast<size_t>(labels->me)];
@@ -359,7 +363,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   const int64_t rows = lp.batch * lp.heads * lp.n;
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  const cp::MixedOrder order = mixed_order(lp);
+  const cp::MixedOrder order = mixed_order(shape, cp_size(), st);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
@@ -435,7 +439,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  const cp::MixedOrder order = mixed_order(lp);
+  const cp::MixedOrder order = mixed_order(shape, cp_size(), st);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));

@@ -116,6 +116,25 @@ struct Buffers {
   bool head_major_q = false, head_major_kv = false;
 };
 
+// A host engine's queries and fp32 output head-major for the kernel calls (see relayout_heads), held in `hm`:
+// q is copied in here, the output back by restore_output. Device engines keep the caller's layout.
+struct HeadMajorQueries {
+  EngineBuffer q, out;
+};
+inline Status queries_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajorQueries* hm, Buffers* buf) {
+  if (eng.device_memory()) return {};
+  const size_t e = dtype_size(lp.dtype);
+  HCP_TRY(eng.alloc(static_cast<size_t>(lp.q_elems()) * e, &hm->q));
+  HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &hm->out));
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->q, hm->q.as()));
+  buf->q = hm->q.as(), buf->out = hm->out.as<float>(), buf->head_major_q = true;
+  return {};
+}
+inline Status restore_output(CpEngine& eng, const LocalProblem& lp, const Buffers& buf, float* out) {
+  if (!buf.head_major_q) return {};
+  return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf.out, out);
+}
+
 inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
                                  const Buffers& b) {
   AttnParams p;

@@ -72,18 +72,13 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
     buf.k = k, buf.v = v, buf.out = out, buf.lse = lse;
     return eng.forward(step_params(lp, 0, 0, buf));
   }
-  const size_t e = dtype_size(lp.dtype);
-  EngineBuffer cur, next, qh, oh;
+  EngineBuffer cur, next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
   HCP_TRY(pack_kv_head_major(eng, lp, k, v, cur.as()));
   buf.out = out, buf.lse = lse, buf.head_major_kv = true;
-  if (!eng.device_memory()) {
-    HCP_TRY(eng.alloc(static_cast<size_t>(lp.q_elems()) * e, &qh));
-    HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &oh));
-    HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, q, qh.as()));
-    buf.q = qh.as(), buf.out = oh.as<float>(), buf.head_major_q = true;
-  }
+  HeadMajorQueries hm;
+  HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
   PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
     if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
@@ -98,8 +93,7 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
       std::swap(cur, next);
     }
   }
-  if (!buf.head_major_q) return {};
-  return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), oh.as(), out);
+  return restore_output(eng, lp, buf, out);
 }
 
 Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,

@@ -17,20 +17,47 @@ void append(RowRuns* to, const RowRuns& from) { to->insert(to->end(), from.begin
 
 }  // namespace
 
-RowRuns rank_runs(const PackedBatch& batch, int w, int rank) {
-  RowRuns runs;
+RowRuns rank_runs(const PackedBatch& batch, int w, int rank) { return group_order(batch, w, {rank}).runs; }
+
+GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& members) {
+  struct Chunk {
+    int64_t start;  // in the padded batch
+    RowMove move;
+    LabelRun real, pad;
+  };
+  std::vector<Chunk> chunks;
   const std::vector<int64_t>& padded = batch.padded();
   const int64_t w2 = 2 * static_cast<int64_t>(w);
-  for (size_t d = 0; d + 1 < padded.size(); ++d) {
-    const int64_t chunk = (padded[d + 1] - padded[d]) / w2;
-    const int64_t real = batch.cu_seqlens[d + 1] - batch.cu_seqlens[d];
-    for (int64_t which : {int64_t{rank}, w2 - 1 - rank}) {
-      const int64_t start = which * chunk, real_rows = std::clamp<int64_t>(real - start, 0, chunk);
-      if (real_rows > 0) runs.push_back({static_cast<int32_t>(d), start, real_rows});
-      if (chunk > real_rows) runs.push_back({-1, 0, chunk - real_rows});
+  for (size_t j = 0; j < members.size(); ++j) {
+    int64_t local = 0;  // a rank's rows: its two chunks of every document, each with its padding at the end
+    for (size_t d = 0; d + 1 < padded.size(); ++d) {
+      const int64_t chunk = (padded[d + 1] - padded[d]) / w2;
+      const int64_t real = batch.cu_seqlens[d + 1] - batch.cu_seqlens[d];
+      if (chunk == 0) continue;
+      for (int64_t which : {int64_t{members[j]}, w2 - 1 - members[j]}) {
+        const int64_t start = which * chunk, real_rows = std::clamp<int64_t>(real - start, 0, chunk);
+        chunks.push_back({padded[d] + start, {static_cast<int64_t>(j), local, 0, chunk},
+                          {static_cast<int32_t>(d), start, real_rows}, {-1, 0, chunk - real_rows}});
+        local += chunk;
+      }
     }
   }
-  return runs;
+  std::sort(chunks.begin(), chunks.end(), [](const Chunk& x, const Chunk& y) { return x.start < y.start; });
+  GroupOrder out;
+  int64_t to = 0;
+  for (Chunk& c : chunks) {
+    c.move.to = to;
+    to += c.move.rows;
+    RowMove* last = out.moves.empty() ? nullptr : &out.moves.back();
+    if (last && last->member == c.move.member && last->from + last->rows == c.move.from &&
+        last->to + last->rows == c.move.to)
+      last->rows += c.move.rows;  // one member's consecutive rows stay one copy
+    else
+      out.moves.push_back(c.move);
+    if (c.real.rows > 0) out.runs.push_back(c.real);
+    if (c.pad.rows > 0) out.runs.push_back(c.pad);
+  }
+  return out;
 }
 
 RowRuns concat_runs(const std::vector<RowRuns>& parts) {

@@ -1,5 +1,5 @@
 // The kernels' row labels (AttnParams::q_labels / k_labels) for every block a CP participant computes on: its own
-// rows, the rows after an a2a exchange (the members' halves in the exchange's order), every ring member's KV block
+// rows, the rows after an a2a exchange (the members' chunks in sequence order), every ring member's KV block
 // and, for all_gather, all ranks' rows. Labels are built as runs of consecutive positions (two per document and
 // rank), so that whether a query block sees a key block at all is decided exactly, without touching rows.
 #pragma once
@@ -10,6 +10,7 @@
 #include "hcp/attention_params.hpp"
 #include "hcp/cp_engine.hpp"
 #include "hcp/packed_sequences.hpp"
+#include "sequence_layout.hpp"
 
 namespace hcp::cp {
 
@@ -23,8 +24,16 @@ using RowRuns = std::vector<LabelRun>;
 // The rows of CP rank `rank` of `w` (chunks rank and 2w-1-rank of every document). A bshd sequence of length S is
 // the batch of one document {0, S}.
 RowRuns rank_runs(const PackedBatch& batch, int w, int rank);
-// Rows one after another (an all_gather's rows, and a labelled a2a's mixed rows in MixedOrder::member).
+// Rows one after another (an all_gather's rows in rank order).
 RowRuns concat_runs(const std::vector<RowRuns>& parts);
+
+// The rows of an a2a group (CP ranks `members`, in member order) in sequence order: every chunk the members hold,
+// sorted by its place in the padded batch; `moves` take member j's local rows there (sequence_layout.hpp).
+struct GroupOrder {
+  RowRuns runs;
+  MixedOrder moves;
+};
+GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& members);
 
 // Whether any query row of `q` sees any key row of `k` under the causal flag and the window (exact).
 bool any_visible(const RowRuns& q, const RowRuns& k, bool causal, int64_t window_left, int64_t window_right);

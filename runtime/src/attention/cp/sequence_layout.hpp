@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "hcp/communicator.hpp"
 #include "hcp/cp_engine.hpp"
@@ -25,26 +26,30 @@ struct SeqTensor {
   size_t bytes() const { return static_cast<size_t>(batch) * batch_bytes(); }
 };
 
-// Where the A members' chunks sit in the mixed sequence after an a2a.
-// - dual_chunk ("super dual-chunk"): the members' first halves in member order, then their second halves in reverse
-//   member order - natural order when the a2a group is the whole CP group, which the plain causal sections need;
-// - member: each member's rows together, in member order. Labelled problems (packed sequences, windows) carry every
-//   row's position, so any order serves them, and with one batch row this order is the exchange's own layout: the
-//   scatter receives straight into `mixed` and the gather sends straight from it, two copies fewer per tensor.
-enum class MixedOrder { dual_chunk, member };
+// Where the A members' rows sit in the mixed sequence after an a2a: `rows` rows from row `from` of member `member`'s
+// local sequence go to row `to` of the mixed one (the same in every batch row). The moves put the group's rows in
+// sequence order (group_order, row_labels.hpp): for a plain sequence the members' first halves in member order,
+// then their second halves in reverse member order, the natural order its causal sections need; for packed
+// documents the same within each document, so that a document's rows are one run and the kernels' tiles are as
+// large as the document allows (the members' rows taken whole, as the exchange leaves them, cut every document into
+// chunks of S/2W rows, and those small tiles cost a labelled kernel 1.27x the time of the same rows in order).
+struct RowMove {
+  int64_t member, from, to, rows;
+};
+using MixedOrder = std::vector<RowMove>;
 
 // a2a step 1-2 over `comm` (size A), copies on `eng` (all pointers are its memory): `local` [B, s, H, X] -> `mixed`
-// [B, A*s, H/A, X] holding all A members' chunks in `order`. `scratch` holds 2 * bytes(local).
-Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, MixedOrder order, const SeqTensor& local, const void* in,
+// [B, A*s, H/A, X] holding all A members' rows in `order`. `scratch` holds 2 * bytes(local).
+Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& local, const void* in,
                          void* mixed, void* scratch);
 // The inverse: `mixed` [B, A*s, H/A, X] -> `local` [B, s, H, X].
-Status a2a_gather_heads(CpEngine& eng, Communicator& comm, MixedOrder order, const SeqTensor& local, const void* mixed,
+Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& local, const void* mixed,
                         void* out, void* scratch);
 
 // The same for per-row fp32 values laid out [B, H, s] (lse, delta).
-Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, MixedOrder order, int64_t batch, int64_t heads, int64_t s,
+Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order, int64_t batch, int64_t heads, int64_t s,
                         const float* in, float* mixed, float* scratch);
-Status a2a_gather_rows(CpEngine& eng, Communicator& comm, MixedOrder order, int64_t batch, int64_t heads, int64_t s,
+Status a2a_gather_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order, int64_t batch, int64_t heads, int64_t s,
                        const float* mixed, float* out, float* scratch);
 
 }  // namespace hcp::cp
