@@ -13,8 +13,8 @@ void copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t 
       std::memcpy(d + b * dst_b + r * dst_r, s + b * src_b + r * src_r, row_bytes);
 }
 
-Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& t, const void* in,
-                         void* mixed, void* scratch) {
+Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                         const SeqTensor& t, const void* in, void* mixed, void* scratch) {
   const int64_t a = comm.size(), hg = t.heads / a;
   const size_t group_bytes = static_cast<size_t>(hg) * t.head_bytes();  // one token's head group
   const size_t chunk = static_cast<size_t>(t.batch * t.seq) * group_bytes;
@@ -33,8 +33,8 @@ Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& or
   return {};
 }
 
-Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& t, const void* mixed,
-                        void* out, void* scratch) {
+Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                        const SeqTensor& t, const void* mixed, void* out, void* scratch) {
   const int64_t a = comm.size(), hg = t.heads / a;
   const size_t group_bytes = static_cast<size_t>(hg) * t.head_bytes();
   const size_t chunk = static_cast<size_t>(t.batch * t.seq) * group_bytes;
@@ -53,8 +53,8 @@ Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& ord
   return {};
 }
 
-Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order, int64_t batch, int64_t heads, int64_t s,
-                        const float* in, float* mixed, float* scratch) {
+Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                        int64_t batch, int64_t heads, int64_t s, const float* in, float* mixed, float* scratch) {
   const int64_t a = comm.size(), hg = heads / a;
   const size_t chunk = static_cast<size_t>(batch * hg * s);  // floats
   float* send = scratch;
@@ -69,8 +69,8 @@ Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& ord
   return {};
 }
 
-Status a2a_gather_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order, int64_t batch, int64_t heads, int64_t s,
-                       const float* mixed, float* out, float* scratch) {
+Status a2a_gather_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                       int64_t batch, int64_t heads, int64_t s, const float* mixed, float* out, float* scratch) {
   const int64_t a = comm.size(), hg = heads / a;
   const size_t chunk = static_cast<size_t>(batch * hg * s);
   float* send = scratch;

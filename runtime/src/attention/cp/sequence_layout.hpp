@@ -40,16 +40,16 @@ using MixedOrder = std::vector<RowMove>;
 
 // a2a step 1-2 over `comm` (size A), copies on `eng` (all pointers are its memory): `local` [B, s, H, X] -> `mixed`
 // [B, A*s, H/A, X] holding all A members' rows in `order`. `scratch` holds 2 * bytes(local).
-Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& local, const void* in,
-                         void* mixed, void* scratch);
+Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                         const SeqTensor& local, const void* in, void* mixed, void* scratch);
 // The inverse: `mixed` [B, A*s, H/A, X] -> `local` [B, s, H, X].
-Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& local, const void* mixed,
-                        void* out, void* scratch);
+Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                        const SeqTensor& local, const void* mixed, void* out, void* scratch);
 
 // The same for per-row fp32 values laid out [B, H, s] (lse, delta).
-Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order, int64_t batch, int64_t heads, int64_t s,
-                        const float* in, float* mixed, float* scratch);
-Status a2a_gather_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order, int64_t batch, int64_t heads, int64_t s,
-                       const float* mixed, float* out, float* scratch);
+Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                        int64_t batch, int64_t heads, int64_t s, const float* in, float* mixed, float* scratch);
+Status a2a_gather_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                       int64_t batch, int64_t heads, int64_t s, const float* mixed, float* out, float* scratch);
 
 }  // namespace hcp::cp
