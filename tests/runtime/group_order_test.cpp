@@ -2,6 +2,7 @@
 // partitioning, packed_rank_indices) to exactly one row of the mixed sequence, the rows there are in the padded
 // batch's order, and the labels describe the row each move put there. A plain sequence gives the dual-chunk order
 // the plain causal sections assume: the members' first halves in member order, then their second halves reversed.
+// Member order (device engines) is each member's rows whole, one move each.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,6 +36,29 @@ TEST(GroupOrder, PlainSequenceIsDualChunkOrder) {
     next += r.rows;
   }
   EXPECT_EQ(next, 240);
+}
+
+TEST(GroupOrder, MemberOrderIsTheExchangesLayout) {
+  const PackedBatch batch{{0, 100, 130, 400}, pad_for_cp({0, 100, 130, 400}, 4)};
+  const int64_t n = batch.cu_seqlens_padded.back() / 4;
+  const GroupOrder g = group_order(batch, 4, {2, 3}, false);
+  ASSERT_EQ(g.moves.size(), 2u);
+  for (int64_t j = 0; j < 2; ++j) {
+    EXPECT_EQ(g.moves[static_cast<size_t>(j)].member, j);
+    EXPECT_EQ(g.moves[static_cast<size_t>(j)].from, 0);
+    EXPECT_EQ(g.moves[static_cast<size_t>(j)].to, j * n);
+    EXPECT_EQ(g.moves[static_cast<size_t>(j)].rows, n);
+  }
+  // The labels: rank 2's rows, then rank 3's.
+  RowRuns want = rank_runs(batch, 4, 2);
+  const RowRuns second = rank_runs(batch, 4, 3);
+  want.insert(want.end(), second.begin(), second.end());
+  ASSERT_EQ(g.runs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(g.runs[i].seg, want[i].seg) << "run " << i;
+    EXPECT_EQ(g.runs[i].pos, want[i].pos) << "run " << i;
+    EXPECT_EQ(g.runs[i].rows, want[i].rows) << "run " << i;
+  }
 }
 
 TEST(GroupOrder, PackedGroupsAreInSequenceOrderAndMatchTheirLabels) {

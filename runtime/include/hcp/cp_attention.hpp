@@ -89,8 +89,9 @@ class CpContext {
                   const float* lse, const void* dout, void* dq, void* dk, void* dv);
 
  private:
-  CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy);
-  static Status peer_copy_possible(Communicator& world, const CpEngine& engine, bool* out);
+  CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy, bool all_host);
+  // peer_copy: every rank's engine on one device of an in-process world; all_host: every rank's engine on the host.
+  static Status survey_engines(Communicator& world, const CpEngine& engine, bool* peer_copy, bool* all_host);
   Status check_shape(const CpShape& shape, bool backward);
   Communicator* exchange_for(Communicator* group, bool peer_copy);
   // The labels of every block of this rank's computation for a packed or windowed shape (kept for the next call
@@ -106,6 +107,10 @@ class CpContext {
   std::vector<std::unique_ptr<Communicator>> exchanges_;
   Communicator* data_cp_ = nullptr;
   Communicator* data_levels_[2] = {nullptr, nullptr};
+  // Labelled a2a groups put their rows in sequence order (cp::group_order) when every engine is a host engine: the
+  // CPU kernels' tiles then span whole documents. Device engines keep the exchange's member order, which needs no
+  // copies, where sequence order would cost one copy launch per document chunk.
+  bool sequence_order_ = false;
   std::unique_ptr<cp::BlockLabels> labels_;
   CpShape labels_shape_;  // what labels_ was built for
 };

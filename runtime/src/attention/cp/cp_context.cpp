@@ -74,30 +74,31 @@ Status CpContext::create(Communicator& world, const ParallelConfig& config, CpCo
       return Status(Errc::internal, "CP rank " + std::to_string(groups.cp->rank()) + " is not a2a rank + " +
                                         std::to_string(a) + " * p2p rank");
   }
-  bool peer_copy = false;
-  HCP_TRY(peer_copy_possible(world, *engine, &peer_copy));
-  out->reset(new CpContext(comm, std::move(engine), std::move(groups), peer_copy));
+  bool peer_copy = false, all_host = false;
+  HCP_TRY(survey_engines(world, *engine, &peer_copy, &all_host));
+  out->reset(new CpContext(comm, std::move(engine), std::move(groups), peer_copy, all_host));
   return {};
 }
 
 // Over a host-memory world every rank states its engine's device; when all are on one device (and the world is
 // in-process) the data moves device to device, otherwise through host memory. Collective, so every rank decides
-// alike, whatever engine it has.
-Status CpContext::peer_copy_possible(Communicator& world, const CpEngine& engine, bool* out) {
-  *out = false;
+// alike, whatever engine it has. A device-memory world (NCCL) has device engines only.
+Status CpContext::survey_engines(Communicator& world, const CpEngine& engine, bool* peer_copy, bool* all_host) {
+  *peer_copy = *all_host = false;
   if (world.device_memory()) return {};
   const int32_t mine = engine.device_memory() ? engine.device_ordinal() : -1;
   std::vector<int32_t> all(static_cast<size_t>(world.size()));
   HCP_TRY(world.all_gather(&mine, all.data(), sizeof(mine)));
   const bool one_device = std::all_of(all.begin(), all.end(), [&](int32_t d) { return d == all[0]; });
-  *out = world.in_process() && all[0] >= 0 && one_device;
+  *peer_copy = world.in_process() && all[0] >= 0 && one_device;
+  *all_host = one_device && all[0] == -1;
   return {};
 }
 
 CpContext::~CpContext() = default;
 
-CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy)
-    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)) {
+CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy, bool all_host)
+    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)), sequence_order_(all_host) {
   data_cp_ = exchange_for(groups_.cp.get(), peer_copy);
   for (size_t i = 0; i < groups_.levels.size() && i < 2; ++i)
     data_levels_[i] = exchange_for(groups_.levels[i].get(), peer_copy);
@@ -269,11 +270,11 @@ std::vector<int> group_members(int a, int p) {
   return members;
 }
 
-// This rank's a2a group in sequence order (sequence_layout.hpp): the natural order plain causal sections need, and
-// whole documents for labelled ones.
-cp::MixedOrder mixed_order(const CpShape& shape, int w, const Stages& st) {
+// The moves of this rank's a2a group (sequence_layout.hpp): sequence order, the natural order plain causal sections
+// need and whole documents for labelled ones on host engines, or member order (CpContext::sequence_order_).
+cp::MixedOrder mixed_order(const CpShape& shape, int w, const Stages& st, bool in_sequence) {
   const int p = st.ring ? st.ring->rank() : 0;
-  return cp::group_order(whole_batch(shape, w), w, group_members(st.a2a->size(), p)).moves;
+  return cp::group_order(whole_batch(shape, w), w, group_members(st.a2a->size(), p), in_sequence).moves;
 }
 
 bool same_labels(const CpShape& a, const CpShape& b) {
@@ -302,11 +303,12 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
     labels->me = cp_rank();
     HCP_TRY(cp::upload_runs(*engine_, cp::concat_runs(runs), labels.get(), &labels->all_keys));
   } else {
-    // Ring member p's block: its a2a group's rows in sequence order (mixed_order), its own rows without an a2a.
+    // Ring member p's block: its a2a group's rows in mixed_order's order, its own rows without an a2a.
     const Stages st = stages_of(comm_, data_cp_, data_levels_);
     const int a = st.a2a ? st.a2a->size() : 1, ring = st.ring ? st.ring->size() : 1;
     labels->me = st.ring ? st.ring->rank() : 0;
-    for (int p = 0; p < ring; ++p) runs.push_back(cp::group_order(batch, w, group_members(a, p)).runs);
+    for (int p = 0; p < ring; ++p)
+      runs.push_back(cp::group_order(batch, w, group_members(a, p), sequence_order_).runs);
   }
   labels->window_left = shape.window_left, labels->window_right = shape.window_right;
   const cp::RowRuns& mine = runs[static_cast<size_t>(labels->me)];
@@ -363,7 +365,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   const int64_t rows = lp.batch * lp.heads * lp.n;
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  const cp::MixedOrder order = mixed_order(shape, cp_size(), st);
+  const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || sequence_order_);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
@@ -439,7 +441,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  const cp::MixedOrder order = mixed_order(shape, cp_size(), st);
+  const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || sequence_order_);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));

@@ -19,7 +19,7 @@ void append(RowRuns* to, const RowRuns& from) { to->insert(to->end(), from.begin
 
 RowRuns rank_runs(const PackedBatch& batch, int w, int rank) { return group_order(batch, w, {rank}).runs; }
 
-GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& members) {
+GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& members, bool in_sequence) {
   struct Chunk {
     int64_t start;  // in the padded batch
     RowMove move;
@@ -42,7 +42,8 @@ GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& 
       }
     }
   }
-  std::sort(chunks.begin(), chunks.end(), [](const Chunk& x, const Chunk& y) { return x.start < y.start; });
+  if (in_sequence)
+    std::sort(chunks.begin(), chunks.end(), [](const Chunk& x, const Chunk& y) { return x.start < y.start; });
   GroupOrder out;
   int64_t to = 0;
   for (Chunk& c : chunks) {

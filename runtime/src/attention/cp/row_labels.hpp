@@ -28,12 +28,13 @@ RowRuns rank_runs(const PackedBatch& batch, int w, int rank);
 RowRuns concat_runs(const std::vector<RowRuns>& parts);
 
 // The rows of an a2a group (CP ranks `members`, in member order) in sequence order: every chunk the members hold,
-// sorted by its place in the padded batch; `moves` take member j's local rows there (sequence_layout.hpp).
+// sorted by its place in the padded batch; `moves` take member j's local rows there (sequence_layout.hpp). With
+// in_sequence false, member order: each member's rows whole, one member after another (the exchange's own layout).
 struct GroupOrder {
   RowRuns runs;
   MixedOrder moves;
 };
-GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& members);
+GroupOrder group_order(const PackedBatch& batch, int w, const std::vector<int>& members, bool in_sequence = true);
 
 // Whether any query row of `q` sees any key row of `k` under the causal flag and the window (exact).
 bool any_visible(const RowRuns& q, const RowRuns& k, bool causal, int64_t window_left, int64_t window_right);

@@ -13,6 +13,20 @@ void copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t 
       std::memcpy(d + b * dst_b + r * dst_r, s + b * src_b + r * src_r, row_bytes);
 }
 
+namespace {
+
+// Whether `order` is the exchange's own layout for one batch row: member j's `seq` rows whole at row j * seq.
+bool exchange_layout(const MixedOrder& order, int64_t a, int64_t seq, int64_t batch) {
+  if (batch != 1 || static_cast<int64_t>(order.size()) != a) return false;
+  for (int64_t j = 0; j < a; ++j) {
+    const RowMove& m = order[static_cast<size_t>(j)];
+    if (m.member != j || m.from != 0 || m.to != j * seq || m.rows != seq) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
                          const SeqTensor& t, const void* in, void* mixed, void* scratch) {
   const int64_t a = comm.size(), hg = t.heads / a;
@@ -24,6 +38,7 @@ Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& or
   for (int64_t j = 0; j < a; ++j)
     HCP_TRY(eng.copy_rows(t.batch, t.seq, group_bytes, send + j * chunk, t.seq * group_bytes, group_bytes,
               src + j * group_bytes, t.batch_bytes(), t.row_bytes()));
+  if (exchange_layout(order, a, t.seq, t.batch)) return comm.all_to_all(send, mixed, chunk);  // already in place
   HCP_TRY(comm.all_to_all(send, recv, chunk));
   auto* out = static_cast<unsigned char*>(mixed);
   const size_t out_b = static_cast<size_t>(a * t.seq) * group_bytes;
@@ -42,10 +57,14 @@ Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& ord
   auto* recv = send + t.bytes();
   auto* in = static_cast<const unsigned char*>(mixed);
   const size_t in_b = static_cast<size_t>(a * t.seq) * group_bytes;
-  for (const RowMove& m : order)
-    HCP_TRY(eng.copy_rows(t.batch, m.rows, group_bytes, send + m.member * chunk + m.from * group_bytes,
-                          t.seq * group_bytes, group_bytes, in + m.to * group_bytes, in_b, group_bytes));
-  HCP_TRY(comm.all_to_all(send, recv, chunk));
+  const unsigned char* sent = in;  // the exchange's own layout: member m's rows are already its chunk
+  if (!exchange_layout(order, a, t.seq, t.batch)) {
+    for (const RowMove& m : order)
+      HCP_TRY(eng.copy_rows(t.batch, m.rows, group_bytes, send + m.member * chunk + m.from * group_bytes,
+                            t.seq * group_bytes, group_bytes, in + m.to * group_bytes, in_b, group_bytes));
+    sent = send;
+  }
+  HCP_TRY(comm.all_to_all(sent, recv, chunk));
   auto* dst = static_cast<unsigned char*>(out);
   for (int64_t j = 0; j < a; ++j)
     HCP_TRY(eng.copy_rows(t.batch, t.seq, group_bytes, dst + j * group_bytes, t.batch_bytes(), t.row_bytes(),

@@ -27,12 +27,14 @@ struct SeqTensor {
 };
 
 // Where the A members' rows sit in the mixed sequence after an a2a: `rows` rows from row `from` of member `member`'s
-// local sequence go to row `to` of the mixed one (the same in every batch row). The moves put the group's rows in
-// sequence order (group_order, row_labels.hpp): for a plain sequence the members' first halves in member order,
-// then their second halves in reverse member order, the natural order its causal sections need; for packed
-// documents the same within each document, so that a document's rows are one run and the kernels' tiles are as
-// large as the document allows (the members' rows taken whole, as the exchange leaves them, cut every document into
-// chunks of S/2W rows, and those small tiles cost a labelled kernel 1.27x the time of the same rows in order).
+// local sequence go to row `to` of the mixed one (the same in every batch row). group_order (row_labels.hpp) gives
+// - sequence order: for a plain sequence the members' first halves in member order, then their second halves in
+//   reverse member order, the natural order its causal sections need; for packed documents the same within each
+//   document, so that a document's rows are one run and the CPU kernels' tiles are as large as the document allows
+//   (member order cuts every document into chunks of S/2W rows: 1.27x a labelled CPU kernel's time, measured);
+// - member order, each member's rows whole: with one batch row the exchange's own layout, received into and sent
+//   from the mixed tensor without a copy. Labelled problems on device engines take it: sequence order would cost
+//   them a copy launch per document chunk.
 struct RowMove {
   int64_t member, from, to, rows;
 };
