@@ -107,10 +107,11 @@ class CpContext {
   std::vector<std::unique_ptr<Communicator>> exchanges_;
   Communicator* data_cp_ = nullptr;
   Communicator* data_levels_[2] = {nullptr, nullptr};
-  // Labelled a2a groups put their rows in sequence order (cp::group_order) when every engine is a host engine: the
-  // CPU kernels' tiles then span whole documents. Device engines keep the exchange's member order, which needs no
-  // copies, where sequence order would cost one copy launch per document chunk.
-  bool sequence_order_ = false;
+  // Every rank's engine is a host engine. Then labelled a2a groups put their rows in sequence order
+  // (cp::group_order), so the CPU kernels' tiles span whole documents, and labelled all_gathers gather head by head;
+  // device engines keep the exchange's member order and the whole-block gathers, which need no copies, where the
+  // others would cost a copy launch per document chunk or a collective per head.
+  bool all_host_ = false;
   std::unique_ptr<cp::BlockLabels> labels_;
   CpShape labels_shape_;  // what labels_ was built for
 };

@@ -2,9 +2,10 @@
 // local query chunks c to keys [0, (c+1) S/2W) with a bottom-right causal mask (all keys without a mask). The
 // backward gathers again, computes dK/dV for the full sequence and reduce-scatters them to the chunk owners. With
 // labels (packed sequences, windows) the gathered rows stay in rank order and one call per pass covers all local
-// queries against all keys under the labelled mask; with one batch row they are gathered head by head into
-// head-major K and V (relayout_heads), so a host kernel streams each head's rows instead of reading rows a token
-// apart (packing V and the transposed K from the token-major gather took a fifth of a packed forward).
+// queries against all keys under the labelled mask. With one batch row each rank's rows are a run of the full
+// tensors: device engines gather them there in place; host engines gather head by head into head-major K and V
+// (relayout_heads), so the CPU kernel streams each head's rows instead of reading rows a token apart (packing V and
+// the transposed K from the token-major gather took a fifth of a packed forward).
 #include <utility>
 
 #include "local_problem.hpp"
@@ -20,8 +21,10 @@ int64_t chunk_of(const LocalProblem& lp, int m, int half_index, int w) {
   return half_index == 0 ? m : 2 * w - 1 - m;
 }
 
-// Whether K and V (and the full dK, dV) are gathered head-major: labelled rows in rank order, one batch row.
-bool gathers_heads(const LocalProblem& lp) { return lp.labels && lp.batch == 1; }
+// Labelled rows in rank order with one batch row: each rank's K and V rows are one run of the full tensors.
+bool gathers_in_place(const LocalProblem& lp) { return lp.labels && lp.batch == 1; }
+// Whether K and V (and the full dK, dV) are gathered head-major: in place, on host engines (LocalProblem).
+bool gathers_heads(const LocalProblem& lp) { return gathers_in_place(lp) && lp.host_engines; }
 
 // All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W).
 Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
@@ -42,6 +45,10 @@ Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, cons
       HCP_TRY(comm.all_gather(mine.as() + kvb + h * head, full_v->as() + h * head * w, head));
     }
     return {};
+  }
+  if (gathers_in_place(lp)) {  // without the [K | V] message and its reordering copy (two passes over the whole KV)
+    HCP_TRY(comm.all_gather(k, full_k->as(), kvb));
+    return comm.all_gather(v, full_v->as(), kvb);
   }
   EngineBuffer mine, all;
   HCP_TRY(eng.alloc(2 * kvb, &mine));

@@ -98,7 +98,7 @@ Status CpContext::survey_engines(Communicator& world, const CpEngine& engine, bo
 CpContext::~CpContext() = default;
 
 CpContext::CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy, bool all_host)
-    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)), sequence_order_(all_host) {
+    : comm_(comm), engine_(std::move(engine)), groups_(std::move(groups)), all_host_(all_host) {
   data_cp_ = exchange_for(groups_.cp.get(), peer_copy);
   for (size_t i = 0; i < groups_.levels.size() && i < 2; ++i)
     data_levels_[i] = exchange_for(groups_.levels[i].get(), peer_copy);
@@ -271,7 +271,7 @@ std::vector<int> group_members(int a, int p) {
 }
 
 // The moves of this rank's a2a group (sequence_layout.hpp): sequence order, the natural order plain causal sections
-// need and whole documents for labelled ones on host engines, or member order (CpContext::sequence_order_).
+// need and whole documents for labelled ones on host engines, or member order (CpContext::all_host_).
 cp::MixedOrder mixed_order(const CpShape& shape, int w, const Stages& st, bool in_sequence) {
   const int p = st.ring ? st.ring->rank() : 0;
   return cp::group_order(whole_batch(shape, w), w, group_members(st.a2a->size(), p), in_sequence).moves;
@@ -308,7 +308,7 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
     const int a = st.a2a ? st.a2a->size() : 1, ring = st.ring ? st.ring->size() : 1;
     labels->me = st.ring ? st.ring->rank() : 0;
     for (int p = 0; p < ring; ++p)
-      runs.push_back(cp::group_order(batch, w, group_members(a, p), sequence_order_).runs);
+      runs.push_back(cp::group_order(batch, w, group_members(a, p), all_host_).runs);
   }
   labels->window_left = shape.window_left, labels->window_right = shape.window_right;
   const cp::RowRuns& mine = runs[static_cast<size_t>(labels->me)];
@@ -328,6 +328,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   HCP_TRY(check_shape(shape, false));
   CpEngine& eng = *engine_;
   LocalProblem lp = local_problem(shape);
+  lp.host_engines = all_host_;
   HCP_TRY(labels_for(shape, &lp.labels));
   EngineBuffer out32;
   const Stages st = stages_of(comm_, data_cp_, data_levels_);
@@ -365,7 +366,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   const int64_t rows = lp.batch * lp.heads * lp.n;
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || sequence_order_);
+  const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || all_host_);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
@@ -389,6 +390,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(check_shape(shape, true));
   CpEngine& eng = *engine_;
   LocalProblem lp = local_problem(shape);
+  lp.host_engines = all_host_;
   HCP_TRY(labels_for(shape, &lp.labels));
   const int64_t rows = lp.batch * lp.heads * lp.n;
   // delta = rowsum(dO * O) is per (token, head), so it is computed here, before any exchange.
@@ -441,7 +443,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
-  const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || sequence_order_);
+  const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || all_host_);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));

@@ -19,6 +19,9 @@ struct LocalProblem {
   int threads = 1;
   // Packed sequences or a window: the labels of every block (row_labels.hpp); nullptr: one plain sequence.
   const BlockLabels* labels = nullptr;
+  // Every rank's engine is a host engine (decided collectively): layouts that suit the CPU kernels but change what
+  // the ranks exchange (the number or order of messages) may be used.
+  bool host_engines = false;
 
   int64_t q_elems() const { return batch * n * heads * head_dim; }
   int64_t kv_elems() const { return batch * n * kv_heads * head_dim; }
