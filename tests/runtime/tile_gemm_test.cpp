@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../runtime/src/attention/cpu/tile_gemm.hpp"
+#include "isa_variants.hpp"
 
 namespace hcp::cpu {
 namespace {
@@ -40,26 +41,19 @@ void gemm_generic(bool acc, int64_t M, int64_t N, int64_t K, const float* a, int
 }
 #endif
 
-struct Isa {
-  const char* name;
-  int width;
-  GemmFn fn;
-  bool available;
-};
-std::vector<Isa> isas() {
-  std::vector<Isa> out{{"generic", 4, gemm_generic, true}};
+std::vector<IsaVariant<GemmFn>> isas() {
 #if defined(__x86_64__)
-  out.push_back({"avx2", 8, gemm_avx2, __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0});
-  out.push_back({"avx512", 16, gemm_avx512, __builtin_cpu_supports("avx512f") != 0});
+  return isa_variants<GemmFn>(gemm_generic, gemm_avx2, gemm_avx512);
+#else
+  return isa_variants<GemmFn>(gemm_generic);
 #endif
-  return out;
 }
 
 TEST(TileGemm, EveryWidthMatchesAPlainProduct) {
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   int checked = 0;
-  for (const Isa& isa : isas()) {
+  for (const IsaVariant<GemmFn>& isa : isas()) {
     if (!isa.available) continue;
     const int W = isa.width;
     for (int vectors = 1; vectors <= 9; ++vectors) {

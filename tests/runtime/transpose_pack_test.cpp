@@ -11,6 +11,7 @@
 #include "../../runtime/src/attention/cpu/bf16.hpp"
 #include "../../runtime/src/attention/cpu/half.hpp"
 #include "../../runtime/src/attention/cpu/transpose_pack.hpp"
+#include "isa_variants.hpp"
 
 namespace hcp::cpu {
 namespace {
@@ -35,19 +36,12 @@ void pack_generic(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64
 }
 #endif
 
-struct Isa {
-  const char* name;
-  int width;
-  PackFn fn;
-  bool available;
-};
-std::vector<Isa> isas() {
-  std::vector<Isa> out{{"generic", 4, pack_generic, true}};
+std::vector<IsaVariant<PackFn>> isas() {
 #if defined(__x86_64__)
-  out.push_back({"avx2", 8, pack_avx2, __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0});
-  out.push_back({"avx512", 16, pack_avx512, __builtin_cpu_supports("avx512f") != 0});
+  return isa_variants<PackFn>(pack_generic, pack_avx2, pack_avx512);
+#else
+  return isa_variants<PackFn>(pack_generic);
 #endif
-  return out;
 }
 
 // A [batch 2, seq 80, heads 3, head_dim] tensor of `dtype` with random values, and the floats they stand for.
@@ -86,7 +80,7 @@ TEST(TransposePack, EveryShapeMatchesTheDefinition) {
   constexpr float kSentinel = 12345.0f;
   std::mt19937 gen(11);
   int checked = 0;
-  for (const Isa& isa : isas()) {
+  for (const IsaVariant<PackFn>& isa : isas()) {
     if (!isa.available) continue;
     const int W = isa.width;
     for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
