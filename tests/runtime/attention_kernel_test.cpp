@@ -164,8 +164,10 @@ INSTANTIATE_TEST_SUITE_P(
     case_name);
 
 // Labelled masks: packed documents with padding, CP dual chunks of packed documents (queries of one rank against
-// the keys of another, rows in chunk order), and sliding windows with and without labels.
-enum class Rows { plain, packed, cp_chunks };
+// the keys of another, rows in chunk order), one rank's chunks against every rank's keys gathered in rank order (CP
+// all_gather: the kernel walks those keys in sequence order, key_order.hpp), and sliding windows with and without
+// labels.
+enum class Rows { plain, packed, cp_chunks, gathered };
 struct LabelledCase {
   KernelCase shape;  // sq and sk are overwritten for packed rows
   Rows rows;
@@ -176,7 +178,10 @@ struct LabelledCase {
 
 std::string labelled_name(const ::testing::TestParamInfo<LabelledCase>& info) {
   const auto& c = info.param;
-  const char* rows = c.rows == Rows::plain ? "plain" : c.rows == Rows::packed ? "packed" : "cpchunks";
+  const char* rows = c.rows == Rows::plain    ? "plain"
+                     : c.rows == Rows::packed ? "packed"
+                     : c.rows == Rows::gathered ? "gathered"
+                                                : "cpchunks";
   return hcp::testing::name_of(rows, "_w", c.window_left < 0 ? "inf" : std::to_string(c.window_left), "x",
                                c.window_right < 0 ? "inf" : std::to_string(c.window_right), "_",
                                case_name({c.shape, 0}), "_s", c.seed, c.nan_padding ? "_nanpad" : "");
@@ -208,10 +213,10 @@ TEST_P(LabelledMask, MatchesReferenceForwardAndBackward) {
     std::vector<int32_t> seg, pos;
     std::vector<int64_t> starts;
     const int cp = 3;
-    packed_labels(c.seed, 7, 150, c.rows == Rows::cp_chunks ? 2 * cp : 4, &seg, &pos, &starts);
+    packed_labels(c.seed, 7, 150, c.rows == Rows::packed ? 4 : 2 * cp, &seg, &pos, &starts);
     if (c.rows == Rows::packed) {
       ref.q_seg = ref.k_seg = seg, ref.q_pos = ref.k_pos = pos;
-    } else {  // rank 1's chunks (1 and 4 of each document) against rank 2's (2 and 3)
+    } else {  // rank 1's chunks (1 and 4 of each document) against rank 2's (2 and 3), or against all ranks'
       auto take = [&](int rank, std::vector<int32_t>* s, std::vector<int32_t>* p) {
         for (size_t d = 0; d + 1 < starts.size(); ++d) {
           const int64_t chunk = (starts[d + 1] - starts[d]) / (2 * cp);
@@ -223,7 +228,11 @@ TEST_P(LabelledMask, MatchesReferenceForwardAndBackward) {
         }
       };
       take(1, &ref.q_seg, &ref.q_pos);
-      take(2, &ref.k_seg, &ref.k_pos);
+      if (c.rows == Rows::gathered) {
+        for (int rank = 0; rank < cp; ++rank) take(rank, &ref.k_seg, &ref.k_pos);
+      } else {
+        take(2, &ref.k_seg, &ref.k_pos);
+      }
     }
     c.shape.sq = static_cast<int64_t>(ref.q_seg.size());
     c.shape.sk = static_cast<int64_t>(ref.k_seg.size());
@@ -250,6 +259,14 @@ INSTANTIATE_TEST_SUITE_P(
                       LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2, true}, Rows::packed, -1, -1, 25, true},
                       LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::bf16, 1, true}, Rows::packed, 50, 0, 26, true},
                       LabelledCase{{1, 0, 0, 2, 2, 128, false, false, DType::f32, 1, true}, Rows::cp_chunks, -1, -1, 27,
+                                   true},
+                      // Gathered keys: values read in place run by run (head-major fp32), packed through the key
+                      // order (token-major, bf16), windows, GQA, several threads, NaN in the padding rows.
+                      LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2, true}, Rows::gathered, -1, -1, 28},
+                      LabelledCase{{1, 0, 0, 2, 1, 128, true, false, DType::f32, 1}, Rows::gathered, -1, -1, 29},
+                      LabelledCase{{1, 0, 0, 2, 2, 64, true, false, DType::bf16, 3}, Rows::gathered, 30, 0, 30},
+                      LabelledCase{{1, 0, 0, 2, 2, 40, false, false, DType::f32, 1, true}, Rows::gathered, -1, -1, 31},
+                      LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 1, true}, Rows::gathered, 50, 0, 32,
                                    true}),
     labelled_name);
 

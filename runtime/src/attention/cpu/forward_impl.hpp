@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "key_order.hpp"
 #include "label_mask.hpp"
 #include "tile_gemm.hpp"
 #include "tiles.hpp"
@@ -39,6 +40,9 @@ struct ForwardScratch {
   bool in_place = false;
   const float* q_tile = nullptr;  // the block's query rows: t.q or the tensor's own rows
   int64_t q_ld = 0;
+  // Keys walked out of their stored order (key_order.hpp): the stored row of each. Keys are packed through it;
+  // value rows read in place are read run by run of stored rows.
+  const int64_t* key_rows = nullptr;
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
         q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
@@ -161,16 +165,18 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
       pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, kBlockK,
-                           round_up(cols, W));
+                              round_up(cols, W), t.key_rows);
       if (!t.in_place)
-        pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W));
+        pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W), t.key_rows);
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
     kt = t.kt_cache.data() + at;
     if (!t.in_place) v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W));
-    if (!t.in_place) pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W));
+    pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W),
+                            t.key_rows);
+    if (!t.in_place)
+      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W), t.key_rows);
   }
   // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
   const int64_t n = round_up(cols, W);
@@ -187,7 +193,18 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
                    t.o.data() + i * dp, dp);
   }
   // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read.
-  gemm_acc<W>(end - first, dp, cols, s_first, kBlockK, v, v_ld, t.o.data() + first * dp, dp);
+  // Under a key order, in-place value rows are one product per run of stored rows (at most a few per tile), over
+  // k in the same order as one product would take it.
+  float* o_first = t.o.data() + first * dp;
+  if (t.in_place && t.key_rows) {
+    for (int64_t off = 0, run = 0; off < cols; off += run) {
+      run = stored_run(t.key_rows, j0 + off, cols - off);
+      gemm_acc<W>(end - first, dp, run, s_first + off, kBlockK, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld,
+                  o_first, dp);
+    }
+  } else {
+    gemm_acc<W>(end - first, dp, cols, s_first, kBlockK, v, v_ld, o_first, dp);
+  }
 }
 
 template <int W>
@@ -307,9 +324,14 @@ void release_scratch(ForwardScratch<W>& t) {
 // Tasks are (batch, head, query block), numbered so that consecutive tasks of one worker interleave over the
 // causal triangle; a worker takes tasks first, first + step, ...
 template <int W>
-HCP_INLINE void forward_tasks(const AttnParams& p, int64_t first, int64_t step) {
+HCP_INLINE void forward_tasks(const AttnParams& stored, int64_t first, int64_t step) {
+  // Under a key order, the call's key labels in that order; key data is read through scratch.key_rows.
+  const KeyOrder order = key_order(stored);
+  AttnParams p = stored;
+  if (order.reordered()) p.k_labels = {order.seg.data(), order.pos.data()};
   ForwardScratch<W>& scratch = thread_scratch<W>(p.head_dim);
   scratch.in_place = reads_in_place<W>(p);
+  scratch.key_rows = order.reordered() ? order.rows.data() : nullptr;
   const ForwardTiles tiles = forward_tiles(p);
   const int64_t qblocks = forward_blocks(p, tiles);
   const int64_t tasks = p.batch * p.heads * qblocks;

@@ -46,10 +46,11 @@ void prefetch_row(DType dtype, const AttnTensor& t, int64_t b, int64_t s, int64_
 }  // namespace
 
 void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim,
-               float mul, float* dst, int64_t dp, int64_t block_rows) {
+               float mul, float* dst, int64_t dp, int64_t block_rows, const int64_t* rows_at) {
   for (int64_t r = 0; r < rows; ++r) {
-    if (r + kPrefetchAhead < rows) prefetch_row(dtype, t, b, s0 + r + kPrefetchAhead, h, head_dim);
-    read_row(dtype, element(dtype, t, b, s0 + r, h), head_dim, mul, dst + r * dp);
+    if (r + kPrefetchAhead < rows)
+      prefetch_row(dtype, t, b, stored_row(rows_at, s0 + r + kPrefetchAhead), h, head_dim);
+    read_row(dtype, element(dtype, t, b, stored_row(rows_at, s0 + r), h), head_dim, mul, dst + r * dp);
     std::fill(dst + r * dp + head_dim, dst + (r + 1) * dp, 0.0f);
   }
   std::fill(dst + rows * dp, dst + block_rows * dp, 0.0f);

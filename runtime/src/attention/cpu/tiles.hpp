@@ -23,9 +23,22 @@ inline int64_t visible_keys(const AttnParams& p, int64_t row, int64_t j0, int64_
 
 // dst[d] = mul * src[d] for d < n, src holding n values of `dtype`.
 void read_row(DType dtype, const unsigned char* src, int64_t n, float mul, float* dst);
-// dst[r * dp + d] = mul * t[b, s0 + r, h, d] for r < rows, d < head_dim; zero elsewhere in block_rows x dp.
+// The stored row of row s of a call's key order (key_order.hpp): rows_at[s], or s itself without one.
+inline int64_t stored_row(const int64_t* rows_at, int64_t s) { return rows_at ? rows_at[s] : s; }
+
+// How many of the rows [s0, s0 + rows) of a key order, from s0 on, are consecutive stored rows. (A loop over these
+// runs rather than a helper taking a lambda: a lambda is not inlined into the kernels' target-specific bodies and
+// would be compiled for the baseline instruction set.)
+inline int64_t stored_run(const int64_t* rows_at, int64_t s0, int64_t rows) {
+  int64_t n = 1;
+  while (n < rows && stored_row(rows_at, s0 + n) == stored_row(rows_at, s0 + n - 1) + 1) ++n;
+  return n;
+}
+
+// dst[r * dp + d] = mul * t[b, s0 + r, h, d] for r < rows, d < head_dim; zero elsewhere in block_rows x dp. With
+// rows_at, row s0 + r is the stored row rows_at[s0 + r].
 void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim,
-               float mul, float* dst, int64_t dp, int64_t block_rows);
+               float mul, float* dst, int64_t dp, int64_t block_rows, const int64_t* rows_at = nullptr);
 // t[b, s0 + r, h, d] += mul * src[r * dp + d] (t is f32).
 void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
               const float* src, int64_t dp);

@@ -37,18 +37,25 @@ HCP_INLINE void transpose_rows(typename Simd<W>::V* v) {
 
 // Writes columns [0, width) of the dp x block_rows tile: the transposed rows [0, rows), zero past `rows` and in the
 // pad dims [head_dim, dp). width is a multiple of W (the callers round the key count up to the GEMM's width) and at
-// most block_rows.
+// most block_rows. With rows_at, row s0 + r is the stored row rows_at[s0 + r] (tiles.hpp).
 template <int W>
 HCP_INLINE void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h,
                                      int64_t head_dim, float mul, float* dst, int64_t dp, int64_t block_rows,
-                                     int64_t width) {
+                                     int64_t width, const int64_t* rows_at = nullptr) {
   using V = typename Simd<W>::V;
   for (int64_t d = head_dim; d < dp; ++d) std::fill(dst + d * block_rows, dst + d * block_rows + width, 0.0f);
   const int64_t full_dims = head_dim / W * W;
   for (int64_t r0 = 0; r0 < width; r0 += W) {
     const unsigned char* src[W];
-    for (int i = 0; i < W; ++i) src[i] = r0 + i < rows ? element(dtype, t, b, s0 + r0 + i, h) : nullptr;
-    if (r0 + W < rows) prefetch_rows(dtype, t, b, s0 + r0 + W, std::min<int64_t>(W, rows - r0 - W), h, head_dim);
+    for (int i = 0; i < W; ++i)
+      src[i] = r0 + i < rows ? element(dtype, t, b, stored_row(rows_at, s0 + r0 + i), h) : nullptr;
+    if (r0 + W < rows) {
+      const int64_t next = std::min<int64_t>(W, rows - r0 - W);
+      for (int64_t i = 0, n = 0; i < next; i += n) {
+        n = stored_run(rows_at, s0 + r0 + W + i, next - i);
+        prefetch_rows(dtype, t, b, stored_row(rows_at, s0 + r0 + W + i), n, h, head_dim);
+      }
+    }
     for (int64_t d0 = 0; d0 < full_dims; d0 += W) {
       V v[W];
 #pragma GCC unroll 16
