@@ -49,6 +49,34 @@ TEST(InProcessWorld, CollectivesMoveTheRightData) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
+// The sum is taken in rank order (values whose float sum depends on the order), with recv apart from send and with
+// recv inside send (each rank's own block: reduced in place).
+TEST(InProcessWorld, ReduceScatterSumsInRankOrderApartAndInPlace) {
+  InProcessWorld world(4);
+  const Status s = world.run([](Communicator& c) -> Status {
+    const int r = c.rank(), w = c.size();
+    const size_t count = 3;
+    auto value = [](int rank, size_t i) {
+      const float big[4] = {1e8f, 3.0f, -1e8f, 0.75f};
+      return big[static_cast<size_t>(rank)] * static_cast<float>(i + 1) + static_cast<float>(i);
+    };
+    std::vector<float> blocks(count * static_cast<size_t>(w));
+    for (int j = 0; j < w; ++j)
+      for (size_t i = 0; i < count; ++i) blocks[static_cast<size_t>(j) * count + i] = value(r, i) + static_cast<float>(j);
+    std::vector<float> want(count, 0.0f);
+    for (int q = 0; q < w; ++q)
+      for (size_t i = 0; i < count; ++i) want[i] += value(q, i) + static_cast<float>(r);
+    std::vector<float> apart(count);
+    HCP_TRY(c.reduce_scatter_sum(blocks.data(), apart.data(), count));
+    if (apart != want) return Status(Errc::internal, "reduce_scatter apart");
+    float* own = blocks.data() + static_cast<size_t>(r) * count;
+    HCP_TRY(c.reduce_scatter_sum(blocks.data(), own, count));
+    if (!std::equal(own, own + count, want.begin())) return Status(Errc::internal, "reduce_scatter in place");
+    return {};
+  });
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 TEST(InProcessWorld, SplitOrdersByKeyThenRankAndSkipsNegativeColors) {
   InProcessWorld world(6);
   std::mutex mu;

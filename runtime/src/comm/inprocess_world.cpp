@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -119,15 +120,29 @@ class Comm final : public Communicator {
     return settled(receive_chunks(out, chunk_bytes, "all_gather"), "all_gather");
   }
 
+  // Each rank adds its block straight out of every sender's buffer, in rank order, as a receive that adds instead
+  // of copying: no staging copy of all blocks (CP all_gather's backward reduces 135 MB a rank at 16k packed tokens,
+  // and a fresh staging buffer each call cost its page faults and zeroing, most of that backward's time). Where
+  // recv overlaps send, zeroing recv would change what is still to be read: the blocks are staged first then.
   Status reduce_scatter_sum(const float* send, float* recv, size_t count) override {
-    std::vector<float> blocks(count * static_cast<size_t>(size()));
-    HCP_TRY(all_to_all(send, blocks.data(), count * sizeof(float)));
-    std::fill(recv, recv + count, 0.0f);
-    for (int j = 0; j < size(); ++j) {
-      const float* block = blocks.data() + static_cast<size_t>(j) * count;
-      for (size_t i = 0; i < count; ++i) recv[i] += block[i];
+    HCP_TRY(check_idle("reduce_scatter_sum"));
+    const size_t ranks = static_cast<size_t>(size());
+    if (count > std::numeric_limits<size_t>::max() / sizeof(float) / ranks)
+      return misuse("reduce_scatter_sum", "count * size() floats overflow the address space");
+    const auto at = [](const float* f) { return reinterpret_cast<uintptr_t>(f); };
+    if (at(recv + count) > at(send) && at(send + count * ranks) > at(recv)) {
+      std::vector<float> blocks(count * ranks);
+      HCP_TRY(all_to_all(send, blocks.data(), count * sizeof(float)));
+      std::fill(recv, recv + count, 0.0f);
+      for (size_t j = 0; j < ranks; ++j) add_floats(recv, blocks.data() + j * count, count);
+      return {};
     }
-    return {};
+    for (size_t j = 0; j < ranks; ++j) post(static_cast<int>(j), send + j * count, count * sizeof(float));
+    std::fill(recv, recv + count, 0.0f);
+    Status received;
+    for (int j = 0; j < size() && received.ok(); ++j)
+      received = receive(j, recv, count * sizeof(float), "reduce_scatter_sum", Arrival::add_floats);
+    return settled(received, "reduce_scatter_sum");
   }
 
   Status barrier() override {
@@ -222,7 +237,13 @@ class Comm final : public Communicator {
     return status;
   }
 
-  Status receive(int src, void* buf, size_t bytes, const char* op) {
+  // What a receive does with the message: copies it into the buffer, or adds it to the floats there.
+  enum class Arrival { copy, add_floats };
+  static void add_floats(float* dst, const float* src, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] += src[i];
+  }
+
+  Status receive(int src, void* buf, size_t bytes, const char* op, Arrival arrival = Arrival::copy) {
     std::unique_lock lock(world_->mu);
     auto& queue = group_->queues[static_cast<size_t>(src) * size() + rank_];
     const auto until = deadline();
@@ -243,7 +264,11 @@ class Comm final : public Communicator {
     queue.pop_front();
     message->state = Post::State::copying;
     lock.unlock();
-    if (bytes) std::memcpy(buf, message->data, bytes);
+    if (arrival == Arrival::add_floats) {
+      add_floats(static_cast<float*>(buf), static_cast<const float*>(message->data), bytes / sizeof(float));
+    } else if (bytes) {
+      std::memcpy(buf, message->data, bytes);
+    }
     lock.lock();
     message->state = Post::State::done;
     world_->cv.notify_all();
