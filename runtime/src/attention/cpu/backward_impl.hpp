@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "key_order.hpp"
 #include "label_mask.hpp"
 #include "tile_gemm.hpp"
 #include "tiles.hpp"
@@ -22,6 +23,9 @@ template <int W>
 struct BackwardScratch {
   int64_t dp;
   std::vector<float> k, kt, vt, dk, dv, q, dout, s, dpm, st, dq;
+  // Keys walked out of their stored order (key_order.hpp, as in the forward): the stored row of each. K and V are
+  // packed and dK, dV added through it.
+  const int64_t* key_rows = nullptr;
   explicit BackwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
         k(kBlockK * dp), kt(dp * kBlockK), vt(dp * kBlockK), dk(kBlockK * dp), dv(kBlockK * dp), q(kBlockQ * dp),
@@ -142,9 +146,10 @@ HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, in
     });
     if (!any) return;  // no query sees this key tile: its dK/dV rows get nothing
   }
-  pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK);
-  pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.kt.data(), dp, kBlockK, round_up(cols, 2 * W));
-  pack_rows_transposed<W>(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.vt.data(), dp, kBlockK, round_up(cols, 2 * W));
+  const int64_t width = round_up(cols, 2 * W);
+  pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK, t.key_rows);
+  pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.kt.data(), dp, kBlockK, width, t.key_rows);
+  pack_rows_transposed<W>(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.vt.data(), dp, kBlockK, width, t.key_rows);
   std::fill(t.dk.begin(), t.dk.end(), 0.0f);
   std::fill(t.dv.begin(), t.dv.end(), 0.0f);
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
@@ -162,8 +167,8 @@ HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, in
     for (int64_t i0 = first_row / kBlockQ * kBlockQ; i0 < p.sq; i0 += kBlockQ)
       backward_query_block<W>(p, b, h, i0, std::min(kBlockQ, p.sq - i0), j0, cols, t, mask);
   }
-  add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp);
-  add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp);
+  add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp, t.key_rows);
+  add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp, t.key_rows);
 }
 
 template <int W>
@@ -178,8 +183,12 @@ HCP_INLINE void backward_kv_head(const AttnParams& p, int64_t b, int64_t hk, Bac
 }
 
 template <int W>
-HCP_INLINE void backward_tasks(const AttnParams& p, int64_t first, int64_t step) {
+HCP_INLINE void backward_tasks(const AttnParams& stored, int64_t first, int64_t step) {
+  const KeyOrder order = key_order(stored);
+  AttnParams p = stored;
+  if (order.reordered()) p.k_labels = {order.seg.data(), order.pos.data()};
   BackwardScratch<W> scratch(p.head_dim);
+  scratch.key_rows = order.reordered() ? order.rows.data() : nullptr;
   const BackwardTiles tiles = backward_tiles(p);
   for (int64_t task = first; task < p.batch * p.kv_heads; task += step)
     backward_kv_head<W>(p, task / p.kv_heads, task % p.kv_heads, scratch, tiles);

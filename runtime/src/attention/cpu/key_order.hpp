@@ -1,11 +1,11 @@
-// The order in which a labelled forward call walks its keys. CP all_gather gathers the keys in rank order, where
-// each document's 2W chunks lie in W places; walked as stored, every chunk is a key tile of its own (a median
-// document's chunk is about 40 keys, padded to 48 columns, so a fifth of the score work is padding). Walked in
-// sequence order (segment, position), a document's keys are one run again and fill whole tiles. The kernel then
-// reads the tiles' rows through `rows` (the stored row of each walked key) and masks with the labels in walked
-// order; the output rows do not move, so nothing but the keys' summation order changes. Calls whose runs already
-// follow each other (single-rank packed batches, a ring step's two chunks of a document, which are not adjacent
-// in the sequence) keep the stored order at no cost.
+// The order in which a labelled kernel call (forward and backward) walks its keys. CP all_gather gathers the keys
+// in rank order, where each document's 2W chunks lie in W places; walked as stored, every chunk is a key tile of its
+// own (a median document's chunk is about 40 keys, padded to 48 columns, so a fifth of the score work is padding).
+// Walked in sequence order (segment, position), a document's keys are one run again and fill whole tiles. The
+// kernels then read the tiles' rows through `rows` (the stored row of each walked key; dK and dV are added through
+// it too) and mask with the labels in walked order; query and output rows do not move, so nothing but the keys'
+// summation order changes. Calls whose runs already follow each other (single-rank packed batches, a ring step's
+// two chunks of a document, which are not adjacent in the sequence) keep the stored order at no cost.
 #pragma once
 
 #include <algorithm>

@@ -62,9 +62,9 @@ void prefetch_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int6
 }
 
 void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
-              const float* src, int64_t dp) {
+              const float* src, int64_t dp, const int64_t* rows_at) {
   for (int64_t r = 0; r < rows; ++r) {
-    float* out = f32_row(t, b, s0 + r, h);
+    float* out = f32_row(t, b, stored_row(rows_at, s0 + r), h);
     const float* in = src + r * dp;
     for (int64_t d = 0; d < head_dim; ++d) out[d] += mul * in[d];
   }

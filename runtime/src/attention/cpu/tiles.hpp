@@ -39,9 +39,10 @@ inline int64_t stored_run(const int64_t* rows_at, int64_t s0, int64_t rows) {
 // rows_at, row s0 + r is the stored row rows_at[s0 + r].
 void pack_rows(DType dtype, const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim,
                float mul, float* dst, int64_t dp, int64_t block_rows, const int64_t* rows_at = nullptr);
-// t[b, s0 + r, h, d] += mul * src[r * dp + d] (t is f32).
+// t[b, s0 + r, h, d] += mul * src[r * dp + d] (t is f32); with rows_at, row s0 + r is the stored row
+// rows_at[s0 + r].
 void add_rows(const AttnTensor& t, int64_t b, int64_t s0, int64_t rows, int64_t h, int64_t head_dim, float mul,
-              const float* src, int64_t dp);
+              const float* src, int64_t dp, const int64_t* rows_at = nullptr);
 
 // Rows of a bshd tensor sit a whole row of heads apart (often 4 KiB or more), so each row starts on a new page and
 // the hardware prefetchers, which stay inside a page, miss it. The kernels ask for the next tile's rows while they
