@@ -4,8 +4,8 @@
 // over the single-rank forward of the same full problem (target <= 1.25).
 // Packed sequences and windows (issue 22), on 4 x S real tokens of a realistic document length mix:
 // - the varlen kernels' useful FLOP rate against the fixed-length kernels' at the same useful FLOPs (target >= 90%);
-// - the CP overhead of packed batches (target <= 1.25), the floor the ring's transport alone puts under it, and on
-//   p2p how it falls with longer documents;
+// - the CP overhead of packed batches (target <= 1.25; the backward's too, without a target), the floor the ring's
+//   transport alone puts under the forward's, and on p2p how it falls with longer documents;
 // - what the ring's skipping saves: the packed CP forward against the dense causal CP forward of the same tokens;
 // - a window of 4096 on a 131072-token sequence (H 1, D 64) against full causal attention, both on cp 8 p2p.
 //   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--window-seq N] [--no-window]
@@ -96,6 +96,8 @@ int64_t median_length(const hcp::PackedBatch& b) {
 
 }  // namespace
 
+using hcp::bench::Pass;
+
 int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -144,7 +146,7 @@ int main(int argc, char** argv) {
   const std::pair<hcp::CpComm, std::vector<int64_t>> schemes[] = {
       {hcp::CpComm::p2p, {}}, {hcp::CpComm::a2a, {}}, {hcp::CpComm::a2a_p2p, {2, 4}}, {hcp::CpComm::all_gather, {}}};
   for (const auto& [comm, sizes] : schemes) {
-    const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(plain, comm, sizes, o.repeat);
+    const hcp::bench::Overhead ov = hcp::bench::cp_overhead(plain, comm, sizes, o.repeat);
     std::printf("CP overhead %-10s cp 8%s: median of %d rounds: ranks' CPU time %.3f s / single-rank %.3f s = %.2f "
                 "(target <= 1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", o.repeat,
@@ -173,12 +175,19 @@ int main(int argc, char** argv) {
               100.0 * (gp / tp.backward) / (gf / tf.backward));
   double packed_single_s = 0;
   for (const auto& [comm, sizes] : schemes) {
-    const hcp::bench::Overhead ov = hcp::bench::cp_forward_overhead(packed, comm, sizes, o.repeat);
+    const hcp::bench::Overhead ov = hcp::bench::cp_overhead(packed, comm, sizes, o.repeat);
     std::printf("CP overhead packed %-10s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f (target <= "
                 "1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
                 ov.single_seconds, ov.ratio);
     if (comm == hcp::CpComm::p2p) packed_single_s = ov.single_seconds;
+  }
+  // The backward of the same packed batch (no target in the issue; the forward's ratio is the one it sets).
+  for (const auto& [comm, sizes] : schemes) {
+    const hcp::bench::Overhead ov = hcp::bench::cp_overhead(packed, comm, sizes, o.repeat, Pass::backward);
+    std::printf("CP overhead packed backward %-10s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f\n",
+                std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
+                ov.single_seconds, ov.ratio);
   }
   // The floor under the packed p2p ratio: its ring's messages alone, moved by the same transport.
   const double transport_s = hcp::bench::ring_transport_seconds(packed, o.repeat);
@@ -193,7 +202,7 @@ int main(int argc, char** argv) {
   const char* separator = " ";
   for (const int64_t length : {512, 1024, 2048, 4096}) {
     const hcp::bench::Workload equal = hcp::bench::equal_documents_workload(4 * o.seq, length, o.heads, o.head_dim);
-    const double ratio = hcp::bench::cp_forward_overhead(equal, hcp::CpComm::p2p, {}, o.repeat).ratio;
+    const double ratio = hcp::bench::cp_overhead(equal, hcp::CpComm::p2p, {}, o.repeat).ratio;
     std::printf("%s%lld: %.2f", separator, static_cast<long long>(length), ratio);
     std::fflush(stdout);
     separator = ", ";
@@ -201,8 +210,8 @@ int main(int argc, char** argv) {
   std::printf("\n");
   // What skipping saves: the same tokens as one dense causal sequence, on the same ranks.
   const hcp::bench::Workload dense = hcp::bench::plain_workload(packed.seq, o.heads, o.head_dim);
-  const double dense_s = hcp::bench::cp_forward_overhead(dense, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
-  const double packed_s = hcp::bench::cp_forward_overhead(packed, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
+  const double dense_s = hcp::bench::cp_overhead(dense, hcp::CpComm::p2p, {}, 1, Pass::forward, false).cp_seconds;
+  const double packed_s = hcp::bench::cp_overhead(packed, hcp::CpComm::p2p, {}, 1, Pass::forward, false).cp_seconds;
   std::printf("ring skipping, p2p cp 8: packed %.3f s against dense causal %.3f s of the same %lld tokens = %.1f%% "
               "of the time (useful work %.1f%%)\n",
               packed_s, dense_s, static_cast<long long>(packed.seq), 100.0 * packed_s / dense_s,
@@ -210,8 +219,8 @@ int main(int argc, char** argv) {
   if (o.window) {
     const hcp::bench::Workload full = hcp::bench::plain_workload(o.window_seq, 1, 64);
     const hcp::bench::Workload windowed = hcp::bench::plain_workload(o.window_seq, 1, 64, 4096);
-    const double full_s = hcp::bench::cp_forward_overhead(full, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
-    const double window_s = hcp::bench::cp_forward_overhead(windowed, hcp::CpComm::p2p, {}, 1, false).cp_seconds;
+    const double full_s = hcp::bench::cp_overhead(full, hcp::CpComm::p2p, {}, 1, Pass::forward, false).cp_seconds;
+    const double window_s = hcp::bench::cp_overhead(windowed, hcp::CpComm::p2p, {}, 1, Pass::forward, false).cp_seconds;
     std::printf("window (4096, 0) on S %lld, H 1, D 64, p2p cp 8: ranks' CPU time %.2f s against full causal "
                 "%.2f s = %.1f%% (useful work %.1f%%)\n",
                 static_cast<long long>(o.window_seq), window_s, full_s, 100.0 * window_s / full_s,

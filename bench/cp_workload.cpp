@@ -112,8 +112,8 @@ Workload plain_workload(int64_t seq, int64_t heads, int64_t head_dim, int64_t wi
   return w;
 }
 
-Overhead cp_forward_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds_wanted,
-                             bool with_single) {
+Overhead cp_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds_wanted,
+                     Pass pass, bool with_single) {
   ParallelConfig config;
   config.world_size = kRanks, config.cp = kRanks;
   if (!sizes.empty()) config.hcp_sizes = sizes;
@@ -138,14 +138,27 @@ Overhead cp_forward_overhead(const Workload& w, CpComm scheme, const std::vector
     CpShape shape;
     shape.seq_local = local, shape.heads = shape.kv_heads = w.heads, shape.head_dim = w.head_dim;
     shape.packed = w.packed, shape.window_left = w.window_left, shape.window_right = w.window_right;
-    HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));  // warm-up
-    if (comm.rank() == 0 && with_single) (void)w.single_seconds(false);                     // its buffers' first touch
+    const bool backward = pass == Pass::backward;
+    std::vector<float> dq, dk, dv;
+    if (backward) dq.resize(q.size()), dk.resize(q.size()), dv.resize(q.size());
+    // dout: any values (the single-rank backward uses v too).
+    auto run = [&] {
+      if (!backward) return ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data());
+      return ctx->backward(shape, q.data(), k.data(), v.data(), out.data(), lse.data(), v.data(), dq.data(),
+                           dk.data(), dv.data());
+    };
+    HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));  // warm-up, backward's inputs
+    if (backward) HCP_TRY(run());
+    if (comm.rank() == 0 && with_single) (void)w.single_seconds(backward);  // its buffers' first touch
     for (size_t i = 0; i < rounds; ++i) {
       HCP_TRY(comm.barrier());
-      if (comm.rank() == 0 && with_single) single[i] = w.single_seconds(false).forward;
+      if (comm.rank() == 0 && with_single) {
+        const Workload::SingleSeconds t = w.single_seconds(backward);
+        single[i] = backward ? t.backward : t.forward;
+      }
       HCP_TRY(comm.barrier());
       const double start = thread_seconds();
-      HCP_TRY(ctx->forward(shape, q.data(), k.data(), v.data(), out.data(), lse.data()));
+      HCP_TRY(run());
       seconds[static_cast<size_t>(r)][i] = thread_seconds() - start;
     }
     return {};

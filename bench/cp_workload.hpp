@@ -51,12 +51,16 @@ struct Overhead {
   double ratio = 0;                           // median over the rounds (0 without single-rank runs)
 };
 
-// The CP forward on 8 in-process ranks in steady state: in each of `rounds` rounds, rank 0 runs the single-rank
-// forward (when `with_single`) while the others wait, then all ranks run one CP forward on the same contexts, each
-// timing its own thread's CPU seconds. The ratio is the ranks' summed CPU time over the single-rank time, paired
-// round by round so that a shared machine's drifting speed does not enter it.
-Overhead cp_forward_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds,
-                             bool with_single = true);
+// Which CP pass a measurement times.
+enum class Pass { forward, backward };
+
+// One CP pass on 8 in-process ranks in steady state: in each of `rounds` rounds, rank 0 runs the single-rank pass
+// (when `with_single`) while the others wait, then all ranks run the pass once on the same contexts, each timing its
+// own thread's CPU seconds (the backward's inputs come from one untimed CP forward before the rounds). The ratio is
+// the ranks' summed CPU time over the single-rank time, paired round by round so that a shared machine's drifting
+// speed does not enter it.
+Overhead cp_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds,
+                     Pass pass = Pass::forward, bool with_single = true);
 
 // The p2p ring's transport alone on the same 8 in-process ranks: each rank's 7 exchanges of its [K | V] block (the
 // ring forward's messages, same sizes, no kernels), the ranks' summed CPU seconds, median of `rounds`. Over the
