@@ -65,7 +65,7 @@ HCP_INLINE void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b
         } else if (dtype == DType::f32) {
           v[i] = load<W>(reinterpret_cast<const float*>(src[i]) + d0) * mul;
         } else {
-          float values[W];
+          float values[W] = {};
           read_row(dtype, src[i] + d0 * static_cast<int64_t>(dtype_size(dtype)), W, mul, values);
           v[i] = load<W>(values);
         }
