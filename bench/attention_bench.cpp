@@ -4,8 +4,8 @@
 // over the single-rank forward of the same full problem (target <= 1.25).
 // Packed sequences and windows (issue 22), on 4 x S real tokens of a realistic document length mix:
 // - the varlen kernels' useful FLOP rate against the fixed-length kernels' at the same useful FLOPs (target >= 90%);
-// - the CP overhead of packed batches (target <= 1.25; the backward's too, without a target), the floor the ring's
-//   transport alone puts under the forward's, and on p2p how it falls with longer documents;
+// - the CP overhead of packed batches (target <= 1.25; the backward's too, without a target), the p2p and all_gather
+//   forwards' with K and V exchanged instead of shared in place, and on p2p how it falls with longer documents;
 // - what the ring's skipping saves: the packed CP forward against the dense causal CP forward of the same tokens;
 // - a window of 4096 on a 131072-token sequence (H 1, D 64) against full causal attention, both on cp 8 p2p.
 //   attention_bench [--seq N] [--heads N] [--head-dim N] [--repeat N] [--window-seq N] [--no-window]
@@ -173,14 +173,12 @@ int main(int argc, char** argv) {
               gp / tp.forward, 2.5 * gp / tp.backward, static_cast<long long>(fixed_seq), gf, gf / tf.forward,
               2.5 * gf / tf.backward, 100.0 * (gp / tp.forward) / (gf / tf.forward),
               100.0 * (gp / tp.backward) / (gf / tf.backward));
-  double packed_single_s = 0;
   for (const auto& [comm, sizes] : schemes) {
     const hcp::bench::Overhead ov = hcp::bench::cp_overhead(packed, comm, sizes, o.repeat);
     std::printf("CP overhead packed %-10s cp 8%s: ranks' CPU time %.3f s / single-rank %.3f s = %.2f (target <= "
                 "1.25)\n",
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
                 ov.single_seconds, ov.ratio);
-    if (comm == hcp::CpComm::p2p) packed_single_s = ov.single_seconds;
   }
   // The backward of the same packed batch (no target in the issue; the forward's ratio is the one it sets).
   for (const auto& [comm, sizes] : schemes) {
@@ -189,13 +187,15 @@ int main(int argc, char** argv) {
                 std::string(hcp::cp_comm_name(comm)).c_str(), sizes.empty() ? "" : " [2,4]", ov.cp_seconds,
                 ov.single_seconds, ov.ratio);
   }
-  // The floor under the packed p2p and all_gather ratios: the ring's messages alone, moved by the same transport
-  // (all_gather's gather receives the same bytes: the other ranks' K and V).
-  const double transport_s = hcp::bench::ring_transport_seconds(packed, o.repeat);
-  std::printf("ring transport alone, p2p cp 8 (7 exchanges of %.1f MiB a rank, no kernels): %.3f s = %.2f of the "
-              "single-rank forward (a floor: the packed p2p and all_gather ratios are at least %.2f)\n",
-              static_cast<double>(2 * (packed.seq / 8) * o.heads * o.head_dim * 4) / (1 << 20), transport_s,
-              transport_s / packed_single_s, 1.0 + transport_s / packed_single_s);
+  // What sharing K and V in place saves the in-process ranks (and what a transport that copies would add): the
+  // forwards that share them, with the blocks exchanged instead, as between ranks that share no memory.
+  for (const hcp::CpComm comm : {hcp::CpComm::p2p, hcp::CpComm::all_gather}) {
+    const hcp::bench::Overhead ov =
+        hcp::bench::cp_overhead(packed, comm, {}, o.repeat, Pass::forward, true, hcp::bench::Transport::exchanged);
+    std::printf("CP overhead packed %-10s cp 8, K and V exchanged (not shared in place): ranks' CPU time %.3f s / "
+                "single-rank %.3f s = %.2f\n",
+                std::string(hcp::cp_comm_name(comm)).c_str(), ov.cp_seconds, ov.single_seconds, ov.ratio);
+  }
   // The same overhead against document length, on packed batches of equal documents: the ring moves and merges every
   // block whatever the documents (a cost per token), while the useful work per token grows with their length.
   std::printf("CP overhead packed p2p cp 8 by document length (%lld tokens of equal documents):",

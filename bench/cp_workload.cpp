@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hcp/attention_cpu.hpp"
+#include "hcp/counting_communicator.hpp"
 #include "hcp/inprocess_world.hpp"
 #include "thread_clock.hpp"
 
@@ -113,7 +114,7 @@ Workload plain_workload(int64_t seq, int64_t heads, int64_t head_dim, int64_t wi
 }
 
 Overhead cp_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds_wanted,
-                     Pass pass, bool with_single) {
+                     Pass pass, bool with_single, Transport transport) {
   ParallelConfig config;
   config.world_size = kRanks, config.cp = kRanks;
   if (!sizes.empty()) config.hcp_sizes = sizes;
@@ -123,9 +124,11 @@ Overhead cp_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t
   std::vector<double> single(rounds, 0.0);
   InProcessWorld world(kRanks, std::chrono::minutes(30));
   require_ok(world.run([&](Communicator& comm) -> Status {
+    CountingCommunicator counted(comm, std::make_shared<TrafficTally>());
+    Communicator& cp_world = transport == Transport::exchanged ? static_cast<Communicator&>(counted) : comm;
     std::unique_ptr<CpContext> ctx;
     // The group lines at debug level: below the default threshold, so the output is the figures.
-    HCP_TRY(CpContext::create(comm, config, scheme, &ctx, LogLevel::debug));
+    HCP_TRY(CpContext::create(cp_world, config, scheme, &ctx, LogLevel::debug));
     const int r = ctx->cp_rank();
     std::vector<float> q(static_cast<size_t>(local * row)), k(q.size()), v(q.size()), out(q.size());
     std::vector<float> lse(static_cast<size_t>(w.heads * local));
@@ -174,37 +177,6 @@ Overhead cp_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t
   double sum = 0;
   for (const auto& rank : seconds) sum += rank[mid];
   return {sum, single[mid], with_single ? ratios[rounds / 2].first : 0.0};
-}
-
-double ring_transport_seconds(const Workload& w, int rounds_wanted) {
-  const size_t bytes = static_cast<size_t>(2 * (w.seq / kRanks) * w.heads * w.head_dim) * sizeof(float);
-  const auto rounds = static_cast<size_t>(std::max(rounds_wanted, 1));
-  std::vector<std::vector<double>> seconds(kRanks, std::vector<double>(rounds));
-  InProcessWorld world(kRanks, std::chrono::minutes(30));
-  require_ok(world.run([&](Communicator& comm) -> Status {
-    const int r = comm.rank();
-    std::vector<unsigned char> cur(bytes, 1), next(bytes, 0);
-    auto ring = [&] {
-      for (int step = 0; step + 1 < kRanks; ++step) {
-        HCP_TRY(comm.send_recv(cur.data(), bytes, (r + 1) % kRanks, next.data(), bytes, (r - 1 + kRanks) % kRanks));
-        std::swap(cur, next);
-      }
-      return Status{};
-    };
-    HCP_TRY(ring());  // warm-up: the buffers' first touch
-    for (size_t i = 0; i < rounds; ++i) {
-      HCP_TRY(comm.barrier());
-      const double start = thread_seconds();
-      HCP_TRY(ring());
-      seconds[static_cast<size_t>(r)][i] = thread_seconds() - start;
-    }
-    return {};
-  }));
-  std::vector<double> sums(rounds, 0.0);
-  for (size_t i = 0; i < rounds; ++i)
-    for (const auto& rank : seconds) sums[i] += rank[i];
-  std::sort(sums.begin(), sums.end());
-  return sums[rounds / 2];
 }
 
 }  // namespace hcp::bench

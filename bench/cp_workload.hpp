@@ -53,6 +53,10 @@ struct Overhead {
 
 // Which CP pass a measurement times.
 enum class Pass { forward, backward };
+// How the in-process ranks move K and V where a scheme can share them (the ring and all_gather forwards read peers'
+// blocks in place, shared_host_buffer.hpp): shared, or exchanged as ranks that share no memory exchange them (the
+// ranks' communicators wrapped in a traffic counter, which opts out of sharing).
+enum class Transport { shared, exchanged };
 
 // One CP pass on 8 in-process ranks in steady state: in each of `rounds` rounds, rank 0 runs the single-rank pass
 // (when `with_single`) while the others wait, then all ranks run the pass once on the same contexts, each timing its
@@ -60,11 +64,6 @@ enum class Pass { forward, backward };
 // the ranks' summed CPU time over the single-rank time, paired round by round so that a shared machine's drifting
 // speed does not enter it.
 Overhead cp_overhead(const Workload& w, CpComm scheme, const std::vector<int64_t>& sizes, int rounds,
-                     Pass pass = Pass::forward, bool with_single = true);
-
-// The p2p ring's transport alone on the same 8 in-process ranks: each rank's 7 exchanges of its [K | V] block (the
-// ring forward's messages, same sizes, no kernels), the ranks' summed CPU seconds, median of `rounds`. Over the
-// single-rank forward it is a floor under that forward's CP overhead: what moving the KV costs however fast the rest.
-double ring_transport_seconds(const Workload& w, int rounds);
+                     Pass pass = Pass::forward, bool with_single = true, Transport transport = Transport::shared);
 
 }  // namespace hcp::bench

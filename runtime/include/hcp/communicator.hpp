@@ -29,6 +29,10 @@ class Communicator {
   // Whether every member is a thread of this process, so that a pointer means the same memory on every rank (the
   // in-process backend); device-memory engines then exchange by reading each other's buffers (peer copies).
   virtual bool in_process() const { return false; }
+  // Whether host buffers may be shared by the members in place, unseen by this communicator (shared_host_buffer):
+  // the in-process backend itself. Wrappers that observe or move the data (traffic counting, device staging) say
+  // no, so what they observe is all the data.
+  virtual bool shares_host_memory() const { return false; }
 
   // One ring step: sends `send_bytes` from `send` to rank `dst` and receives `recv_bytes` into `recv` from rank
   // `src`. post_ starts it and returns at once; the buffers must stay untouched until wait_send_recv() returns, so

@@ -85,6 +85,7 @@ class Comm final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return group_->size(); }
   bool in_process() const override { return true; }
+  bool shares_host_memory() const override { return true; }
 
   Status post_send_recv(const void* send, size_t send_bytes, int dst, void* recv, size_t recv_bytes,
                         int src) override {

@@ -5,11 +5,13 @@
 // queries against all keys under the labelled mask. With one batch row each rank's rows are a run of the full
 // tensors: device engines gather them there in place; host engines gather head by head into head-major K and V
 // (relayout_heads), so the CPU kernel streams each head's rows instead of reading rows a token apart (packing V and
-// the transposed K from the token-major gather took a fifth of a packed forward).
+// the transposed K from the token-major gather took a fifth of a packed forward). Over in-process host ranks those
+// head-major K and V are one pair that every rank writes its rows into and reads in place (shared_host_buffer.hpp).
 #include <utility>
 
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
+#include "../../comm/shared_host_buffer.hpp"
 
 namespace hcp::cp {
 namespace {
@@ -26,13 +28,41 @@ bool gathers_in_place(const LocalProblem& lp) { return lp.labels && lp.batch == 
 // Whether K and V (and the full dK, dV) are gathered head-major: in place, on host engines (LocalProblem).
 bool gathers_heads(const LocalProblem& lp) { return gathers_in_place(lp) && lp.host_engines; }
 
+// The full K and V [B, S, Hkv, D] (head-major where gathers_heads) in natural or rank order: this rank's copies,
+// or one pair that every in-process rank shares in place (shared_host_buffer.hpp).
+struct GatheredKv {
+  EngineBuffer k, v;
+  SharedHostBuffer shared;  // [K | V]
+  const unsigned char* k_data = nullptr;
+  const unsigned char* v_data = nullptr;
+};
+
+// Over ranks that share host memory each rank writes its head-major rows into the shared K and V once: head h of
+// rank m is rows [m n, (m + 1) n) of head h's run. The barrier orders every write before any kernel reads.
+Status share_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
+                GatheredKv* out) {
+  const int w = comm.size();
+  const size_t kvb = lp.kv_bytes(), e = dtype_size(lp.dtype), row = static_cast<size_t>(lp.head_dim) * e;
+  const size_t head = static_cast<size_t>(lp.n) * row, token_row = static_cast<size_t>(lp.kv_heads) * row;
+  HCP_TRY(SharedHostBuffer::create(eng, comm, 2 * kvb * static_cast<size_t>(w), &out->shared));
+  out->k_data = out->shared.data(), out->v_data = out->shared.data() + kvb * static_cast<size_t>(w);
+  const size_t mine = head * static_cast<size_t>(comm.rank()), head_run = head * static_cast<size_t>(w);
+  HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, row, out->shared.data() + mine, head_run, row, k, row, token_row));
+  HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, row, out->shared.data() + kvb * w + mine, head_run, row, v, row, token_row));
+  return comm.barrier();
+}
+
 // All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W).
 Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
-                 EngineBuffer* full_k, EngineBuffer* full_v) {
+                 GatheredKv* out) {
+  if (gathers_heads(lp) && comm.shares_host_memory()) return share_kv(eng, comm, lp, k, v, out);
   const int w = comm.size();
   const size_t kvb = lp.kv_bytes();
+  EngineBuffer* full_k = &out->k;
+  EngineBuffer* full_v = &out->v;
   HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_k));
   HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_v));
+  out->k_data = full_k->as(), out->v_data = full_v->as();
   if (gathers_heads(lp)) {
     // Rank order with one batch row: head h of every rank's block, one after the other, is head h's run of rows in
     // the full sequence, so one gather per head puts them in place, without a reordering copy over the whole KV.
@@ -89,10 +119,10 @@ Status for_each_call(const LocalProblem& lp, int w, int r, const Buffers& buf, R
 
 Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k,
                           const void* v, float* out, float* lse) {
-  EngineBuffer full_k, full_v;
-  HCP_TRY(gather_kv(eng, comm, lp, k, v, &full_k, &full_v));
+  GatheredKv kv;
+  HCP_TRY(gather_kv(eng, comm, lp, k, v, &kv));
   Buffers buf;
-  buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.out = out, buf.lse = lse;
+  buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.out = out, buf.lse = lse;
   buf.head_major_kv = gathers_heads(lp);
   HeadMajorQueries hm;
   if (buf.head_major_kv) HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
@@ -105,8 +135,8 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
                            const void* v, const float* lse, const float* delta, const void* dout, float* dq,
                            float* dk, float* dv) {
   const int w = comm.size();
-  EngineBuffer full_k, full_v;
-  HCP_TRY(gather_kv(eng, comm, lp, k, v, &full_k, &full_v));
+  GatheredKv kv;
+  HCP_TRY(gather_kv(eng, comm, lp, k, v, &kv));
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems());
   EngineBuffer full_dk, full_dv, blocks, mine;
   HCP_TRY(alloc_elems<float>(eng, lp.kv_elems() * w, &full_dk));
@@ -116,7 +146,7 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   HCP_TRY(eng.zero(full_dk.as(), kv_floats * w * sizeof(float)));
   HCP_TRY(eng.zero(full_dv.as(), kv_floats * w * sizeof(float)));
   Buffers buf;
-  buf.q = q, buf.k = full_k.as(), buf.v = full_v.as(), buf.lse = const_cast<float*>(lse), buf.delta = delta;
+  buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.lse = const_cast<float*>(lse), buf.delta = delta;
   buf.dout = dout, buf.dq = dq, buf.dk = full_dk.as<float>(), buf.dv = full_dv.as<float>();
   buf.head_major_kv = gathers_heads(lp);
   HCP_TRY(for_each_call(lp, w, comm.rank(), buf,

@@ -5,10 +5,15 @@
 // of rank (r + i) mod W arriving from r+1 while a step computes; the dK/dV accumulator of each KV block travels
 // with it along the same reverse ring and ends, complete, at its owner. With labels (packed sequences, windows) every
 // step is the whole block under the labelled mask, and a step whose block no query of this rank sees is not
-// computed at all (its KV still passes on).
+// computed at all (its KV still passes on). The forward over in-process host ranks keeps the steps but not the
+// transport: every rank writes its head-major [K | V] block once into one buffer they share (shared_host_buffer.hpp)
+// and step i reads rank (r - i)'s block there in place, so the out/lse merges happen in the same order, with the same
+// bits, as the exchanged ring, without its seven copies of every block (a seventh to a quarter of a packed forward's
+// CPU time, which on GPUs would be DMA beside the kernels).
 #include <utility>
 
 #include "local_problem.hpp"
+#include "../../comm/shared_host_buffer.hpp"
 
 namespace hcp::cp {
 namespace {
@@ -61,6 +66,36 @@ AttnParams step_params(const LocalProblem& lp, int src, int r, const Buffers& bu
 // Whether the step with block `src` can be left out (the first forward step always runs: it writes out and lse).
 bool unseen(const LocalProblem& lp, int src) { return lp.labels && !lp.labels->seen[static_cast<size_t>(src)]; }
 
+// The first step covers every row and writes out/lse; later steps merge into them inside the kernel, and a step
+// whose block no query sees is left out.
+Status forward_step(CpEngine& eng, Communicator* comm, const LocalProblem& lp, int i, int r, const Buffers& buf) {
+  const int src = (r - i + comm->size()) % comm->size();
+  AttnParams p = step_params(lp, src, r, buf);
+  p.accumulate = i > 0;
+  if (i > 0 && unseen(lp, src)) return {};
+  return compute_or_abort(comm, eng.forward(p));
+}
+
+// ring_forward over ranks that share host memory: the blocks read in place (see the top of this file).
+Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* k, const void* v,
+                           Buffers buf, float* out) {
+  const int w = comm->size(), r = comm->rank();
+  const size_t block = 2 * lp.kv_bytes();
+  SharedHostBuffer blocks;
+  HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
+  HCP_TRY(pack_kv_head_major(eng, lp, k, v, blocks.data() + block * static_cast<size_t>(r)));
+  HCP_TRY(comm->barrier());  // every block written before any step reads it
+  buf.head_major_kv = true;
+  HeadMajorQueries hm;
+  HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
+  for (int i = 0; i < w; ++i) {
+    const unsigned char* kv = blocks.data() + block * static_cast<size_t>((r - i + w) % w);
+    buf.k = kv, buf.v = kv + lp.kv_bytes();
+    HCP_TRY(forward_step(eng, comm, lp, i, r, buf));
+  }
+  return restore_output(eng, lp, buf, out);
+}
+
 }  // namespace
 
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,
@@ -72,22 +107,20 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
     buf.k = k, buf.v = v, buf.out = out, buf.lse = lse;
     return eng.forward(step_params(lp, 0, 0, buf));
   }
+  buf.out = out, buf.lse = lse;
+  if (lp.host_engines && comm->shares_host_memory()) return shared_ring_forward(eng, comm, lp, k, v, buf, out);
   EngineBuffer cur, next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
   HCP_TRY(pack_kv_head_major(eng, lp, k, v, cur.as()));
-  buf.out = out, buf.lse = lse, buf.head_major_kv = true;
+  buf.head_major_kv = true;
   HeadMajorQueries hm;
   HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
   PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
     if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
     buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
-    const int src = (r - i + w) % w;
-    AttnParams p = step_params(lp, src, r, buf);
-    // The first step covers every row and writes out/lse; later steps merge into them inside the kernel.
-    p.accumulate = i > 0;
-    if (i == 0 || !unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.forward(p)));
+    HCP_TRY(forward_step(eng, comm, lp, i, r, buf));
     if (i + 1 < w) {
       HCP_TRY(exchange.wait());
       std::swap(cur, next);
