@@ -1,6 +1,6 @@
-// SharedHostBuffer over the in-process world: every rank's writes are every rank's reads, sizes that differ fail on
-// every rank, and member 0 never frees the buffer while a peer still holds its lease - even when member 0 fails and
-// returns first.
+// SharedHostBuffer and PeerReads over the in-process world: every rank's writes are every rank's reads, sizes that
+// differ fail on every rank, and an owner never frees (or returns to a caller who may free) a buffer while a peer
+// still holds its lease - even when the owner fails and returns first.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../runtime/src/comm/peer_reads.hpp"
 #include "../../runtime/src/comm/shared_host_buffer.hpp"
 #include "hcp/counting_communicator.hpp"
 #include "hcp/inprocess_world.hpp"
@@ -87,6 +88,49 @@ TEST(SharedHostBuffer, MemberZeroWaitsForLeasesWhenItFails) {
     return {Errc::comm, "member 0 failed"};
   });
   EXPECT_FALSE(freed_early.load()) << "member 0 freed the buffer while peers held leases";
+}
+
+TEST(PeerReads, EveryMemberReadsEveryMembersBuffer) {
+  InProcessWorld world(kRanks, std::chrono::seconds(30));
+  const Status st = world.run([&](Communicator& comm) -> Status {
+    std::vector<int> mine(kSlot);
+    for (size_t i = 0; i < kSlot; ++i) mine[i] = comm.rank() * 10000 + static_cast<int>(i);
+    PeerReads peers;
+    HCP_TRY(peers.open(comm, mine.data()));
+    for (int m = 0; m < kRanks; ++m)
+      HCP_TRY(peers.read(m, [&](const unsigned char* theirs) -> Status {
+        const int* values = reinterpret_cast<const int*>(theirs);
+        for (size_t i = 0; i < kSlot; i += 31) EXPECT_EQ(values[i], m * 10000 + static_cast<int>(i));
+        return {};
+      }));
+    return peers.close();  // nobody's vector goes before every read is done
+  });
+  EXPECT_TRUE(st.ok()) << st.message();
+}
+
+TEST(PeerReads, AFailingOwnerWaitsForTheReadsInProgress) {
+  InProcessWorld world(2, std::chrono::seconds(30));
+  std::atomic<bool> reading{false}, read_done{false}, returned_early{false};
+  (void)world.run([&](Communicator& comm) -> Status {
+    std::vector<int> mine(kSlot, 7);
+    {
+      PeerReads peers;
+      HCP_TRY(peers.open(comm, mine.data()));
+      if (comm.rank() == 1) {
+        return peers.read(0, [&](const unsigned char*) -> Status {
+          reading = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a long copy out of rank 0's tensor
+          read_done = true;
+          return {};
+        });
+      }
+      while (!reading.load()) std::this_thread::yield();
+      comm.abort("rank 0 gives up");
+    }  // rank 0's buffer is withdrawn here: the read in progress must end first
+    if (!read_done.load()) returned_early = true;
+    return {Errc::comm, "rank 0 failed"};
+  });
+  EXPECT_FALSE(returned_early.load()) << "the owner returned while a peer was still reading its buffer";
 }
 
 TEST(SharedHostBuffer, WrappersThatObserveTrafficDoNotShare) {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "../../comm/peer_reads.hpp"
+
 namespace hcp::cp {
 
 void copy_rows(int64_t batch, int64_t rows, size_t row_bytes, void* dst, size_t dst_b, size_t dst_r,
@@ -25,6 +27,12 @@ bool exchange_layout(const MixedOrder& order, int64_t a, int64_t seq, int64_t ba
   return true;
 }
 
+// Ranks that share host memory skip the exchange's staging: each copies its rows straight out of the members'
+// tensors (peer_reads.hpp).
+bool reads_in_place(const CpEngine& eng, const Communicator& comm) {
+  return comm.shares_host_memory() && !eng.device_memory();
+}
+
 }  // namespace
 
 Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
@@ -35,6 +43,20 @@ Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& or
   auto* send = static_cast<unsigned char*>(scratch);
   auto* recv = send + t.bytes();
   auto* src = static_cast<const unsigned char*>(in);
+  if (reads_in_place(eng, comm)) {
+    // Head group r of member m's rows `from` on: what the exchange would deliver as chunk m, then move.
+    PeerReads peers;
+    HCP_TRY(peers.open(comm, in));
+    const size_t mine = static_cast<size_t>(comm.rank()) * group_bytes;
+    const size_t out_b = static_cast<size_t>(a * t.seq) * group_bytes;
+    auto* out = static_cast<unsigned char*>(mixed);
+    for (const RowMove& m : order)
+      HCP_TRY(peers.read(static_cast<int>(m.member), [&](const unsigned char* member_in) {
+        return eng.copy_rows(t.batch, m.rows, group_bytes, out + m.to * group_bytes, out_b, group_bytes,
+                             member_in + m.from * t.row_bytes() + mine, t.batch_bytes(), t.row_bytes());
+      }));
+    return peers.close();
+  }
   for (int64_t j = 0; j < a; ++j)
     HCP_TRY(eng.copy_rows(t.batch, t.seq, group_bytes, send + j * chunk, t.seq * group_bytes, group_bytes,
               src + j * group_bytes, t.batch_bytes(), t.row_bytes()));
@@ -57,6 +79,22 @@ Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& ord
   auto* recv = send + t.bytes();
   auto* in = static_cast<const unsigned char*>(mixed);
   const size_t in_b = static_cast<size_t>(a * t.seq) * group_bytes;
+  if (reads_in_place(eng, comm)) {
+    // This member's rows of member j's head group, from j's mixed tensor: what the exchange would deliver as chunk j.
+    PeerReads peers;
+    HCP_TRY(peers.open(comm, mixed));
+    auto* dst = static_cast<unsigned char*>(out);
+    for (int64_t j = 0; j < a; ++j)
+      HCP_TRY(peers.read(static_cast<int>(j), [&](const unsigned char* member_mixed) -> Status {
+        for (const RowMove& m : order)
+          if (m.member == comm.rank())
+            HCP_TRY(eng.copy_rows(t.batch, m.rows, group_bytes, dst + m.from * t.row_bytes() + j * group_bytes,
+                                  t.batch_bytes(), t.row_bytes(), member_mixed + m.to * group_bytes, in_b,
+                                  group_bytes));
+        return {};
+      }));
+    return peers.close();
+  }
   const unsigned char* sent = in;  // the exchange's own layout: member m's rows are already its chunk
   if (!exchange_layout(order, a, t.seq, t.batch)) {
     for (const RowMove& m : order)
