@@ -125,7 +125,8 @@ Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem&
   buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.out = out, buf.lse = lse;
   buf.head_major_kv = gathers_heads(lp);
   HeadMajorQueries hm;
-  if (buf.head_major_kv) HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
+  // One call writes each output row once: in the caller's layout, not re-laid after.
+  if (buf.head_major_kv) HCP_TRY(queries_head_major(eng, lp, &hm, &buf, false));
   HCP_TRY(for_each_call(lp, comm.size(), comm.rank(), buf,
                         [&](const AttnParams& p) { return compute_or_abort(&comm, eng.forward(p)); }));
   return restore_output(eng, lp, buf, out);

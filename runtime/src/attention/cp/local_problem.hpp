@@ -117,6 +117,9 @@ struct Buffers {
   float* dv = nullptr;
   // Head-major tensors (relayout_heads): the q-like ones (q, dout, out, dq) and the kv-like ones (k, v, dk, dv).
   bool head_major_q = false, head_major_kv = false;
+  // The fp32 output stays in the caller's token-major layout even with head-major queries (a call that writes each
+  // output row once: re-laying it would be one more pass over it than the kernel's own writes).
+  bool token_major_out = false;
 };
 
 // A host engine's queries and fp32 output head-major for the kernel calls (see relayout_heads), held in `hm`:
@@ -124,17 +127,20 @@ struct Buffers {
 struct HeadMajorQueries {
   EngineBuffer q, out;
 };
-inline Status queries_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajorQueries* hm, Buffers* buf) {
+inline Status queries_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajorQueries* hm, Buffers* buf,
+                                 bool output_too = true) {
   if (eng.device_memory()) return {};
   const size_t e = dtype_size(lp.dtype);
   HCP_TRY(eng.alloc(static_cast<size_t>(lp.q_elems()) * e, &hm->q));
-  HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &hm->out));
   HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->q, hm->q.as()));
-  buf->q = hm->q.as(), buf->out = hm->out.as<float>(), buf->head_major_q = true;
+  buf->q = hm->q.as(), buf->head_major_q = true, buf->token_major_out = !output_too;
+  if (!output_too) return {};
+  HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &hm->out));
+  buf->out = hm->out.as<float>();
   return {};
 }
 inline Status restore_output(CpEngine& eng, const LocalProblem& lp, const Buffers& buf, float* out) {
-  if (!buf.head_major_q) return {};
+  if (!buf.head_major_q || buf.token_major_out) return {};
   return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf.out, out);
 }
 
@@ -150,7 +156,7 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   const auto kv_like = b.head_major_kv ? head_major_section : section_tensor;
   p.q = q_like(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
   p.dout = q_like(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.out = q_like(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.out = (b.token_major_out ? section_tensor : q_like)(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
   p.dq = q_like(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
   p.k = kv_like(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.v = kv_like(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
