@@ -5,8 +5,8 @@
 // queries against all keys under the labelled mask. With one batch row each rank's rows are a run of the full
 // tensors: device engines gather them there in place; host engines gather head by head into head-major K and V
 // (relayout_heads), so the CPU kernel streams each head's rows instead of reading rows a token apart (packing V and
-// the transposed K from the token-major gather took a fifth of a packed forward). Over in-process host ranks those
-// head-major K and V are one pair that every rank writes its rows into and reads in place (shared_host_buffer.hpp).
+// the transposed K from the token-major gather took a fifth of a packed forward). Over in-process host ranks the
+// gathered K and V are one pair that every rank writes its rows into and reads in place (shared_host_buffer.hpp).
 #include <utility>
 
 #include "local_problem.hpp"
@@ -37,25 +37,41 @@ struct GatheredKv {
   const unsigned char* v_data = nullptr;
 };
 
-// Over ranks that share host memory each rank writes its head-major rows into the shared K and V once: head h of
-// rank m is rows [m n, (m + 1) n) of head h's run. The barrier orders every write before any kernel reads.
+// Over ranks that share host memory (and host engines) each rank writes its rows into one shared K and V once, where
+// the gather would put them: head-major, head h of rank m at rows [m n, (m + 1) n) of head h's run (gathers_heads),
+// or token-major, its two halves at their chunks (chunk_of). The barrier orders every write before any kernel reads.
 Status share_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
                 GatheredKv* out) {
-  const int w = comm.size();
-  const size_t kvb = lp.kv_bytes(), e = dtype_size(lp.dtype), row = static_cast<size_t>(lp.head_dim) * e;
-  const size_t head = static_cast<size_t>(lp.n) * row, token_row = static_cast<size_t>(lp.kv_heads) * row;
-  HCP_TRY(SharedHostBuffer::create(eng, comm, 2 * kvb * static_cast<size_t>(w), &out->shared));
-  out->k_data = out->shared.data(), out->v_data = out->shared.data() + kvb * static_cast<size_t>(w);
-  const size_t mine = head * static_cast<size_t>(comm.rank()), head_run = head * static_cast<size_t>(w);
-  HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, row, out->shared.data() + mine, head_run, row, k, row, token_row));
-  HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, row, out->shared.data() + kvb * w + mine, head_run, row, v, row, token_row));
+  const int w = comm.size(), r = comm.rank();
+  const size_t kvb = lp.kv_bytes(), full = kvb * static_cast<size_t>(w), e = dtype_size(lp.dtype);
+  HCP_TRY(SharedHostBuffer::create(eng, comm, 2 * full, &out->shared));
+  unsigned char* full_k = out->shared.data();
+  unsigned char* full_v = full_k + full;
+  out->k_data = full_k, out->v_data = full_v;
+  if (gathers_heads(lp)) {
+    const size_t row = static_cast<size_t>(lp.head_dim) * e, token = static_cast<size_t>(lp.kv_heads) * row;
+    const size_t head = static_cast<size_t>(lp.n) * row, mine = head * static_cast<size_t>(r);
+    const size_t head_run = head * static_cast<size_t>(w);
+    HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, row, full_k + mine, head_run, row, k, row, token));
+    HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, row, full_v + mine, head_run, row, v, row, token));
+    return comm.barrier();
+  }
+  const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * e;
+  const int64_t half = lp.n / 2, seq = lp.n * w;
+  for (int hi = 0; hi < 2; ++hi) {
+    const size_t dst = static_cast<size_t>(chunk_of(lp, r, hi, w) * half) * row, src = hi * half * row;
+    HCP_TRY(eng.copy_rows(lp.batch, half, row, full_k + dst, seq * row, row, static_cast<const unsigned char*>(k) + src,
+                          lp.n * row, row));
+    HCP_TRY(eng.copy_rows(lp.batch, half, row, full_v + dst, seq * row, row, static_cast<const unsigned char*>(v) + src,
+                          lp.n * row, row));
+  }
   return comm.barrier();
 }
 
 // All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W).
 Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
                  GatheredKv* out) {
-  if (gathers_heads(lp) && comm.shares_host_memory()) return share_kv(eng, comm, lp, k, v, out);
+  if (lp.host_engines && comm.shares_host_memory()) return share_kv(eng, comm, lp, k, v, out);
   const int w = comm.size();
   const size_t kvb = lp.kv_bytes();
   EngineBuffer* full_k = &out->k;
