@@ -11,6 +11,7 @@
 
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
+#include "../../comm/peer_reads.hpp"
 #include "../../comm/shared_host_buffer.hpp"
 
 namespace hcp::cp {
@@ -131,6 +132,30 @@ Status for_each_call(const LocalProblem& lp, int w, int r, const Buffers& buf, R
   return {};
 }
 
+// The backward's reduce-scatter over ranks that share host memory, on head-major full dK and dV ([dK | dV] of W n
+// rows a head, gathers_heads): this rank's rows of every rank's tensors, added straight out of them in rank order
+// (the bits of reduce_scatter_sum) into its token-major dk and dv, without re-laying each rank's full tensors into
+// blocks first (two copies of 2 W n rows a rank).
+Status sum_own_rows(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const float* full_dkv, float* dk,
+                    float* dv) {
+  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), full = kv_floats * static_cast<size_t>(comm.size());
+  const int64_t d = lp.head_dim, head_run = lp.n * comm.size() * d, mine = comm.rank() * lp.n * d;
+  HCP_TRY(eng.zero(dk, kv_floats * sizeof(float)));
+  HCP_TRY(eng.zero(dv, kv_floats * sizeof(float)));
+  PeerReads peers;
+  HCP_TRY(peers.open(comm, full_dkv));
+  for (int m = 0; m < comm.size(); ++m)
+    HCP_TRY(peers.read(m, [&](const unsigned char* theirs) -> Status {
+      const auto* src = reinterpret_cast<const float*>(theirs);
+      for (auto [from, to] : {std::pair{src, dk}, {src + full, dv}})
+        for (int64_t h = 0; h < lp.kv_heads; ++h)
+          for (int64_t i = 0; i < lp.n; ++i)
+            HCP_TRY(eng.add_f32(to + (i * lp.kv_heads + h) * d, from + h * head_run + mine + i * d, d));
+      return {};
+    }));
+  return peers.close();
+}
+
 }  // namespace
 
 Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k,
@@ -155,19 +180,21 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   GatheredKv kv;
   HCP_TRY(gather_kv(eng, comm, lp, k, v, &kv));
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems());
-  EngineBuffer full_dk, full_dv, blocks, mine;
-  HCP_TRY(alloc_elems<float>(eng, lp.kv_elems() * w, &full_dk));
-  HCP_TRY(alloc_elems<float>(eng, lp.kv_elems() * w, &full_dv));
-  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems() * w, &blocks));
-  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems(), &mine));
-  HCP_TRY(eng.zero(full_dk.as(), kv_floats * w * sizeof(float)));
-  HCP_TRY(eng.zero(full_dv.as(), kv_floats * w * sizeof(float)));
+  // This rank's dK and dV of the full sequence, [dK | dV].
+  EngineBuffer full_dkv, blocks, mine;
+  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems() * w, &full_dkv));
+  HCP_TRY(eng.zero(full_dkv.as(), 2 * kv_floats * w * sizeof(float)));
+  float* full_dk = full_dkv.as<float>();
+  float* full_dv = full_dk + kv_floats * w;
   Buffers buf;
   buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.lse = const_cast<float*>(lse), buf.delta = delta;
-  buf.dout = dout, buf.dq = dq, buf.dk = full_dk.as<float>(), buf.dv = full_dv.as<float>();
+  buf.dout = dout, buf.dq = dq, buf.dk = full_dk, buf.dv = full_dv;
   buf.head_major_kv = gathers_heads(lp);
   HCP_TRY(for_each_call(lp, w, comm.rank(), buf,
                         [&](const AttnParams& p) { return compute_or_abort(&comm, eng.backward(p)); }));
+  if (buf.head_major_kv && comm.shares_host_memory()) return sum_own_rows(eng, comm, lp, full_dkv.as<float>(), dk, dv);
+  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems() * w, &blocks));
+  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems(), &mine));
   // Block m of the reduce-scatter: [dK of rank m's two chunks | dV of them], in rank m's local layout.
   const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * sizeof(float);
   const int64_t half = lp.n / 2, seq = lp.n * w;
@@ -177,16 +204,16 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
       // Rank m's rows of each head, [m n, (m + 1) n), back to token-major [n, Hkv, D].
       const size_t head = static_cast<size_t>(lp.head_dim) * sizeof(float);
       const size_t src = static_cast<size_t>(m * lp.n * lp.head_dim);
-      for (auto [full, to] : {std::pair{&full_dk, block}, {&full_dv, block + kv_floats}})
-        HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, head, to, head, row, full->as<float>() + src, seq * head, head));
+      for (auto [full, to] : {std::pair{full_dk, block}, {full_dv, block + kv_floats}})
+        HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, head, to, head, row, full + src, seq * head, head));
       continue;
     }
     for (int hi = 0; hi < 2; ++hi) {
       const size_t src = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row / sizeof(float);
       const size_t dst = static_cast<size_t>(hi * half) * row / sizeof(float);
-      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + dst, lp.n * row, row, full_dk.as<float>() + src, seq * row,
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + dst, lp.n * row, row, full_dk + src, seq * row,
                             row));
-      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + kv_floats + dst, lp.n * row, row, full_dv.as<float>() + src,
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + kv_floats + dst, lp.n * row, row, full_dv + src,
                             seq * row, row));
     }
   }

@@ -1,0 +1,110 @@
+// In-process host ranks share K and V in place (the ring forward's blocks, all_gather's gathered K and V and its
+// backward's sums, the a2a's scatter and gather read straight out of peers' tensors) instead of exchanging copies.
+// The docs promise the same bits either way: every scheme, packed and plain, forward and backward, run once over the
+// in-process communicators (sharing) and once over traffic-counting wrappers (which opt out of sharing, so the
+// ranks exchange as they would in separate memory), compared byte for byte.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attention_reference.hpp"
+#include "hcp/counting_communicator.hpp"
+#include "hcp/cp_attention.hpp"
+#include "hcp/inprocess_world.hpp"
+#include "hcp/packed_sequences.hpp"
+
+namespace hcp {
+namespace {
+
+constexpr int kRanks = 4;
+constexpr int64_t kHeads = 4, kKvHeads = 2, kHeadDim = 32;
+
+struct Outputs {
+  std::vector<std::vector<float>> out, lse, dq, dk, dv;  // per rank
+};
+
+// Every rank's forward and backward of the batch (`packed` empty: one sequence of `seq` rows).
+Outputs run(CpComm scheme, const PackedBatch& packed, int64_t seq, bool exchanged) {
+  ParallelConfig config;
+  config.world_size = kRanks, config.cp = kRanks;
+  if (scheme == CpComm::a2a_p2p) config.hcp_sizes = std::vector<int64_t>{2, 2};
+  const int64_t local = seq / kRanks, qrow = kHeads * kHeadDim, kvrow = kKvHeads * kHeadDim;
+  const auto q = testing::random_floats(static_cast<size_t>(seq * qrow), 1, -2, 2);
+  const auto k = testing::random_floats(static_cast<size_t>(seq * kvrow), 2, -2, 2);
+  const auto v = testing::random_floats(static_cast<size_t>(seq * kvrow), 3);
+  const auto dout = testing::random_floats(static_cast<size_t>(seq * qrow), 4);
+  Outputs o;
+  for (auto* t : {&o.out, &o.lse, &o.dq, &o.dk, &o.dv}) t->resize(kRanks);
+  InProcessWorld world(kRanks, std::chrono::seconds(60));
+  const Status st = world.run([&](Communicator& base) -> Status {
+    CountingCommunicator counted(base, std::make_shared<TrafficTally>());
+    Communicator& comm = exchanged ? static_cast<Communicator&>(counted) : base;
+    std::unique_ptr<CpContext> ctx;
+    HCP_TRY(CpContext::create(comm, config, scheme, &ctx, LogLevel::debug));
+    const int r = ctx->cp_rank();
+    auto shard = [&](const std::vector<float>& full, int64_t row) {
+      std::vector<float> mine(static_cast<size_t>(local * row));
+      const Status s = packed.empty() ? shard_sequence(full.data(), mine.data(), 1, seq, row, 4, kRanks, r)
+                                      : shard_packed(full.data(), mine.data(), packed, row, 4, kRanks, r);
+      EXPECT_TRUE(s.ok()) << s.message();
+      return mine;
+    };
+    const auto lq = shard(q, qrow), lk = shard(k, kvrow), lv = shard(v, kvrow), ldo = shard(dout, qrow);
+    CpShape shape;
+    shape.seq_local = local, shape.heads = kHeads, shape.kv_heads = kKvHeads, shape.head_dim = kHeadDim;
+    shape.packed = packed;
+    const auto rank = static_cast<size_t>(r);
+    o.out[rank].resize(lq.size()), o.lse[rank].resize(static_cast<size_t>(local * kHeads));
+    o.dq[rank].resize(lq.size()), o.dk[rank].resize(lk.size()), o.dv[rank].resize(lk.size());
+    HCP_TRY(ctx->forward(shape, lq.data(), lk.data(), lv.data(), o.out[rank].data(), o.lse[rank].data()));
+    return ctx->backward(shape, lq.data(), lk.data(), lv.data(), o.out[rank].data(), o.lse[rank].data(),
+                         ldo.data(), o.dq[rank].data(), o.dk[rank].data(), o.dv[rank].data());
+  });
+  EXPECT_TRUE(st.ok()) << st.message();
+  return o;
+}
+
+void expect_same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                      const char* what) {
+  for (size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].size(), b[r].size()) << what << " rank " << r;
+    EXPECT_EQ(std::memcmp(a[r].data(), b[r].data(), a[r].size() * sizeof(float)), 0) << what << " rank " << r;
+  }
+}
+
+class SharedTransport : public ::testing::TestWithParam<std::tuple<CpComm, bool>> {};
+
+TEST_P(SharedTransport, GivesTheBitsOfTheExchange) {
+  const auto [scheme, is_packed] = GetParam();
+  PackedBatch packed;
+  int64_t seq = 2 * kRanks * 24;
+  if (is_packed) {
+    packed.cu_seqlens = {0, 37, 40, 150, 151, 290};
+    packed.cu_seqlens_padded = pad_for_cp(packed.cu_seqlens, kRanks);
+    seq = packed.total_padded();
+  }
+  const Outputs shared = run(scheme, packed, seq, false), exchanged = run(scheme, packed, seq, true);
+  expect_same_bits(shared.out, exchanged.out, "out");
+  expect_same_bits(shared.lse, exchanged.lse, "lse");
+  expect_same_bits(shared.dq, exchanged.dq, "dq");
+  expect_same_bits(shared.dk, exchanged.dk, "dk");
+  expect_same_bits(shared.dv, exchanged.dv, "dv");
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, SharedTransport,
+                         ::testing::Combine(::testing::Values(CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p,
+                                                              CpComm::all_gather),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<CpComm, bool>>& i) {
+                           std::string name(cp_comm_name(std::get<0>(i.param)));
+                           for (char& c : name)
+                             if (c == '+') c = '_';
+                           return name + (std::get<1>(i.param) ? "_packed" : "_one_sequence");
+                         });
+
+}  // namespace
+}  // namespace hcp
