@@ -144,15 +144,15 @@ Status sum_own_rows(CpEngine& eng, Communicator& comm, const LocalProblem& lp, c
   HCP_TRY(eng.zero(dv, kv_floats * sizeof(float)));
   PeerReads peers;
   HCP_TRY(peers.open(comm, full_dkv));
-  for (int m = 0; m < comm.size(); ++m)
-    HCP_TRY(peers.read(m, [&](const unsigned char* theirs) -> Status {
-      const auto* src = reinterpret_cast<const float*>(theirs);
-      for (auto [from, to] : {std::pair{src, dk}, {src + full, dv}})
-        for (int64_t h = 0; h < lp.kv_heads; ++h)
-          for (int64_t i = 0; i < lp.n; ++i)
-            HCP_TRY(eng.add_f32(to + (i * lp.kv_heads + h) * d, from + h * head_run + mine + i * d, d));
-      return {};
-    }));
+  const auto add_my_rows = [&](const unsigned char* theirs) -> Status {
+    const auto* src = reinterpret_cast<const float*>(theirs);
+    for (auto [from, to] : {std::pair{src, dk}, {src + full, dv}})
+      for (int64_t h = 0; h < lp.kv_heads; ++h)
+        for (int64_t i = 0; i < lp.n; ++i)
+          HCP_TRY(eng.add_f32(to + (i * lp.kv_heads + h) * d, from + h * head_run + mine + i * d, d));
+    return {};
+  };
+  for (int m = 0; m < comm.size(); ++m) HCP_TRY(peers.read(m, add_my_rows));
   return peers.close();
 }
 

@@ -84,15 +84,16 @@ Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& ord
     PeerReads peers;
     HCP_TRY(peers.open(comm, mixed));
     auto* dst = static_cast<unsigned char*>(out);
-    for (int64_t j = 0; j < a; ++j)
-      HCP_TRY(peers.read(static_cast<int>(j), [&](const unsigned char* member_mixed) -> Status {
-        for (const RowMove& m : order)
-          if (m.member == comm.rank())
-            HCP_TRY(eng.copy_rows(t.batch, m.rows, group_bytes, dst + m.from * t.row_bytes() + j * group_bytes,
-                                  t.batch_bytes(), t.row_bytes(), member_mixed + m.to * group_bytes, in_b,
-                                  group_bytes));
-        return {};
-      }));
+    int64_t j = 0;
+    const auto my_rows_of_j = [&](const unsigned char* member_mixed) -> Status {
+      for (const RowMove& m : order)
+        if (m.member == comm.rank())
+          HCP_TRY(eng.copy_rows(t.batch, m.rows, group_bytes, dst + m.from * t.row_bytes() + j * group_bytes,
+                                t.batch_bytes(), t.row_bytes(), member_mixed + m.to * group_bytes, in_b,
+                                group_bytes));
+      return {};
+    };
+    for (; j < a; ++j) HCP_TRY(peers.read(static_cast<int>(j), my_rows_of_j));
     return peers.close();
   }
   const unsigned char* sent = in;  // the exchange's own layout: member m's rows are already its chunk
