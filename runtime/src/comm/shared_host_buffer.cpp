@@ -20,11 +20,13 @@ Status SharedHostBuffer::create(CpEngine& eng, Communicator& comm, size_t bytes,
   }
   std::vector<Ref> all(static_cast<size_t>(comm.size()));
   HCP_TRY(comm.all_gather(&mine, all.data(), sizeof(Ref)));
-  for (int m = 0; m < comm.size(); ++m)
-    if (all[static_cast<size_t>(m)].bytes != bytes) {
+  // Every member reads the same sizes, so every member names the same one (the first that differs from member 0),
+  // whichever of them aborts the world first.
+  for (int m = 1; m < comm.size(); ++m)
+    if (all[static_cast<size_t>(m)].bytes != all[0].bytes) {
       Status mismatch(Errc::invalid_argument, "shared buffer: rank " + std::to_string(m) + " asked for " +
-                                                  std::to_string(all[static_cast<size_t>(m)].bytes) + " bytes, rank " +
-                                                  std::to_string(comm.rank()) + " for " + std::to_string(bytes));
+                                                  std::to_string(all[static_cast<size_t>(m)].bytes) +
+                                                  " bytes, rank 0 for " + std::to_string(all[0].bytes));
       comm.abort(mismatch.code(), mismatch.message());
       return mismatch;
     }
