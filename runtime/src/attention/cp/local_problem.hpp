@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"
@@ -187,6 +188,13 @@ inline Status compute_or_abort(Communicator* comm, Status computed) {
 // `eng`.
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                     float* out, float* lse);
+// Writes a rank's ring block, head-major [K | V] (2 * kv_bytes, pack_kv_head_major's form), at `kv`.
+using KvWriter = std::function<Status(unsigned char* kv)>;
+// ring_forward over host engines that share host memory (lp.host_engines, comm.shares_host_memory()) with the
+// queries and the fp32 output head-major ([B, H, n, D]) and the block written by `write_kv` into the buffer the
+// ranks share: a2a+p2p's a2a stage writes all three in that form directly.
+Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
+                               const KvWriter& write_kv, float* out, float* lse);
 Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                      const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv);
 Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,

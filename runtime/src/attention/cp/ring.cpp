@@ -76,23 +76,33 @@ Status forward_step(CpEngine& eng, Communicator* comm, const LocalProblem& lp, i
   return compute_or_abort(comm, eng.forward(p));
 }
 
-// ring_forward over ranks that share host memory: the blocks read in place (see the top of this file).
-Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* k, const void* v,
-                           Buffers buf, float* out) {
+// The steps over ranks that share host memory (see the top of this file): `write_kv` writes this rank's
+// head-major [K | V] block into the buffer they share, and step i reads rank (r - i)'s block there in place.
+// buf's queries and output are head-major already.
+Status shared_ring_steps(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
+                         Buffers buf) {
   const int w = comm->size(), r = comm->rank();
   const size_t block = 2 * lp.kv_bytes();
   SharedHostBuffer blocks;
   HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
-  HCP_TRY(pack_kv_head_major(eng, lp, k, v, blocks.data() + block * static_cast<size_t>(r)));
+  HCP_TRY(compute_or_abort(comm, write_kv(blocks.data() + block * static_cast<size_t>(r))));
   HCP_TRY(comm->barrier());  // every block written before any step reads it
   buf.head_major_kv = true;
-  HeadMajorQueries hm;
-  HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
   for (int i = 0; i < w; ++i) {
     const unsigned char* kv = blocks.data() + block * static_cast<size_t>((r - i + w) % w);
     buf.k = kv, buf.v = kv + lp.kv_bytes();
     HCP_TRY(forward_step(eng, comm, lp, i, r, buf));
   }
+  return {};
+}
+
+// ring_forward over ranks that share host memory, from the caller's token-major tensors.
+Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* k, const void* v,
+                           Buffers buf, float* out) {
+  HeadMajorQueries hm;  // before the steps' collectives: a rank that fails here aborts them for its peers
+  HCP_TRY(compute_or_abort(comm, queries_head_major(eng, lp, &hm, &buf)));
+  HCP_TRY(shared_ring_steps(
+      eng, comm, lp, [&](unsigned char* kv) { return pack_kv_head_major(eng, lp, k, v, kv); }, buf));
   return restore_output(eng, lp, buf, out);
 }
 
@@ -127,6 +137,16 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
     }
   }
   return restore_output(eng, lp, buf, out);
+}
+
+Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
+                              const KvWriter& write_kv, float* out, float* lse) {
+  if (!lp.host_engines || !comm.shares_host_memory() || eng.device_memory())
+    return Status(Errc::internal, "ring_forward_head_major needs host engines that share host memory");
+  Buffers buf;
+  buf.q = q, buf.out = out, buf.lse = lse;
+  buf.head_major_q = true;
+  return shared_ring_steps(eng, &comm, lp, write_kv, buf);
 }
 
 Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,

@@ -33,30 +33,99 @@ bool reads_in_place(const CpEngine& eng, const Communicator& comm) {
   return comm.shares_host_memory() && !eng.device_memory();
 }
 
+// Where one token's head group sits in a mixed tensor [B, A*s, H/A, X] (token-major: the group's heads together) or
+// [B, H/A, A*s, X] (head-major: each head's rows together). A copy moves `pieces` pieces of `piece_bytes` a row:
+// piece i at mixed + i * piece_step + row * row_step, and at member + i * piece_bytes in a member's local rows.
+struct MixedRows {
+  int64_t pieces;
+  size_t piece_bytes, piece_step, row_step;
+};
+MixedRows mixed_rows(const SeqTensor& t, int64_t a, bool head_major) {
+  const int64_t hg = t.heads / a;
+  const size_t group_bytes = static_cast<size_t>(hg) * t.head_bytes();
+  if (!head_major) return {1, group_bytes, 0, group_bytes};
+  return {hg, t.head_bytes(), static_cast<size_t>(a * t.seq) * t.head_bytes(), t.head_bytes()};
+}
+
+// The in-place scatter: head group r of member m's rows `from` on, what the exchange would deliver as chunk m, to
+// their place in `mixed`.
+Status scatter_in_place(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& t,
+                        const void* in, void* mixed, bool head_major) {
+  const int64_t a = comm.size();
+  const MixedRows g = mixed_rows(t, a, head_major);
+  const size_t mine = static_cast<size_t>(comm.rank()) * static_cast<size_t>(t.heads / a) * t.head_bytes();
+  const size_t out_b = static_cast<size_t>(a * t.seq) * static_cast<size_t>(t.heads / a) * t.head_bytes();
+  auto* out = static_cast<unsigned char*>(mixed);
+  const RowMove* m = nullptr;
+  const auto move_rows = [&](const unsigned char* member_in) -> Status {
+    for (int64_t i = 0; i < g.pieces; ++i)
+      HCP_TRY(eng.copy_rows(t.batch, m->rows, g.piece_bytes, out + i * g.piece_step + m->to * g.row_step, out_b,
+                            g.row_step, member_in + m->from * t.row_bytes() + mine + i * g.piece_bytes,
+                            t.batch_bytes(), t.row_bytes()));
+    return {};
+  };
+  PeerReads peers;
+  HCP_TRY(peers.open(comm, in));
+  for (const RowMove& move : order) {
+    m = &move;
+    HCP_TRY(peers.read(static_cast<int>(move.member), move_rows));
+  }
+  return peers.close();
+}
+
+// The in-place gather: this member's rows of member j's head group, from j's mixed tensor, what the exchange would
+// deliver as chunk j.
+Status gather_in_place(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& t,
+                       const void* mixed, void* out, bool head_major) {
+  const int64_t a = comm.size();
+  const MixedRows g = mixed_rows(t, a, head_major);
+  const size_t group_bytes = static_cast<size_t>(t.heads / a) * t.head_bytes();
+  const size_t in_b = static_cast<size_t>(a * t.seq) * group_bytes;
+  auto* dst = static_cast<unsigned char*>(out);
+  int64_t j = 0;
+  const auto my_rows_of_j = [&](const unsigned char* member_mixed) -> Status {
+    for (const RowMove& m : order) {
+      if (m.member != comm.rank()) continue;
+      for (int64_t i = 0; i < g.pieces; ++i)
+        HCP_TRY(eng.copy_rows(t.batch, m.rows, g.piece_bytes,
+                              dst + m.from * t.row_bytes() + j * group_bytes + i * g.piece_bytes, t.batch_bytes(),
+                              t.row_bytes(), member_mixed + i * g.piece_step + m.to * g.row_step, in_b, g.row_step));
+    }
+    return {};
+  };
+  PeerReads peers;
+  HCP_TRY(peers.open(comm, mixed));
+  for (; j < a; ++j) HCP_TRY(peers.read(static_cast<int>(j), my_rows_of_j));
+  return peers.close();
+}
+
 }  // namespace
+
+bool a2a_reads_in_place(const CpEngine& eng, const Communicator& comm) { return reads_in_place(eng, comm); }
+
+Status a2a_scatter_heads_head_major(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& local,
+                                    const void* in, void* mixed) {
+  if (!reads_in_place(eng, comm))
+    return Status(Errc::internal, "a2a_scatter_heads_head_major needs members that share host memory");
+  return scatter_in_place(eng, comm, order, local, in, mixed, true);
+}
+
+Status a2a_gather_heads_head_major(CpEngine& eng, Communicator& comm, const MixedOrder& order, const SeqTensor& local,
+                                   const void* mixed, void* out) {
+  if (!reads_in_place(eng, comm))
+    return Status(Errc::internal, "a2a_gather_heads_head_major needs members that share host memory");
+  return gather_in_place(eng, comm, order, local, mixed, out, true);
+}
 
 Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
                          const SeqTensor& t, const void* in, void* mixed, void* scratch) {
+  if (reads_in_place(eng, comm)) return scatter_in_place(eng, comm, order, t, in, mixed, false);
   const int64_t a = comm.size(), hg = t.heads / a;
   const size_t group_bytes = static_cast<size_t>(hg) * t.head_bytes();  // one token's head group
   const size_t chunk = static_cast<size_t>(t.batch * t.seq) * group_bytes;
   auto* send = static_cast<unsigned char*>(scratch);
   auto* recv = send + t.bytes();
   auto* src = static_cast<const unsigned char*>(in);
-  if (reads_in_place(eng, comm)) {
-    // Head group r of member m's rows `from` on: what the exchange would deliver as chunk m, then move.
-    PeerReads peers;
-    HCP_TRY(peers.open(comm, in));
-    const size_t mine = static_cast<size_t>(comm.rank()) * group_bytes;
-    const size_t out_b = static_cast<size_t>(a * t.seq) * group_bytes;
-    auto* out = static_cast<unsigned char*>(mixed);
-    for (const RowMove& m : order)
-      HCP_TRY(peers.read(static_cast<int>(m.member), [&](const unsigned char* member_in) {
-        return eng.copy_rows(t.batch, m.rows, group_bytes, out + m.to * group_bytes, out_b, group_bytes,
-                             member_in + m.from * t.row_bytes() + mine, t.batch_bytes(), t.row_bytes());
-      }));
-    return peers.close();
-  }
   for (int64_t j = 0; j < a; ++j)
     HCP_TRY(eng.copy_rows(t.batch, t.seq, group_bytes, send + j * chunk, t.seq * group_bytes, group_bytes,
               src + j * group_bytes, t.batch_bytes(), t.row_bytes()));
@@ -72,6 +141,7 @@ Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& or
 
 Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
                         const SeqTensor& t, const void* mixed, void* out, void* scratch) {
+  if (reads_in_place(eng, comm)) return gather_in_place(eng, comm, order, t, mixed, out, false);
   const int64_t a = comm.size(), hg = t.heads / a;
   const size_t group_bytes = static_cast<size_t>(hg) * t.head_bytes();
   const size_t chunk = static_cast<size_t>(t.batch * t.seq) * group_bytes;
@@ -79,23 +149,6 @@ Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& ord
   auto* recv = send + t.bytes();
   auto* in = static_cast<const unsigned char*>(mixed);
   const size_t in_b = static_cast<size_t>(a * t.seq) * group_bytes;
-  if (reads_in_place(eng, comm)) {
-    // This member's rows of member j's head group, from j's mixed tensor: what the exchange would deliver as chunk j.
-    PeerReads peers;
-    HCP_TRY(peers.open(comm, mixed));
-    auto* dst = static_cast<unsigned char*>(out);
-    int64_t j = 0;
-    const auto my_rows_of_j = [&](const unsigned char* member_mixed) -> Status {
-      for (const RowMove& m : order)
-        if (m.member == comm.rank())
-          HCP_TRY(eng.copy_rows(t.batch, m.rows, group_bytes, dst + m.from * t.row_bytes() + j * group_bytes,
-                                t.batch_bytes(), t.row_bytes(), member_mixed + m.to * group_bytes, in_b,
-                                group_bytes));
-      return {};
-    };
-    for (; j < a; ++j) HCP_TRY(peers.read(static_cast<int>(j), my_rows_of_j));
-    return peers.close();
-  }
   const unsigned char* sent = in;  // the exchange's own layout: member m's rows are already its chunk
   if (!exchange_layout(order, a, t.seq, t.batch)) {
     for (const RowMove& m : order)

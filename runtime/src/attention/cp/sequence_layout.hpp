@@ -48,6 +48,17 @@ Status a2a_scatter_heads(CpEngine& eng, Communicator& comm, const MixedOrder& or
 Status a2a_gather_heads(CpEngine& eng, Communicator& comm, const MixedOrder& order,
                         const SeqTensor& local, const void* mixed, void* out, void* scratch);
 
+// Whether the a2a copies its rows straight out of the members' tensors (members that share host memory, host
+// engines): then the mixed tensor may also be head-major, below.
+bool a2a_reads_in_place(const CpEngine& eng, const Communicator& comm);
+// a2a_scatter_heads and a2a_gather_heads with a head-major mixed tensor [B, H/A, A*s, X] (to_head_major's layout),
+// for members where a2a_reads_in_place: the a2a+p2p ring takes its queries, K and V in that form, so its a2a
+// writes them so directly instead of the ring re-laying what the a2a wrote (one copy of each tensor instead of two).
+Status a2a_scatter_heads_head_major(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                                    const SeqTensor& local, const void* in, void* mixed);
+Status a2a_gather_heads_head_major(CpEngine& eng, Communicator& comm, const MixedOrder& order,
+                                   const SeqTensor& local, const void* mixed, void* out);
+
 // The same for per-row fp32 values laid out [B, H, s] (lse, delta).
 Status a2a_scatter_rows(CpEngine& eng, Communicator& comm, const MixedOrder& order,
                         int64_t batch, int64_t heads, int64_t s, const float* in, float* mixed, float* scratch);
