@@ -106,6 +106,37 @@ Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem
   return restore_output(eng, lp, buf, out);
 }
 
+// ring_backward over ranks that share host memory: every KV block and its dK/dV accumulator stay in buffers the
+// ranks share, where their owners put them. At step i rank r reads block (r + i) in place and adds into that block's
+// accumulator in place; the barrier after each step hands every accumulator on to the rank that adds to it next.
+// That is the order in which the exchanged ring carries it (its owner, then rank owner - 1, owner - 2, ...), so the
+// sums have the same bits, without the two copies of a block and of its accumulator a step.
+Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* k, const void* v,
+                            Buffers buf, float* dk, float* dv) {
+  const int w = comm->size(), r = comm->rank();
+  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), block = 2 * lp.kv_bytes();
+  const size_t sum_bytes = 2 * kv_floats * sizeof(float);
+  SharedHostBuffer blocks, sums;
+  HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
+  HCP_TRY(SharedHostBuffer::create(eng, *comm, sum_bytes * static_cast<size_t>(w), &sums));
+  const auto sum_of = [&](int owner) {
+    return reinterpret_cast<float*>(sums.data() + sum_bytes * static_cast<size_t>(owner));
+  };
+  HCP_TRY(compute_or_abort(comm, pack_kv(eng, lp, k, v, blocks.data() + block * static_cast<size_t>(r))));
+  HCP_TRY(compute_or_abort(comm, eng.zero(sum_of(r), sum_bytes)));
+  HCP_TRY(comm->barrier());  // every block and accumulator ready before any step reads it
+  for (int i = 0; i < w; ++i) {
+    const int src = (r + i) % w;
+    const unsigned char* kv = blocks.data() + block * static_cast<size_t>(src);
+    buf.k = kv, buf.v = kv + lp.kv_bytes();
+    buf.dk = sum_of(src), buf.dv = sum_of(src) + kv_floats;
+    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
+    HCP_TRY(comm->barrier());
+  }
+  HCP_TRY(eng.copy_rows(1, 1, kv_floats * sizeof(float), dk, 0, 0, sum_of(r), 0, 0));
+  return eng.copy_rows(1, 1, kv_floats * sizeof(float), dv, 0, 0, sum_of(r) + kv_floats, 0, 0);
+}
+
 }  // namespace
 
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,
@@ -159,6 +190,8 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
     buf.k = k, buf.v = v, buf.dk = dk, buf.dv = dv;
     return eng.backward(step_params(lp, 0, 0, buf));
   }
+  if (lp.host_engines && comm->shares_host_memory())
+    return shared_ring_backward(eng, comm, lp, k, v, buf, dk, dv);
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), dkv_bytes = 2 * kv_floats * sizeof(float);
   EngineBuffer cur, next, dkv, dkv_next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
