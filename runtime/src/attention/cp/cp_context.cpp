@@ -277,9 +277,10 @@ cp::MixedOrder mixed_order(const CpShape& shape, int w, const Stages& st, bool i
   return cp::group_order(whole_batch(shape, w), w, group_members(st.a2a->size(), p), in_sequence).moves;
 }
 
-// Whether a2a+p2p's a2a stage hands the ring head-major operands (cp::ring_forward_head_major): host engines
-// (decided collectively: all_host) whose a2a and ring members all share host memory.
-bool head_major_a2a(const CpEngine& eng, const Stages& st, bool all_host) {
+// Whether a2a+p2p's a2a stage writes the ring's operands where the ring reads them (cp::ring_forward_head_major,
+// cp::ring_backward_shared): host engines (decided collectively: all_host) whose a2a and ring members all share
+// host memory.
+bool a2a_ring_share_memory(const CpEngine& eng, const Stages& st, bool all_host) {
   return all_host && st.ring != nullptr && cp::a2a_reads_in_place(eng, *st.a2a) && st.ring->shares_host_memory();
 }
 
@@ -374,7 +375,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   // head-major form, K and V straight into the block the ring's ranks share, and gathers the head-major output
   // back: one copy of each tensor where the a2a and the ring's re-layout made two (about 6% of the ranks' time in
   // the packed a2a+p2p forward).
-  const bool head_major = head_major_a2a(eng, st, all_host_);
+  const bool head_major = a2a_ring_share_memory(eng, st, all_host_);
   EngineBuffer ka, va, scratch;
   if (head_major) {
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
@@ -470,14 +471,45 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
   const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || all_host_);
+  // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters K and V
+  // straight into the ring's shared block and gathers dK and dV from the ring's shared sums, where the ring would
+  // copy them in and out again.
+  const bool shared = f == 1 && a2a_ring_share_memory(eng, st, all_host_);
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
+  if (!shared) {
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
+  }
   HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, dout, da.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse, lse_mixed.as<float>(),
                                row_scratch.as<float>()));
   HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, delta.as<float>(),
                                delta_mixed.as<float>(), row_scratch.as<float>()));
+  // A gradient in the caller's dtype for the inverse exchange: an fp32 one as it is, others converted into `to`.
+  const auto in_dtype = [&](const float* grad, int64_t elems, void* to, const void** ready) -> Status {
+    *ready = grad;
+    if (lp.dtype == DType::f32) return {};
+    *ready = to;
+    return eng.convert_from_f32(grad, to, lp.dtype, elems);
+  };
+  if (shared) {
+    const cp::KvWriter write_kv = [&](unsigned char* kv) -> Status {
+      HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, kv, scratch.as()));
+      return cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, kv + mixed.kv_bytes(), scratch.as());
+    };
+    const cp::KvSumsReader gather_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
+      const void* ready = nullptr;
+      HCP_TRY(in_dtype(dk_sum, lp.kv_elems(), ka.as(), &ready));
+      HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kvg, ready, dk, scratch.as()));
+      HCP_TRY(in_dtype(dv_sum, lp.kv_elems(), va.as(), &ready));
+      return cp::a2a_gather_heads(eng, *st.a2a, order, kvg, ready, dv, scratch.as());
+    };
+    HCP_TRY(cp::ring_backward_shared(eng, *st.ring, mixed, qa.as(), write_kv, lse_mixed.as<float>(),
+                                     delta_mixed.as<float>(), da.as(), dq32.as<float>(), gather_sums));
+    const void* ready = nullptr;
+    HCP_TRY(in_dtype(dq32.as<float>(), lp.q_elems(), qa.as(), &ready));
+    return cp::a2a_gather_heads(eng, *st.a2a, order, qg, ready, dq, scratch.as());
+  }
   if (f == 1) {
     HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
                               delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk32.as<float>(), dv32.as<float>()));

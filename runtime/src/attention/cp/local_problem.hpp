@@ -188,13 +188,22 @@ inline Status compute_or_abort(Communicator* comm, Status computed) {
 // `eng`.
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                     float* out, float* lse);
-// Writes a rank's ring block, head-major [K | V] (2 * kv_bytes, pack_kv_head_major's form), at `kv`.
+// Writes a rank's ring block [K | V] (2 * kv_bytes) at `kv`, in the form its pass reads: head-major for the forward
+// (pack_kv_head_major's), token-major for the backward (pack_kv's).
 using KvWriter = std::function<Status(unsigned char* kv)>;
 // ring_forward over host engines that share host memory (lp.host_engines, comm.shares_host_memory()) with the
-// queries and the fp32 output head-major ([B, H, n, D]) and the block written by `write_kv` into the buffer the
-// ranks share: a2a+p2p's a2a stage writes all three in that form directly.
+// queries and the fp32 output head-major ([B, H, n, D]) and the head-major block written by `write_kv` into the
+// buffer the ranks share: a2a+p2p's a2a stage writes all three in that form directly.
 Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                                const KvWriter& write_kv, float* out, float* lse);
+// The fp32 dK and dV sums of a rank's own ring block (kv_elems each, the block's layout), readable until it returns.
+using KvSumsReader = std::function<Status(const float* dk, const float* dv)>;
+// ring_backward over host engines that share host memory, with the rank's [K | V] block written by `write_kv`
+// (token-major, pack_kv's form) into the buffer the ranks share and its finished dK/dV sums handed to `take_sums`
+// where they lie: a2a+p2p's a2a stage scatters K and V into the block and gathers the sums from there directly.
+Status ring_backward_shared(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
+                            const KvWriter& write_kv, const float* lse, const float* delta, const void* dout, float* dq,
+                            const KvSumsReader& take_sums);
 Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                      const float* lse, const float* delta, const void* dout, float* dq, float* dk, float* dv);
 Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q, const void* k, const void* v,

@@ -111,8 +111,8 @@ Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem
 // accumulator in place; the barrier after each step hands every accumulator on to the rank that adds to it next.
 // That is the order in which the exchanged ring carries it (its owner, then rank owner - 1, owner - 2, ...), so the
 // sums have the same bits, without the two copies of a block and of its accumulator a step.
-Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* k, const void* v,
-                            Buffers buf, float* dk, float* dv) {
+Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
+                            Buffers buf, const KvSumsReader& take_sums) {
   const int w = comm->size(), r = comm->rank();
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), block = 2 * lp.kv_bytes();
   const size_t sum_bytes = 2 * kv_floats * sizeof(float);
@@ -122,7 +122,7 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
   const auto sum_of = [&](int owner) {
     return reinterpret_cast<float*>(sums.data() + sum_bytes * static_cast<size_t>(owner));
   };
-  HCP_TRY(compute_or_abort(comm, pack_kv(eng, lp, k, v, blocks.data() + block * static_cast<size_t>(r))));
+  HCP_TRY(compute_or_abort(comm, write_kv(blocks.data() + block * static_cast<size_t>(r))));
   HCP_TRY(compute_or_abort(comm, eng.zero(sum_of(r), sum_bytes)));
   HCP_TRY(comm->barrier());  // every block and accumulator ready before any step reads it
   for (int i = 0; i < w; ++i) {
@@ -133,8 +133,7 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
     if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
     HCP_TRY(comm->barrier());
   }
-  HCP_TRY(eng.copy_rows(1, 1, kv_floats * sizeof(float), dk, 0, 0, sum_of(r), 0, 0));
-  return eng.copy_rows(1, 1, kv_floats * sizeof(float), dv, 0, 0, sum_of(r) + kv_floats, 0, 0);
+  return take_sums(sum_of(r), sum_of(r) + kv_floats);  // while the shared buffers live
 }
 
 }  // namespace
@@ -180,6 +179,16 @@ Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalPro
   return shared_ring_steps(eng, &comm, lp, write_kv, buf);
 }
 
+Status ring_backward_shared(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
+                            const KvWriter& write_kv, const float* lse, const float* delta, const void* dout, float* dq,
+                            const KvSumsReader& take_sums) {
+  if (!lp.host_engines || !comm.shares_host_memory() || eng.device_memory())
+    return Status(Errc::internal, "ring_backward_shared needs host engines that share host memory");
+  Buffers buf;
+  buf.q = q, buf.dout = dout, buf.lse = const_cast<float*>(lse), buf.delta = delta, buf.dq = dq;
+  return shared_ring_backward(eng, &comm, lp, write_kv, buf, take_sums);
+}
+
 Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,
                      const void* v, const float* lse, const float* delta, const void* dout, float* dq, float* dk,
                      float* dv) {
@@ -190,8 +199,15 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
     buf.k = k, buf.v = v, buf.dk = dk, buf.dv = dv;
     return eng.backward(step_params(lp, 0, 0, buf));
   }
-  if (lp.host_engines && comm->shares_host_memory())
-    return shared_ring_backward(eng, comm, lp, k, v, buf, dk, dv);
+  if (lp.host_engines && comm->shares_host_memory()) {
+    const size_t kv_bytes32 = static_cast<size_t>(lp.kv_elems()) * sizeof(float);
+    return shared_ring_backward(
+        eng, comm, lp, [&](unsigned char* kv) { return pack_kv(eng, lp, k, v, kv); }, buf,
+        [&](const float* dk_sum, const float* dv_sum) -> Status {
+          HCP_TRY(eng.copy_rows(1, 1, kv_bytes32, dk, 0, 0, dk_sum, 0, 0));
+          return eng.copy_rows(1, 1, kv_bytes32, dv, 0, 0, dv_sum, 0, 0);
+        });
+  }
   const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), dkv_bytes = 2 * kv_floats * sizeof(float);
   EngineBuffer cur, next, dkv, dkv_next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
