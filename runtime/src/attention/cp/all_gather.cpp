@@ -146,9 +146,11 @@ Status sum_own_rows(CpEngine& eng, Communicator& comm, const LocalProblem& lp, c
   HCP_TRY(peers.open(comm, full_dkv));
   const auto add_my_rows = [&](const unsigned char* theirs) -> Status {
     const auto* src = reinterpret_cast<const float*>(theirs);
+    // Token by token, so that each pass over dk and dv writes them in order (head by head, each pass strode over
+    // the whole of them once per head).
     for (auto [from, to] : {std::pair{src, dk}, {src + full, dv}})
-      for (int64_t h = 0; h < lp.kv_heads; ++h)
-        for (int64_t i = 0; i < lp.n; ++i)
+      for (int64_t i = 0; i < lp.n; ++i)
+        for (int64_t h = 0; h < lp.kv_heads; ++h)
           HCP_TRY(eng.add_f32(to + (i * lp.kv_heads + h) * d, from + h * head_run + mine + i * d, d));
     return {};
   };
