@@ -471,16 +471,19 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
   const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || all_host_);
-  // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters K and V
-  // straight into the ring's shared block and gathers dK and dV from the ring's shared sums, where the ring would
-  // copy them in and out again.
+  // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters q, dO, K and
+  // V in the ring's head-major form, K and V straight into the ring's shared block, and gathers dK and dV from the
+  // ring's shared sums and dQ from its head-major form, where the ring would re-lay and copy them in and out again.
   const bool shared = f == 1 && a2a_ring_share_memory(eng, st, all_host_);
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
-  if (!shared) {
+  if (shared) {  // in the ring's head-major form (K and V in the ring's block, below)
+    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
+    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, dout, da.as()));
+  } else {
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, dout, da.as(), scratch.as()));
   }
-  HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, dout, da.as(), scratch.as()));
   HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse, lse_mixed.as<float>(),
                                row_scratch.as<float>()));
   HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, delta.as<float>(),
@@ -494,21 +497,22 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   };
   if (shared) {
     const cp::KvWriter write_kv = [&](unsigned char* kv) -> Status {
-      HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, kv, scratch.as()));
-      return cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, kv + mixed.kv_bytes(), scratch.as());
+      HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, kvg, k, kv));
+      return cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, kvg, v, kv + mixed.kv_bytes());
     };
     const cp::KvSumsReader gather_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
       const void* ready = nullptr;
       HCP_TRY(in_dtype(dk_sum, lp.kv_elems(), ka.as(), &ready));
-      HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kvg, ready, dk, scratch.as()));
+      HCP_TRY(cp::a2a_gather_heads_head_major(eng, *st.a2a, order, kvg, ready, dk));
       HCP_TRY(in_dtype(dv_sum, lp.kv_elems(), va.as(), &ready));
-      return cp::a2a_gather_heads(eng, *st.a2a, order, kvg, ready, dv, scratch.as());
+      return cp::a2a_gather_heads_head_major(eng, *st.a2a, order, kvg, ready, dv);
     };
+    // dq32 is zero, so it is as good head-major as token-major.
     HCP_TRY(cp::ring_backward_shared(eng, *st.ring, mixed, qa.as(), write_kv, lse_mixed.as<float>(),
                                      delta_mixed.as<float>(), da.as(), dq32.as<float>(), gather_sums));
     const void* ready = nullptr;
     HCP_TRY(in_dtype(dq32.as<float>(), lp.q_elems(), qa.as(), &ready));
-    return cp::a2a_gather_heads(eng, *st.a2a, order, qg, ready, dq, scratch.as());
+    return cp::a2a_gather_heads_head_major(eng, *st.a2a, order, qg, ready, dq);
   }
   if (f == 1) {
     HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),

@@ -140,6 +140,22 @@ inline Status queries_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajo
   buf->out = hm->out.as<float>();
   return {};
 }
+// The backward's q, dO and fp32 dQ head-major for a host engine's kernel calls (see relayout_heads), held in `hm`:
+// q and dO are copied in, dQ (which the calls add to) too; the caller copies dQ back.
+struct HeadMajorGrads {
+  EngineBuffer q, dout, dq;
+};
+inline Status grads_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajorGrads* hm, Buffers* buf) {
+  const size_t e = dtype_size(lp.dtype), q_bytes = static_cast<size_t>(lp.q_elems()) * e;
+  HCP_TRY(eng.alloc(q_bytes, &hm->q));
+  HCP_TRY(eng.alloc(q_bytes, &hm->dout));
+  HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &hm->dq));
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->q, hm->q.as()));
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->dout, hm->dout.as()));
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf->dq, hm->dq.as()));
+  buf->q = hm->q.as(), buf->dout = hm->dout.as(), buf->dq = hm->dq.as<float>(), buf->head_major_q = true;
+  return {};
+}
 inline Status restore_output(CpEngine& eng, const LocalProblem& lp, const Buffers& buf, float* out) {
   if (!buf.head_major_q || buf.token_major_out) return {};
   return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf.out, out);
@@ -188,19 +204,19 @@ inline Status compute_or_abort(Communicator* comm, Status computed) {
 // `eng`.
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                     float* out, float* lse);
-// Writes a rank's ring block [K | V] (2 * kv_bytes) at `kv`, in the form its pass reads: head-major for the forward
-// (pack_kv_head_major's), token-major for the backward (pack_kv's).
+// Writes a rank's ring block, head-major [K | V] (2 * kv_bytes, pack_kv_head_major's form), at `kv`.
 using KvWriter = std::function<Status(unsigned char* kv)>;
 // ring_forward over host engines that share host memory (lp.host_engines, comm.shares_host_memory()) with the
 // queries and the fp32 output head-major ([B, H, n, D]) and the head-major block written by `write_kv` into the
 // buffer the ranks share: a2a+p2p's a2a stage writes all three in that form directly.
 Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                                const KvWriter& write_kv, float* out, float* lse);
-// The fp32 dK and dV sums of a rank's own ring block (kv_elems each, the block's layout), readable until it returns.
+// The fp32 dK and dV sums of a rank's own ring block (kv_elems each, head-major), readable until it returns.
 using KvSumsReader = std::function<Status(const float* dk, const float* dv)>;
-// ring_backward over host engines that share host memory, with the rank's [K | V] block written by `write_kv`
-// (token-major, pack_kv's form) into the buffer the ranks share and its finished dK/dV sums handed to `take_sums`
-// where they lie: a2a+p2p's a2a stage scatters K and V into the block and gathers the sums from there directly.
+// ring_backward over host engines that share host memory, with q, dO and the fp32 dQ (which the steps add to)
+// head-major, the rank's head-major [K | V] block written by `write_kv` into the buffer the ranks share, and its
+// finished dK/dV sums handed to `take_sums` where they lie: a2a+p2p's a2a stage scatters into and gathers from
+// these directly.
 Status ring_backward_shared(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                             const KvWriter& write_kv, const float* lse, const float* delta, const void* dout, float* dq,
                             const KvSumsReader& take_sums);
