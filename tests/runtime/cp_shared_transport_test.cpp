@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attention_reference.hpp"
+#include "forwarding_engine.hpp"
 #include "hcp/counting_communicator.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/inprocess_world.hpp"
@@ -104,6 +105,57 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SharedTransport,
                            for (char& c : name)
                              if (c == '+') c = '_';
                            return name + (std::get<1>(i.param) ? "_packed" : "_one_sequence");
+                         });
+
+// A CPU engine whose `fail_at`-th backward call (1-based) fails.
+class FailingBackward final : public testing::ForwardingEngine {
+ public:
+  explicit FailingBackward(int fail_at) : ForwardingEngine(make_cpu_engine()), fail_at_(fail_at) {}
+  Status backward(const AttnParams& p) override {
+    if (++calls_ == fail_at_) return {Errc::out_of_memory, "injected kernel failure"};
+    return ForwardingEngine::backward(p);
+  }
+
+ private:
+  int fail_at_, calls_ = 0;
+};
+
+// The shared ring backward holds every rank at a barrier after each step, and a2a+p2p's a2a gathers out of the
+// ring's shared sums: a rank whose kernel fails in the middle of the ring fails every rank with its error (none
+// waits at a barrier for it), and no rank reads a shared buffer after it is gone (the sanitizer runs check that).
+class SharedTransportFailure : public ::testing::TestWithParam<CpComm> {};
+
+TEST_P(SharedTransportFailure, AKernelFailureMidBackwardFailsEveryRank) {
+  ParallelConfig config;
+  config.world_size = kRanks, config.cp = kRanks;
+  if (GetParam() == CpComm::a2a_p2p) config.hcp_sizes = std::vector<int64_t>{2, 2};
+  const int64_t local = 2 * 24, qrow = kHeads * kHeadDim, kvrow = kKvHeads * kHeadDim;
+  InProcessWorld world(kRanks, std::chrono::seconds(20));
+  const auto start = std::chrono::steady_clock::now();
+  const Status st = world.run([&](Communicator& comm) -> Status {
+    std::unique_ptr<CpContext> ctx;
+    HCP_TRY(CpContext::create(comm, config, GetParam(), std::make_unique<FailingBackward>(comm.rank() == 2 ? 2 : 0),
+                              &ctx, LogLevel::debug));
+    const auto q = testing::random_floats(static_cast<size_t>(local * qrow), 10 + static_cast<uint32_t>(comm.rank()));
+    const auto kv = testing::random_floats(static_cast<size_t>(local * kvrow), 20 + static_cast<uint32_t>(comm.rank()));
+    CpShape shape;
+    shape.seq_local = local, shape.heads = kHeads, shape.kv_heads = kKvHeads, shape.head_dim = kHeadDim;
+    std::vector<float> out(q.size()), lse(static_cast<size_t>(local * kHeads)), dq(q.size()), dk(kv.size()),
+        dv(kv.size());
+    HCP_TRY(ctx->forward(shape, q.data(), kv.data(), kv.data(), out.data(), lse.data()));
+    return ctx->backward(shape, q.data(), kv.data(), kv.data(), out.data(), lse.data(), q.data(), dq.data(),
+                         dk.data(), dv.data());
+  });
+  EXPECT_EQ(st.code(), Errc::out_of_memory) << st.message();
+  EXPECT_NE(st.message().find("injected kernel failure"), std::string::npos) << st.message();
+  // Not a speed check: a rank that waited at a barrier for the failed one would end only at the world's 20 s
+  // timeout, with the failed rank's error still the world's.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "a rank waited out the timeout";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, SharedTransportFailure, ::testing::Values(CpComm::p2p, CpComm::a2a_p2p),
+                         [](const ::testing::TestParamInfo<CpComm>& i) {
+                           return i.param == CpComm::p2p ? std::string("p2p") : std::string("a2a_p2p");
                          });
 
 }  // namespace
