@@ -111,9 +111,8 @@ Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem
 // ranks share, where their owners put them. At step i rank r reads block (r + i) in place and adds into that block's
 // accumulator in place; the barrier after each step hands every accumulator on to the rank that adds to it next.
 // That is the order in which the exchanged ring carries it (its owner, then rank owner - 1, owner - 2, ...), so the
-// sums have the same bits, without the two copies of a block and of its accumulator a step. buf's q, dO and dQ and
-// the block are head-major, as in the forward: the kernel's per-tile packing of query and dO rows and its dQ
-// additions then stream (the packed p2p CP backward takes about 11% less time than on token-major rows).
+// sums have the same bits, without the two copies of a block and of its accumulator a step. Layouts as buf says
+// (head-major: ring_backward's host engines and ring_backward_shared).
 Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
                             Buffers buf, const KvSumsReader& take_sums) {
   const int w = comm->size(), r = comm->rank();
@@ -137,6 +136,37 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
     HCP_TRY(comm->barrier());
   }
   return take_sums(sum_of(r), sum_of(r) + kv_floats);  // while the shared buffers live
+}
+
+// The backward's ring with its blocks exchanged (see the top of this file): `write_kv` writes this rank's block
+// and `take_sums` gets the finished dK/dV sums of it, in the layout buf says.
+Status exchanged_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
+                               Buffers buf, const KvSumsReader& take_sums) {
+  const int w = comm->size(), r = comm->rank();
+  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), dkv_bytes = 2 * kv_floats * sizeof(float);
+  EngineBuffer cur, next, dkv, dkv_next;
+  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
+  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
+  HCP_TRY(eng.alloc(dkv_bytes, &dkv));
+  HCP_TRY(eng.alloc(dkv_bytes, &dkv_next));
+  HCP_TRY(write_kv(cur.as()));
+  HCP_TRY(eng.zero(dkv.as(), dkv_bytes));
+  PendingExchange exchange(comm);  // after the buffers: settled before they are freed
+  for (int i = 0; i < w; ++i) {
+    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r - 1 + w) % w, next.as(), (r + 1) % w));
+    const int src = (r + i) % w;
+    buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
+    buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + kv_floats;
+    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
+    if (i + 1 < w) {
+      HCP_TRY(exchange.wait());
+      std::swap(cur, next);
+    }
+    // This block's dK/dV goes on to rank r-1, which holds the block next (or owns it, after the last step).
+    HCP_TRY(comm->send_recv(dkv.as(), dkv_bytes, (r - 1 + w) % w, dkv_next.as(), dkv_bytes, (r + 1) % w));
+    std::swap(dkv, dkv_next);
+  }
+  return take_sums(dkv.as<float>(), dkv.as<float>() + kv_floats);
 }
 
 }  // namespace
@@ -196,50 +226,38 @@ Status ring_backward_shared(CpEngine& eng, Communicator& comm, const LocalProble
 Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,
                      const void* v, const float* lse, const float* delta, const void* dout, float* dq, float* dk,
                      float* dv) {
-  const int w = comm ? comm->size() : 1, r = comm ? comm->rank() : 0;
+  const int w = comm ? comm->size() : 1;
   Buffers buf;
   buf.q = q, buf.dout = dout, buf.lse = const_cast<float*>(lse), buf.delta = delta, buf.dq = dq;
   if (w == 1) {
     buf.k = k, buf.v = v, buf.dk = dk, buf.dv = dv;
     return eng.backward(step_params(lp, 0, 0, buf));
   }
-  if (lp.host_engines && comm->shares_host_memory()) {
-    HeadMajorGrads hm;  // before the steps' collectives: a rank that fails here aborts them for its peers
-    HCP_TRY(compute_or_abort(comm, grads_head_major(eng, lp, &hm, &buf)));
-    buf.head_major_kv = true;
-    const KvWriter write_kv = [&](unsigned char* kv) { return pack_kv_head_major(eng, lp, k, v, kv); };
-    const KvSumsReader take_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
-      HCP_TRY(relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim, sizeof(float), dk_sum, dk));
-      return relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim, sizeof(float), dv_sum, dv);
-    };
-    HCP_TRY(shared_ring_backward(eng, comm, lp, write_kv, buf, take_sums));
-    return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf.dq, dq);
-  }
-  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), dkv_bytes = 2 * kv_floats * sizeof(float);
-  EngineBuffer cur, next, dkv, dkv_next;
-  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
-  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
-  HCP_TRY(eng.alloc(dkv_bytes, &dkv));
-  HCP_TRY(eng.alloc(dkv_bytes, &dkv_next));
-  HCP_TRY(pack_kv(eng, lp, k, v, cur.as()));
-  HCP_TRY(eng.zero(dkv.as(), dkv_bytes));
-  PendingExchange exchange(comm);  // after the buffers: settled before they are freed
-  for (int i = 0; i < w; ++i) {
-    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r - 1 + w) % w, next.as(), (r + 1) % w));
-    const int src = (r + i) % w;
-    buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
-    buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + kv_floats;
-    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
-    if (i + 1 < w) {
-      HCP_TRY(exchange.wait());
-      std::swap(cur, next);
+  // Host engines (decided collectively, so every rank's blocks have one layout) take q, dO, dQ and the blocks
+  // head-major, as in the forward: the kernel packs query and dO rows and adds dQ rows for every tile pair, and
+  // head-major those stream (the packed p2p CP backward takes about 11% less time than on token-major rows).
+  const bool head_major = lp.host_engines;
+  HeadMajorGrads hm;  // before the ring's collectives: a rank that fails here aborts them for its peers
+  if (head_major) HCP_TRY(compute_or_abort(comm, grads_head_major(eng, lp, &hm, &buf)));
+  buf.head_major_kv = head_major;
+  const KvWriter write_kv = [&](unsigned char* kv) {
+    return head_major ? pack_kv_head_major(eng, lp, k, v, kv) : pack_kv(eng, lp, k, v, kv);
+  };
+  const size_t kv_bytes32 = static_cast<size_t>(lp.kv_elems()) * sizeof(float);
+  const KvSumsReader take_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
+    if (!head_major) {
+      HCP_TRY(eng.copy_rows(1, 1, kv_bytes32, dk, 0, 0, dk_sum, 0, 0));
+      return eng.copy_rows(1, 1, kv_bytes32, dv, 0, 0, dv_sum, 0, 0);
     }
-    // This block's dK/dV goes on to rank r-1, which holds the block next (or owns it, after the last step).
-    HCP_TRY(comm->send_recv(dkv.as(), dkv_bytes, (r - 1 + w) % w, dkv_next.as(), dkv_bytes, (r + 1) % w));
-    std::swap(dkv, dkv_next);
-  }
-  HCP_TRY(eng.copy_rows(1, 1, kv_floats * sizeof(float), dk, 0, 0, dkv.as<float>(), 0, 0));
-  return eng.copy_rows(1, 1, kv_floats * sizeof(float), dv, 0, 0, dkv.as<float>() + kv_floats, 0, 0);
+    HCP_TRY(relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim, sizeof(float), dk_sum, dk));
+    return relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim, sizeof(float), dv_sum, dv);
+  };
+  if (lp.host_engines && comm->shares_host_memory())
+    HCP_TRY(shared_ring_backward(eng, comm, lp, write_kv, buf, take_sums));
+  else
+    HCP_TRY(exchanged_ring_backward(eng, comm, lp, write_kv, buf, take_sums));
+  if (!head_major) return {};
+  return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf.dq, dq);
 }
 
 }  // namespace hcp::cp
