@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attention_reference.hpp"
@@ -150,6 +151,54 @@ TEST_P(SharedTransportFailure, AKernelFailureMidBackwardFailsEveryRank) {
   EXPECT_NE(st.message().find("injected kernel failure"), std::string::npos) << st.message();
   // Not a speed check: a rank that waited at a barrier for the failed one would end only at the world's 20 s
   // timeout, with the failed rank's error still the world's.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "a rank waited out the timeout";
+}
+
+// A CPU engine whose second allocation of exactly `bytes` fails (0: none does), after a pause that lets the other
+// members take their leases on the first buffer and reach the second create (without it, member 0 usually
+// withdraws the first buffer before they take a lease, and the wait this test is about never happens).
+class FailingAlloc final : public testing::ForwardingEngine {
+ public:
+  explicit FailingAlloc(size_t bytes) : ForwardingEngine(make_cpu_engine()), bytes_(bytes) {}
+  Status alloc(size_t bytes, EngineBuffer* out) override {
+    if (bytes_ != 0 && bytes == bytes_ && ++seen_ == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      return {Errc::out_of_memory, "injected allocation failure"};
+    }
+    return ForwardingEngine::alloc(bytes, out);
+  }
+
+ private:
+  size_t bytes_;
+  int seen_ = 0;
+};
+
+// The p2p ring backward's member 0 allocates two shared buffers of the same size (fp32 blocks and their sums);
+// when the second allocation fails, the other members, already holding leases on the first, are aborted rather
+// than left waiting for member 0 inside the second create while it waits for their leases.
+TEST(SharedTransportFailure, AFailedSharedAllocationFailsEveryRank) {
+  ParallelConfig config;
+  config.world_size = kRanks, config.cp = kRanks;
+  const int64_t local = 2 * 24, qrow = kHeads * kHeadDim, kvrow = kKvHeads * kHeadDim;
+  const size_t shared_bytes = kRanks * 2 * static_cast<size_t>(local * kvrow) * sizeof(float);
+  InProcessWorld world(kRanks, std::chrono::seconds(20));
+  const auto start = std::chrono::steady_clock::now();
+  const Status st = world.run([&](Communicator& comm) -> Status {
+    std::unique_ptr<CpContext> ctx;
+    HCP_TRY(CpContext::create(comm, config, CpComm::p2p,
+                              std::make_unique<FailingAlloc>(comm.rank() == 0 ? shared_bytes : 0), &ctx,
+                              LogLevel::debug));
+    const auto q = testing::random_floats(static_cast<size_t>(local * qrow), 30 + static_cast<uint32_t>(comm.rank()));
+    const auto kv = testing::random_floats(static_cast<size_t>(local * kvrow), 40 + static_cast<uint32_t>(comm.rank()));
+    const std::vector<float> lse(static_cast<size_t>(local * kHeads), 0.0f);
+    std::vector<float> dq(q.size()), dk(kv.size()), dv(kv.size());
+    CpShape shape;
+    shape.seq_local = local, shape.heads = kHeads, shape.kv_heads = kKvHeads, shape.head_dim = kHeadDim;
+    return ctx->backward(shape, q.data(), kv.data(), kv.data(), q.data(), lse.data(), q.data(), dq.data(), dk.data(),
+                         dv.data());
+  });
+  EXPECT_EQ(st.code(), Errc::out_of_memory) << st.message();
+  EXPECT_NE(st.message().find("injected allocation failure"), std::string::npos) << st.message();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "a rank waited out the timeout";
 }
 

@@ -466,7 +466,6 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(eng.alloc(kvg.bytes(), &ka));
   HCP_TRY(eng.alloc(kvg.bytes(), &va));
   HCP_TRY(eng.alloc(qg.bytes(), &da));
-  HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
@@ -475,6 +474,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   // V in the ring's head-major form, K and V straight into the ring's shared block, and gathers dK and dV from the
   // ring's shared sums and dQ from its head-major form, where the ring would re-lay and copy them in and out again.
   const bool shared = f == 1 && a2a_ring_share_memory(eng, st, all_host_);
+  if (!shared) HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));  // the exchanges' staging
   if (shared) {  // in the ring's head-major form (K and V in the ring's block, below)
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, dout, da.as()));

@@ -204,14 +204,16 @@ inline Status compute_or_abort(Communicator* comm, Status computed) {
 // `eng`.
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                     float* out, float* lse);
-// Writes a rank's ring block, head-major [K | V] (2 * kv_bytes, pack_kv_head_major's form), at `kv`.
+// Writes a rank's ring block [K | V] (2 * kv_bytes) at `kv`, in the layout its ring reads: head-major
+// (pack_kv_head_major's form) on host engines, token-major (pack_kv's) in the backward on device engines.
 using KvWriter = std::function<Status(unsigned char* kv)>;
 // ring_forward over host engines that share host memory (lp.host_engines, comm.shares_host_memory()) with the
 // queries and the fp32 output head-major ([B, H, n, D]) and the head-major block written by `write_kv` into the
 // buffer the ranks share: a2a+p2p's a2a stage writes all three in that form directly.
 Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                                const KvWriter& write_kv, float* out, float* lse);
-// The fp32 dK and dV sums of a rank's own ring block (kv_elems each, head-major), readable until it returns.
+// The fp32 dK and dV sums of a rank's own ring block (kv_elems each, in its block's layout), readable until it
+// returns.
 using KvSumsReader = std::function<Status(const float* dk, const float* dv)>;
 // ring_backward over host engines that share host memory, with q, dO and the fp32 dQ (which the steps add to)
 // head-major, the rank's head-major [K | V] block written by `write_kv` into the buffer the ranks share, and its

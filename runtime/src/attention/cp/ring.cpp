@@ -120,7 +120,9 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
   const size_t sum_bytes = 2 * kv_floats * sizeof(float);
   SharedHostBuffer blocks, sums;
   HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
-  HCP_TRY(SharedHostBuffer::create(eng, *comm, sum_bytes * static_cast<size_t>(w), &sums));
+  // Member 0 failing to allocate the second buffer aborts the others, which would otherwise wait for it inside
+  // this create while it waits for their leases on the first.
+  HCP_TRY(compute_or_abort(comm, SharedHostBuffer::create(eng, *comm, sum_bytes * static_cast<size_t>(w), &sums)));
   const auto sum_of = [&](int owner) {
     return reinterpret_cast<float*>(sums.data() + sum_bytes * static_cast<size_t>(owner));
   };
