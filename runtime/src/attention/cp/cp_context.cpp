@@ -284,6 +284,15 @@ bool a2a_ring_share_memory(const CpEngine& eng, const Stages& st, bool all_host)
   return all_host && st.ring != nullptr && cp::a2a_reads_in_place(eng, *st.a2a) && st.ring->shares_host_memory();
 }
 
+// The ring block's writer for a2a+p2p over shared memory: the a2a scatters K and V head-major straight into it.
+cp::KvWriter kv_into_ring_block(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& order, const cp::SeqTensor& kvg,
+                                const void* k, const void* v) {
+  return [&eng, &a2a, &order, kvg, k, v](unsigned char* kv) -> Status {
+    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, a2a, order, kvg, k, kv));
+    return cp::a2a_scatter_heads_head_major(eng, a2a, order, kvg, v, kv + kvg.bytes());
+  };
+}
+
 bool same_labels(const CpShape& a, const CpShape& b) {
   return a.packed.cu_seqlens == b.packed.cu_seqlens && a.packed.cu_seqlens_padded == b.packed.cu_seqlens_padded &&
          a.window_left == b.window_left && a.window_right == b.window_right && a.seq_local == b.seq_local &&
@@ -379,10 +388,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   EngineBuffer ka, va, scratch;
   if (head_major) {
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
-    const cp::KvWriter write_kv = [&](unsigned char* kv) -> Status {
-      HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, kvg, k, kv));
-      return cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, kvg, v, kv + mixed.kv_bytes());
-    };
+    const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kvg, k, v);
     HCP_TRY(cp::ring_forward_head_major(eng, *st.ring, mixed, qa.as(), write_kv, out32.as<float>(),
                                         lse_mixed.as<float>()));
   } else {
@@ -474,11 +480,11 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   // V in the ring's head-major form, K and V straight into the ring's shared block, and gathers dK and dV from the
   // ring's shared sums and dQ from its head-major form, where the ring would re-lay and copy them in and out again.
   const bool shared = f == 1 && a2a_ring_share_memory(eng, st, all_host_);
-  if (!shared) HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));  // the exchanges' staging
   if (shared) {  // in the ring's head-major form (K and V in the ring's block, below)
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, dout, da.as()));
   } else {
+    HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));  // the exchanges' staging
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
@@ -496,10 +502,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     return eng.convert_from_f32(grad, to, lp.dtype, elems);
   };
   if (shared) {
-    const cp::KvWriter write_kv = [&](unsigned char* kv) -> Status {
-      HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, kvg, k, kv));
-      return cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, kvg, v, kv + mixed.kv_bytes());
-    };
+    const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kvg, k, v);
     const cp::KvSumsReader gather_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
       const void* ready = nullptr;
       HCP_TRY(in_dtype(dk_sum, lp.kv_elems(), ka.as(), &ready));

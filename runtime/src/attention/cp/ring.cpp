@@ -11,6 +11,7 @@
 // bits, as the exchanged ring, without its seven copies of every block (a seventh to a quarter of a packed forward's
 // CPU time, which on GPUs would be DMA beside the kernels). The backward over such ranks shares its blocks and
 // their dK/dV accumulators the same way (shared_ring_backward).
+#include <string>
 #include <utility>
 
 #include "local_problem.hpp"
@@ -171,6 +172,12 @@ Status exchanged_ring_backward(CpEngine& eng, Communicator* comm, const LocalPro
   return take_sums(dkv.as<float>(), dkv.as<float>() + kv_floats);
 }
 
+// The entry points that take operands where the ranks share them: refused elsewhere (a caller's mistake).
+Status shared_host_ranks(const CpEngine& eng, const Communicator& comm, const LocalProblem& lp, const char* what) {
+  if (lp.host_engines && comm.shares_host_memory() && !eng.device_memory()) return {};
+  return Status(Errc::internal, std::string(what) + " needs host engines that share host memory");
+}
+
 }  // namespace
 
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k,
@@ -206,8 +213,7 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
 
 Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                               const KvWriter& write_kv, float* out, float* lse) {
-  if (!lp.host_engines || !comm.shares_host_memory() || eng.device_memory())
-    return Status(Errc::internal, "ring_forward_head_major needs host engines that share host memory");
+  HCP_TRY(shared_host_ranks(eng, comm, lp, "ring_forward_head_major"));
   Buffers buf;
   buf.q = q, buf.out = out, buf.lse = lse;
   buf.head_major_q = true;
@@ -217,8 +223,7 @@ Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalPro
 Status ring_backward_shared(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                             const KvWriter& write_kv, const float* lse, const float* delta, const void* dout, float* dq,
                             const KvSumsReader& take_sums) {
-  if (!lp.host_engines || !comm.shares_host_memory() || eng.device_memory())
-    return Status(Errc::internal, "ring_backward_shared needs host engines that share host memory");
+  HCP_TRY(shared_host_ranks(eng, comm, lp, "ring_backward_shared"));
   Buffers buf;
   buf.q = q, buf.dout = dout, buf.lse = const_cast<float*>(lse), buf.delta = delta, buf.dq = dq;
   buf.head_major_q = buf.head_major_kv = true;
