@@ -194,6 +194,25 @@ inline AttnParams labelled_params(const LocalProblem& lp, const Section& s, int6
   return p;
 }
 
+// The part of kernel call `p` that KV heads [hk0, hk0 + count) and their query heads take. The kernels compute every
+// head on its own, so the calls of a split give each row the bits the whole call gives it. A host rank's ring walks
+// its heads one slice at a time through all steps: a slice's queries and output stay in the caches from step to
+// step, where a step over all heads streams them from memory again (see shared_ring_steps).
+inline AttnParams kv_head_slice(const AttnParams& p, int64_t hk0, int64_t count) {
+  const int64_t group = p.heads / p.kv_heads, h0 = hk0 * group;
+  const auto shift = [](AttnTensor& t, int64_t first, size_t elem) {
+    if (t.data) t.data = static_cast<unsigned char*>(t.data) + first * t.stride_h * static_cast<int64_t>(elem);
+  };
+  const size_t e = dtype_size(p.dtype);
+  AttnParams s = p;
+  s.heads = count * group, s.kv_heads = count;
+  shift(s.q, h0, e), shift(s.dout, h0, e), shift(s.out, h0, 4), shift(s.dq, h0, 4);
+  shift(s.k, hk0, e), shift(s.v, hk0, e), shift(s.dk, hk0, 4), shift(s.dv, hk0, 4);
+  if (s.lse.data) s.lse.data += h0 * s.lse.stride_h;
+  if (s.delta.data) s.delta.data += h0 * s.delta.stride_h;
+  return s;
+}
+
 // Computes on `eng` and aborts `comm` when that fails, so the peers do not wait for this rank.
 inline Status compute_or_abort(Communicator* comm, Status computed) {
   if (!computed.ok() && comm) comm->abort(computed.code(), computed.message());

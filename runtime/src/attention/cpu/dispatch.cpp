@@ -142,7 +142,7 @@ Status check_attention_params(const AttnParams& p, bool backward) {
 
 Status attention_forward_cpu(const AttnParams& p) {
   HCP_TRY(check_attention_params(p, false));
-  const int64_t qblocks = cpu::forward_blocks(p, cpu::forward_tiles(p));
+  const int64_t qblocks = cpu::forward_blocks(p);
   return cpu::run_tasks(cpu::isa().forward, p, p.batch * p.heads * qblocks);
 }
 

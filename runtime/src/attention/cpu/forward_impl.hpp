@@ -123,15 +123,20 @@ HCP_INLINE void mask_scores(const AttnParams& p, const DistanceRange& d, int64_t
 struct ForwardTiles {
   std::vector<RowTile> q, k;
 };
+inline std::vector<RowTile> forward_query_tiles(const AttnParams& p) {
+  return segment_tiles(p.sq, kForwardBlockQ, [&](int64_t i) { return q_label(p, i); });
+}
 inline ForwardTiles forward_tiles(const AttnParams& p) {
   ForwardTiles t;
   if (!labelled_mask(p)) return t;
-  t.q = segment_tiles(p.sq, kForwardBlockQ, [&](int64_t i) { return q_label(p, i); });
+  t.q = forward_query_tiles(p);
   t.k = segment_tiles(p.sk, kBlockK, [&](int64_t j) { return k_label(p, j); });
   return t;
 }
-inline int64_t forward_blocks(const AttnParams& p, const ForwardTiles& tiles) {
-  return labelled_mask(p) ? static_cast<int64_t>(tiles.q.size()) : (p.sq + kForwardBlockQ - 1) / kForwardBlockQ;
+// The query blocks of a call (the dispatcher's task count needs no key tiles).
+inline int64_t forward_blocks(const AttnParams& p) {
+  return labelled_mask(p) ? static_cast<int64_t>(forward_query_tiles(p).size())
+                          : (p.sq + kForwardBlockQ - 1) / kForwardBlockQ;
 }
 
 // How a key tile is masked: the plain causal/no mask, a labelled tile whose pairs are all visible, or a labelled
@@ -333,7 +338,7 @@ HCP_INLINE void forward_tasks(const AttnParams& stored, int64_t first, int64_t s
   scratch.in_place = reads_in_place<W>(p);
   scratch.key_rows = order.reordered() ? order.rows.data() : nullptr;
   const ForwardTiles tiles = forward_tiles(p);
-  const int64_t qblocks = forward_blocks(p, tiles);
+  const int64_t qblocks = labelled_mask(p) ? static_cast<int64_t>(tiles.q.size()) : forward_blocks(p);
   const int64_t tasks = p.batch * p.heads * qblocks;
   for (int64_t task = first; task < tasks; task += step) {
     const int64_t qb = task % qblocks, bh = task / qblocks;
