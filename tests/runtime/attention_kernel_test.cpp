@@ -166,8 +166,9 @@ INSTANTIATE_TEST_SUITE_P(
 // Labelled masks: packed documents with padding, CP dual chunks of packed documents (queries of one rank against
 // the keys of another, rows in chunk order), one rank's chunks against every rank's keys gathered in rank order (CP
 // all_gather: the kernel walks those keys in sequence order, key_order.hpp), and sliding windows with and without
-// labels.
-enum class Rows { plain, packed, cp_chunks, gathered };
+// labels. Keys of packed documents stored last document first (`reversed`) take the kernels' path for key tiles out of
+// segment order (forward_tiles' live_sorted false).
+enum class Rows { plain, packed, cp_chunks, gathered, reversed };
 struct LabelledCase {
   KernelCase shape;  // sq and sk are overwritten for packed rows
   Rows rows;
@@ -181,6 +182,7 @@ std::string labelled_name(const ::testing::TestParamInfo<LabelledCase>& info) {
   const char* rows = c.rows == Rows::plain    ? "plain"
                      : c.rows == Rows::packed ? "packed"
                      : c.rows == Rows::gathered ? "gathered"
+                     : c.rows == Rows::reversed ? "reversed"
                                                 : "cpchunks";
   return hcp::testing::name_of(rows, "_w", c.window_left < 0 ? "inf" : std::to_string(c.window_left), "x",
                                c.window_right < 0 ? "inf" : std::to_string(c.window_right), "_",
@@ -216,6 +218,13 @@ TEST_P(LabelledMask, MatchesReferenceForwardAndBackward) {
     packed_labels(c.seed, 7, 150, c.rows == Rows::packed ? 4 : 2 * cp, &seg, &pos, &starts);
     if (c.rows == Rows::packed) {
       ref.q_seg = ref.k_seg = seg, ref.q_pos = ref.k_pos = pos;
+    } else if (c.rows == Rows::reversed) {
+      ref.q_seg = seg, ref.q_pos = pos;
+      for (size_t d = starts.size() - 1; d-- > 0;)
+        for (int64_t i = starts[d]; i < starts[d + 1]; ++i) {
+          ref.k_seg.push_back(seg[static_cast<size_t>(i)]);
+          ref.k_pos.push_back(pos[static_cast<size_t>(i)]);
+        }
     } else {  // rank 1's chunks (1 and 4 of each document) against rank 2's (2 and 3), or against all ranks'
       auto take = [&](int rank, std::vector<int32_t>* s, std::vector<int32_t>* p) {
         for (size_t d = 0; d + 1 < starts.size(); ++d) {
@@ -267,7 +276,9 @@ INSTANTIATE_TEST_SUITE_P(
                       LabelledCase{{1, 0, 0, 2, 2, 64, true, false, DType::bf16, 3}, Rows::gathered, 30, 0, 30},
                       LabelledCase{{1, 0, 0, 2, 2, 40, false, false, DType::f32, 1, true}, Rows::gathered, -1, -1, 31},
                       LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 1, true}, Rows::gathered, 50, 0, 32,
-                                   true}),
+                                   true},
+                      LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 1, true}, Rows::reversed, -1, -1, 33},
+                      LabelledCase{{1, 0, 0, 2, 2, 32, false, false, DType::f32, 2}, Rows::reversed, 40, 0, 34}),
     labelled_name);
 
 TEST(AttentionKernelChecks, RejectsBadLabelsAndWindows) {
