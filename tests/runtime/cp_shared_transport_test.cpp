@@ -78,14 +78,22 @@ void expect_same_bits(const std::vector<std::vector<float>>& a, const std::vecto
   }
 }
 
-class SharedTransport : public ::testing::TestWithParam<std::tuple<CpComm, bool>> {};
+// One sequence, a few documents, or many short ones (more rows a rank than one document group of the host ring's
+// forward takes, so that the groups split them).
+enum class Batch { one_sequence, packed, many_documents };
+
+class SharedTransport : public ::testing::TestWithParam<std::tuple<CpComm, Batch>> {};
 
 TEST_P(SharedTransport, GivesTheBitsOfTheExchange) {
-  const auto [scheme, is_packed] = GetParam();
+  const auto [scheme, batch] = GetParam();
   PackedBatch packed;
   int64_t seq = 2 * kRanks * 24;
-  if (is_packed) {
-    packed.cu_seqlens = {0, 37, 40, 150, 151, 290};
+  if (batch == Batch::packed) packed.cu_seqlens = {0, 37, 40, 150, 151, 290};
+  if (batch == Batch::many_documents) {
+    packed.cu_seqlens = {0};
+    for (int d = 0; d < 40; ++d) packed.cu_seqlens.push_back(packed.cu_seqlens.back() + 1 + (d * 37) % 90);
+  }
+  if (batch != Batch::one_sequence) {
     packed.cu_seqlens_padded = pad_for_cp(packed.cu_seqlens, kRanks);
     seq = packed.total_padded();
   }
@@ -100,12 +108,16 @@ TEST_P(SharedTransport, GivesTheBitsOfTheExchange) {
 INSTANTIATE_TEST_SUITE_P(Schemes, SharedTransport,
                          ::testing::Combine(::testing::Values(CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p,
                                                               CpComm::all_gather),
-                                            ::testing::Bool()),
-                         [](const ::testing::TestParamInfo<std::tuple<CpComm, bool>>& i) {
+                                            ::testing::Values(Batch::one_sequence, Batch::packed,
+                                                              Batch::many_documents)),
+                         [](const ::testing::TestParamInfo<std::tuple<CpComm, Batch>>& i) {
                            std::string name(cp_comm_name(std::get<0>(i.param)));
                            for (char& c : name)
                              if (c == '+') c = '_';
-                           return name + (std::get<1>(i.param) ? "_packed" : "_one_sequence");
+                           const Batch b = std::get<1>(i.param);
+                           return name + (b == Batch::one_sequence ? "_one_sequence"
+                                          : b == Batch::packed     ? "_packed"
+                                                                   : "_many_documents");
                          });
 
 // A CPU engine whose `fail_at`-th backward call (1-based) fails.

@@ -188,8 +188,9 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
 inline AttnParams labelled_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
                                   const Buffers& b, const AttnLabels& keys) {
   AttnParams p = section_params(lp, s, q_seq, k_seq, b);
-  p.q_labels = lp.labels->blocks[static_cast<size_t>(lp.labels->me)];
-  p.k_labels = keys;
+  const AttnLabels& mine = lp.labels->blocks[static_cast<size_t>(lp.labels->me)];
+  p.q_labels = {mine.seg + s.q0, mine.pos + s.q0};  // labels are indexed by the section's rows
+  p.k_labels = {keys.seg + s.k0, keys.pos + s.k0};
   p.window_left = lp.labels->window_left, p.window_right = lp.labels->window_right;
   return p;
 }

@@ -12,6 +12,7 @@
 // CPU time, which on GPUs would be DMA beside the kernels). The backward over such ranks shares its blocks and
 // their dK/dV accumulators the same way (shared_ring_backward).
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -30,6 +31,10 @@ Section ring_section(const LocalProblem& lp, int src, int r) {
   if (src < r) return {0, n, 0, half, false, 0};  // a lower rank's first chunk precedes both query chunks
   return {half, half, 0, n, false, 0};            // a higher rank: only our second chunk comes after it
 }
+
+// The rows a document group of a host ring's forward gathers (document_groups): its queries' output and the group's
+// keys of each block stay in the caches through the steps.
+constexpr int64_t kGroupRows = 128;
 
 // The ring's one posted exchange. When a step fails between post and wait (its kernel failed; the world is
 // aborted then), the exchange is still waited for before the step's buffers are freed: a peer may be copying out of
@@ -59,11 +64,51 @@ class PendingExchange {
   bool pending_ = false;
 };
 
-// The kernel parameters of the step that meets the KV block of ring member `src`.
-AttnParams step_params(const LocalProblem& lp, int src, int r, const Buffers& buf) {
+// Rows [first, end) of every block: a group of whole documents (document_groups); all rows by default.
+struct RowGroup {
+  int64_t first = 0, end = -1;
+};
+
+// The kernel parameters of the step that meets the KV block of ring member `src` (with labels, for the rows of
+// `group` of this rank's block and of src's).
+AttnParams step_params(const LocalProblem& lp, int src, int r, const Buffers& buf, RowGroup group = {}) {
   const Section s = ring_section(lp, src, r);
   if (!lp.labels) return section_params(lp, s, lp.n, lp.n, buf);
-  return labelled_params(lp, s, lp.n, lp.n, buf, lp.labels->blocks[static_cast<size_t>(src)]);
+  const int64_t end = group.end < 0 ? lp.n : group.end, rows = end - group.first;
+  return labelled_params(lp, Section{group.first, rows, group.first, rows, s.causal, 0}, lp.n, lp.n, buf,
+                         lp.labels->blocks[static_cast<size_t>(src)]);
+}
+
+// Where the ring members' blocks can all be cut into groups of whole documents: row c is a cut when every document
+// (segment >= 0) held by rows before c, in any block, comes before every document held by rows from c on, in any
+// block. The rows [c, c') between two cuts then hold the same documents in every block, so a query there sees keys
+// there only. TE's partitioning gives every rank the same rows per document, so the documents' boundaries are cuts;
+// the groups join documents up to `target` rows. A rank takes one group through all ring steps before the next,
+// each step reading only the group's rows of a block, so the group's queries, output and keys stay in the caches
+// (rather than the steps streaming all of them). Plain sequences, and blocks without such cuts, are one group.
+std::vector<int64_t> document_groups(const LocalProblem& lp, int64_t target) {
+  std::vector<int64_t> cuts{0};
+  if (lp.labels && lp.labels->blocks.size() > 1) {
+    const auto n = static_cast<size_t>(lp.n);
+    // The highest document before row c and the lowest from row c on, over all blocks.
+    std::vector<int32_t> before(n + 1, -1), after(n + 1, std::numeric_limits<int32_t>::max());
+    for (const AttnLabels& block : lp.labels->blocks) {
+      int32_t low = std::numeric_limits<int32_t>::max(), high = -1;
+      for (size_t c = n; c-- > 0;) {
+        if (block.seg[c] >= 0) low = std::min(low, block.seg[c]);
+        after[c] = std::min(after[c], low);
+      }
+      for (size_t c = 1; c <= n; ++c) {
+        high = std::max(high, block.seg[c - 1]);
+        before[c] = std::max(before[c], high);
+      }
+    }
+    for (size_t c = 1; c < n; ++c)
+      if (before[c] < after[c] && static_cast<int64_t>(c) - cuts.back() >= target)
+        cuts.push_back(static_cast<int64_t>(c));
+  }
+  cuts.push_back(lp.n);
+  return cuts;
 }
 
 // Whether the step with block `src` can be left out (the first forward step always runs: it writes out and lse).
@@ -77,9 +122,9 @@ struct HeadSlice {
 };
 
 Status forward_step(CpEngine& eng, Communicator* comm, const LocalProblem& lp, int i, int r, const Buffers& buf,
-                    HeadSlice heads = {}) {
+                    HeadSlice heads = {}, RowGroup group = {}) {
   const int src = (r - i + comm->size()) % comm->size();
-  AttnParams p = step_params(lp, src, r, buf);
+  AttnParams p = step_params(lp, src, r, buf, group);
   if (heads.count >= 0) p = kv_head_slice(p, heads.first, heads.count);
   p.accumulate = i > 0;
   if (i > 0 && unseen(lp, src)) return {};
@@ -103,11 +148,15 @@ Status shared_ring_steps(CpEngine& eng, Communicator* comm, const LocalProblem& 
   // packed p2p forward's out merge alone had 6% of its samples). One slice at a time they stay in the caches. Each
   // row still meets the blocks in ring order, so the merges keep the exchanged ring's bits.
   const int64_t slice = std::min<int64_t>(lp.kv_heads, std::max(lp.threads, 1));
+  const std::vector<int64_t> cuts = document_groups(lp, kGroupRows);
   for (int64_t hk0 = 0; hk0 < lp.kv_heads; hk0 += slice) {
-    for (int i = 0; i < w; ++i) {
-      const unsigned char* kv = blocks.data() + block * static_cast<size_t>((r - i + w) % w);
-      buf.k = kv, buf.v = kv + lp.kv_bytes();
-      HCP_TRY(forward_step(eng, comm, lp, i, r, buf, {hk0, std::min(slice, lp.kv_heads - hk0)}));
+    for (size_t g = 0; g + 1 < cuts.size(); ++g) {
+      for (int i = 0; i < w; ++i) {
+        const unsigned char* kv = blocks.data() + block * static_cast<size_t>((r - i + w) % w);
+        buf.k = kv, buf.v = kv + lp.kv_bytes();
+        HCP_TRY(forward_step(eng, comm, lp, i, r, buf, {hk0, std::min(slice, lp.kv_heads - hk0)},
+                             {cuts[g], cuts[g + 1]}));
+      }
     }
   }
   return {};
