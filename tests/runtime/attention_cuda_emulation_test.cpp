@@ -65,35 +65,6 @@ TEST_P(KernelAccumulate, TwoCallsEqualOne) {
 INSTANTIATE_TEST_SUITE_P(Instances, KernelAccumulate, ::testing::ValuesIn(testing::flash_cases()),
                          testing::flash_case_name);
 
-// AttnParams::row_sum on the CPU kernels: the keys in three calls that keep their rows' softmax running, then
-// finish_running_softmax, equal one call over all keys (fp32 arithmetic: 1e-5). Some rows see keys in one part
-// only, or in none; head-major cases sum into the output rows in place, the others in the kernel's tile.
-class KernelRunning : public ::testing::TestWithParam<FlashCase> {};
-
-TEST_P(KernelRunning, CallsThenFinishEqualOne) {
-  const FlashCase& c = GetParam();
-  testing::Buffers whole = testing::make_buffers(c), parts = testing::make_buffers(c);
-  ASSERT_TRUE(attention_forward_cpu(testing::make_params(c, whole)).ok());
-  AttnParams p = testing::make_params(c, parts);
-  std::vector<float> row_sum(parts.lse.size(), -1.0f);
-  p.row_sum = {row_sum.data(), p.lse.stride_b, p.lse.stride_h};
-  const int64_t cuts[] = {0, c.sk / 3, c.sk * 2 / 3, c.sk};
-  bool first = true;
-  for (int i = 0; i < 3; ++i) {
-    if (cuts[i + 1] == cuts[i]) continue;
-    AttnParams part = testing::key_part(p, cuts[i], cuts[i + 1] - cuts[i]);
-    part.accumulate = !first;
-    first = false;
-    ASSERT_TRUE(attention_forward_cpu(part).ok());
-  }
-  finish_running_softmax(p, p.out);
-  EXPECT_LT(testing::rel_error(parts.out, whole.out), 1e-5);
-  EXPECT_LT(testing::rel_error(parts.lse, whole.lse), 1e-6);
-}
-
-INSTANTIATE_TEST_SUITE_P(Instances, KernelRunning, ::testing::ValuesIn(testing::flash_cases()),
-                         testing::flash_case_name);
-
 TEST(CudaKernelEmulation, InstancesCoverBf16AndF16AtHeadDims64To256Only) {
   auto has = [](DType dtype, int64_t head_dim) {
     return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(dtype, head_dim, false,

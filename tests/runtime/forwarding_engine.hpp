@@ -33,10 +33,6 @@ class ForwardingEngine : public CpEngine {
   }
   Status forward(const AttnParams& p) override { return inner_->forward(p); }
   Status backward(const AttnParams& p) override { return inner_->backward(p); }
-  bool running_softmax() const override { return inner_->running_softmax(); }
-  Status finish_running_softmax(const AttnParams& p, const AttnTensor& result) override {
-    return inner_->finish_running_softmax(p, result);
-  }
   Status delta(const AttnParams& p) override { return inner_->delta(p); }
   Status synchronize() override { return inner_->synchronize(); }
 

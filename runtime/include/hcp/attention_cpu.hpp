@@ -14,9 +14,6 @@ Status check_attention_params(const AttnParams& p, bool backward);
 // out (f32) and lse (natural log of the softmax denominator, scale included) for every query row. A row that sees
 // no key gets out 0 and lse -inf.
 Status attention_forward_cpu(const AttnParams& p);
-// The result of a running forward (AttnParams::row_sum) for p.sq rows: out divided by row_sum into `result` (f32,
-// p.out's shape; p.out itself or another layout), lse = m + log(row_sum); rows that met no key get 0 and -inf.
-void finish_running_softmax(const AttnParams& p, const AttnTensor& result);
 // Adds this call's contribution to dq, dk, dv (f32) from q, k, v, dout, the final lse and delta.
 Status attention_backward_cpu(const AttnParams& p);
 

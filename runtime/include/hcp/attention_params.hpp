@@ -50,12 +50,6 @@ struct AttnParams {
   AttnTensor q, k, v;  // inputs, `dtype`
   AttnTensor out;      // forward: written, f32
   AttnRows lse;        // forward: written; backward: read (the final lse)
-  // Forward, CPU kernels only: when set, out, lse and row_sum hold a running online softmax instead of a result: out
-  // the undivided sum of exp(s - m) * v over the keys so far, lse their running max m (-inf: none yet), row_sum the
-  // sum of exp(s - m). The call starts from that state (with accumulate; otherwise from none) and leaves its rows in
-  // it; finish_running_softmax turns them into the result. A host ring's steps keep their rows so, and so save each
-  // step's division, log and pass over out (the CPU kernels then add into out's rows in place).
-  AttnRows row_sum;
 
   // Backward only.
   AttnTensor dout;     // `dtype`

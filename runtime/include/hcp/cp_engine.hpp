@@ -74,14 +74,6 @@ class CpEngine {
   // Must honour AttnParams::accumulate (the ring merges every step into out/lse that way).
   virtual Status forward(const AttnParams& p) = 0;
   virtual Status backward(const AttnParams& p) = 0;
-  // Whether forward honours AttnParams::row_sum (a running softmax), and the pass that turns such a state into the
-  // result (finish_running_softmax of attention_cpu.hpp). A host ring's steps keep their rows running where the
-  // engine can; the default is an engine that cannot.
-  virtual bool running_softmax() const { return false; }
-  virtual Status finish_running_softmax(const AttnParams& p, const AttnTensor& result) {
-    (void)p, (void)result;
-    return Status(Errc::unsupported, "this engine keeps no running softmax");
-  }
   // delta = rowsum(dout * out) from p.dout (p.dtype) and p.out (f32) into p.delta, for p.sq rows.
   virtual Status delta(const AttnParams& p) = 0;
   // Waits until every operation enqueued so far has finished (CUDA: the stream); CPU engines work synchronously.

@@ -82,11 +82,6 @@ class CpuEngine final : public CpEngine {
   }
   Status forward(const AttnParams& p) override { return attention_forward_cpu(p); }
   Status backward(const AttnParams& p) override { return attention_backward_cpu(p); }
-  bool running_softmax() const override { return true; }
-  Status finish_running_softmax(const AttnParams& p, const AttnTensor& result) override {
-    hcp::finish_running_softmax(p, result);
-    return {};
-  }
   Status delta(const AttnParams& p) override {
     attention_delta_cpu(p.dtype, p.batch, p.sq, p.heads, p.head_dim, p.dout, p.out, p.delta);
     return {};

@@ -111,7 +111,6 @@ struct Buffers {
   const void* v = nullptr;
   float* out = nullptr;
   float* lse = nullptr;
-  float* row_sum = nullptr;  // a running forward's denominators (AttnParams::row_sum), lse's layout
   const void* dout = nullptr;
   const float* delta = nullptr;
   float* dq = nullptr;
@@ -181,7 +180,6 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.dk = kv_like(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.dv = kv_like(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
-  p.row_sum = section_rows(b.row_sum, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
   return p;
 }
@@ -212,7 +210,6 @@ inline AttnParams kv_head_slice(const AttnParams& p, int64_t hk0, int64_t count)
   shift(s.q, h0, e), shift(s.dout, h0, e), shift(s.out, h0, 4), shift(s.dq, h0, 4);
   shift(s.k, hk0, e), shift(s.v, hk0, e), shift(s.dk, hk0, 4), shift(s.dv, hk0, 4);
   if (s.lse.data) s.lse.data += h0 * s.lse.stride_h;
-  if (s.row_sum.data) s.row_sum.data += h0 * s.row_sum.stride_h;
   if (s.delta.data) s.delta.data += h0 * s.delta.stride_h;
   return s;
 }

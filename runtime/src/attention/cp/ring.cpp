@@ -131,37 +131,16 @@ Status forward_step(CpEngine& eng, Communicator* comm, const LocalProblem& lp, i
   return compute_or_abort(comm, eng.forward(p));
 }
 
-// A host engine's ring keeps its rows' softmax running through the steps (AttnParams::row_sum) where the engine
-// can, and finishes it after the last: each step then adds into out in place, without the division, log and pass
-// over out that a step's merge costs (about 6% of a packed p2p forward's CPU time). The denominators live in
-// `row_sum`.
-Status start_running(CpEngine& eng, const LocalProblem& lp, EngineBuffer* row_sum, Buffers* buf) {
-  if (!lp.host_engines || !eng.running_softmax()) return {};
-  HCP_TRY(alloc_elems<float>(eng, lp.batch * lp.heads * lp.n, row_sum));
-  buf->row_sum = row_sum->as<float>();
-  return {};
-}
-// The steps' output: finished from the running state where it was kept, into `out` (the caller's token-major
-// output; nullptr: buf.out, where the steps' callers read it), which saves restore_output's pass over it; otherwise
-// buf.out copied to `out` where buf.out is not the caller's.
-Status finish_output(CpEngine& eng, const LocalProblem& lp, const Buffers& buf, float* out) {
-  if (buf.row_sum == nullptr) return out ? restore_output(eng, lp, buf, out) : Status{};
-  const AttnParams p = section_params(lp, Section{0, lp.n, 0, lp.n, false, 0}, lp.n, lp.n, buf);
-  return eng.finish_running_softmax(p, out ? section_tensor(out, 4, 0, lp.n, lp.heads, lp.head_dim) : p.out);
-}
-
 // The steps over ranks that share host memory (see the top of this file): `write_kv` writes this rank's
 // head-major [K | V] block into the buffer they share, and step i reads rank (r - i)'s block there in place.
 // buf's queries and output are head-major already.
 Status shared_ring_steps(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
-                         Buffers buf, float* out = nullptr) {
+                         Buffers buf) {
   const int w = comm->size(), r = comm->rank();
   const size_t block = 2 * lp.kv_bytes();
   SharedHostBuffer blocks;
   HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
   HCP_TRY(compute_or_abort(comm, write_kv(blocks.data() + block * static_cast<size_t>(r))));
-  EngineBuffer row_sum;
-  HCP_TRY(compute_or_abort(comm, start_running(eng, lp, &row_sum, &buf)));
   HCP_TRY(comm->barrier());  // every block written before any step reads it
   buf.head_major_kv = true;
   // Head slices outside, steps inside: a rank's queries and output meet every block once per step, and a step over
@@ -180,7 +159,7 @@ Status shared_ring_steps(CpEngine& eng, Communicator* comm, const LocalProblem& 
       }
     }
   }
-  return finish_output(eng, lp, buf, out);
+  return {};
 }
 
 // ring_forward over ranks that share host memory, from the caller's token-major tensors.
@@ -188,8 +167,9 @@ Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem
                            Buffers buf, float* out) {
   HeadMajorQueries hm;  // before the steps' collectives: a rank that fails here aborts them for its peers
   HCP_TRY(compute_or_abort(comm, queries_head_major(eng, lp, &hm, &buf)));
-  return shared_ring_steps(
-      eng, comm, lp, [&](unsigned char* kv) { return pack_kv_head_major(eng, lp, k, v, kv); }, buf, out);
+  HCP_TRY(shared_ring_steps(
+      eng, comm, lp, [&](unsigned char* kv) { return pack_kv_head_major(eng, lp, k, v, kv); }, buf));
+  return restore_output(eng, lp, buf, out);
 }
 
 // ring_backward over ranks that share host memory: every KV block and its dK/dV accumulator stay in buffers the
@@ -282,8 +262,6 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
   buf.head_major_kv = true;
   HeadMajorQueries hm;
   HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
-  EngineBuffer row_sum;
-  HCP_TRY(start_running(eng, lp, &row_sum, &buf));
   PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
     if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
@@ -294,7 +272,7 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
       std::swap(cur, next);
     }
   }
-  return finish_output(eng, lp, buf, out);
+  return restore_output(eng, lp, buf, out);
 }
 
 Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,21 +147,6 @@ Status attention_forward_cpu(const AttnParams& p) {
   if (p.num_threads <= 1) return cpu::run_tasks(cpu::isa().forward, p, 1);
   const int64_t qblocks = cpu::forward_blocks(p);
   return cpu::run_tasks(cpu::isa().forward, p, p.batch * p.heads * qblocks);
-}
-
-void finish_running_softmax(const AttnParams& p, const AttnTensor& result) {
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t h = 0; h < p.heads; ++h) {
-      float* lse = cpu::row_values(p.lse, b, h);
-      const float* row_sum = cpu::row_values(p.row_sum, b, h);
-      for (int64_t i = 0; i < p.sq; ++i) {
-        const float* sum = cpu::f32_row(p.out, b, i, h);
-        float* out = cpu::f32_row(result, b, i, h);
-        const float l = row_sum[i], inv = l > 0 ? 1.0f / l : 0.0f;
-        for (int64_t d = 0; d < p.head_dim; ++d) out[d] = sum[d] * inv;
-        lse[i] = l > 0 ? lse[i] + std::log(l) : -std::numeric_limits<float>::infinity();
-      }
-    }
 }
 
 Status attention_backward_cpu(const AttnParams& p) {

@@ -43,11 +43,6 @@ struct ForwardScratch {
   // Keys walked out of their stored order (key_order.hpp): the stored row of each. Keys are packed through it;
   // value rows read in place are read run by run of stored rows.
   const int64_t* key_rows = nullptr;
-  // Running calls (AttnParams::row_sum) whose output rows are already in the products' form (fp32, dp apart): the
-  // block's first o_main rows (a multiple of 4, so that no product reaches past them) are summed into in place at
-  // o_rows; the rest, and every row of other calls, in `o`.
-  float* o_rows = nullptr;
-  int64_t o_ld = 0, o_main = 0;
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
         q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
@@ -101,31 +96,6 @@ HCP_INLINE void softmax_row(float* srow, int64_t visible, int64_t width, float& 
     m = m_new;
   }
   l += reduce_sum<W>(vsum);
-}
-
-// Output row i of the block (see ForwardScratch::o_rows).
-template <int W>
-HCP_INLINE float* o_row(ForwardScratch<W>& t, int64_t i) {
-  return i < t.o_main ? t.o_rows + i * t.o_ld : t.o.data() + i * t.dp;
-}
-
-// o += P V for the block's rows [first, end): scores at s_first (kBlockK apart), `cols` value rows from v (v_ld
-// apart), or run by run through the key order where in-place value rows are walked out of order (one product per
-// run of stored rows, at most a few per tile, over k in the order one product would take it).
-template <int W>
-HCP_INLINE void output_rows_product(const AttnParams& p, int64_t b, int64_t hk, int64_t j0, int64_t cols,
-                                    int64_t first, int64_t end, const float* s_first, const float* v, int64_t v_ld,
-                                    float* o_first, int64_t o_ld, const ForwardScratch<W>& t) {
-  if (first >= end) return;
-  if (t.in_place && t.key_rows) {
-    for (int64_t off = 0, run = 0; off < cols; off += run) {
-      run = stored_run(t.key_rows, j0 + off, cols - off);
-      gemm_acc<W>(end - first, t.dp, run, s_first + off, kBlockK, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld,
-                  o_first, o_ld);
-    }
-  } else {
-    gemm_acc<W>(end - first, t.dp, cols, s_first, kBlockK, v, v_ld, o_first, o_ld);
-  }
 }
 
 // Sets the scores of the pairs the labelled mask hides to -inf (then softmax_row sees all `cols` keys). Tiles of one
@@ -255,15 +225,21 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     }
     if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, cols, masking.one_segment, srow);
     softmax_row<W>(srow, masking.labelled ? cols : visible_keys(p, i0 + i, j0, cols), n, t.m[i], t.l[i], t.keep[i],
-                   o_row(t, i), dp);
+                   t.o.data() + i * dp, dp);
   }
-  // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read. Rows
-  // in place and rows in the tile are separate products (each 4-row block is computed alone, so the sums are the
-  // same as one product's).
-  const int64_t split = std::clamp(t.o_main, first, end);
-  output_rows_product<W>(p, b, hk, j0, cols, first, split, s_first, v, v_ld, o_row(t, first), t.o_ld, t);
-  output_rows_product<W>(p, b, hk, j0, cols, split, end, s_first + (split - first) * kBlockK, v, v_ld,
-                         t.o.data() + split * dp, dp, t);
+  // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read.
+  // Under a key order, in-place value rows are one product per run of stored rows (at most a few per tile), over
+  // k in the same order as one product would take it.
+  float* o_first = t.o.data() + first * dp;
+  if (t.in_place && t.key_rows) {
+    for (int64_t off = 0, run = 0; off < cols; off += run) {
+      run = stored_run(t.key_rows, j0 + off, cols - off);
+      gemm_acc<W>(end - first, dp, run, s_first + off, kBlockK, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld,
+                  o_first, dp);
+    }
+  } else {
+    gemm_acc<W>(end - first, dp, cols, s_first, kBlockK, v, v_ld, o_first, dp);
+  }
 }
 
 template <int W>
@@ -275,16 +251,14 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   const int64_t rows = labelled ? tiles.q[static_cast<size_t>(block)].rows : std::min(kForwardBlockQ, p.sq - i0);
   const int64_t m_rows = round_up(rows, 4);
   const int64_t hk = h / (p.heads / p.kv_heads);
-  const bool running = p.row_sum.data != nullptr;
   if (labelled && !sees_any_key(p, tiles.q[static_cast<size_t>(block)], tiles)) {
     // A block that sees no key: an accumulating call leaves its rows as they are, a first call writes "nothing
-    // visible" (out 0, lse -inf; a running call's state of no key) without packing or computing anything.
+    // visible" (out 0, lse -inf) without packing or computing anything.
     if (p.accumulate) return;
     float* lse = row_values(p.lse, b, h);
     for (int64_t i = 0; i < rows; ++i) {
       std::fill_n(f32_row(p.out, b, i0 + i, h), D, 0.0f);
       lse[i0 + i] = -std::numeric_limits<float>::infinity();
-      if (running) row_values(p.row_sum, b, h)[i0 + i] = 0.0f;
     }
     return;
   }
@@ -295,25 +269,11 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     pack_rows(p.dtype, p.q, b, i0, rows, h, D, t.in_place ? 1.0f : p.scale, t.q.data(), dp, m_rows);
     t.q_tile = t.q.data(), t.q_ld = dp;
   }
-  // A running call sums into the output rows in place where they have the products' form.
-  t.o_main = 0;
-  if (running && p.out.stride_s == dp) t.o_rows = f32_row(p.out, b, i0, h), t.o_ld = dp, t.o_main = rows / 4 * 4;
-  std::fill_n(t.o.begin() + t.o_main * dp, (m_rows - t.o_main) * dp, 0.0f);
+  std::fill_n(t.o.begin(), m_rows * dp, 0.0f);
   std::fill(t.m.begin(), t.m.end(), -std::numeric_limits<float>::infinity());
   std::fill(t.l.begin(), t.l.end(), 0.0f);
   std::fill(t.keep.begin(), t.keep.end(), 0.0f);
-  if (running) {
-    // Resume from the running state, or start one: in place, the rows are the sums; the others are read in.
-    if (!p.accumulate) std::fill_n(t.o_rows, t.o_main * dp, 0.0f);
-    if (p.accumulate) {
-      const float* prev_m = row_values(p.lse, b, h) + i0;
-      const float* prev_l = row_values(p.row_sum, b, h) + i0;
-      for (int64_t i = 0; i < rows; ++i) {
-        t.m[i] = prev_m[i], t.l[i] = prev_l[i];
-        if (i >= t.o_main) std::copy_n(f32_row(p.out, b, i0 + i, h), D, t.o.data() + i * dp);
-      }
-    }
-  } else if (p.accumulate) {
+  if (p.accumulate) {
     // Resume from the earlier result: running max lse, denominator 1, and the earlier output with weight 1. That
     // output joins the sum only at the end (weight `keep`, rescaled with the running max), where its rows are
     // written anyway: reading them into the tile first cost a pass over out per call (about 4% of a packed ring
@@ -369,14 +329,6 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   }
 
   float* lse = row_values(p.lse, b, h);
-  if (running) {  // the state stays undivided
-    float* row_sum = row_values(p.row_sum, b, h);
-    for (int64_t i = 0; i < rows; ++i) {
-      lse[i0 + i] = t.m[i], row_sum[i0 + i] = t.l[i];
-      if (i >= t.o_main) std::copy_n(t.o.data() + i * dp, D, f32_row(p.out, b, i0 + i, h));
-    }
-    return;
-  }
   for (int64_t i = 0; i < rows; ++i) {
     float* out = f32_row(p.out, b, i0 + i, h);
     const float l = t.l[i];
