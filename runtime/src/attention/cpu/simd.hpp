@@ -33,18 +33,36 @@ HCP_INLINE typename Simd<W>::V splat(float x) {
   return typename Simd<W>::V{} + x;
 }
 
+// The lower and upper halves of v.
+template <int W>
+HCP_INLINE void halves(typename Simd<W>::V v, typename Simd<W / 2>::V* lo, typename Simd<W / 2>::V* hi) {
+  std::memcpy(lo, &v, sizeof *lo);
+  std::memcpy(hi, reinterpret_cast<const unsigned char*>(&v) + sizeof *lo, sizeof *hi);
+}
+
+// Horizontal max and sum by halving, log2 W steps: lane by lane they were chains of W dependent operations (the sum
+// in order cannot be reassociated), paid at every softmax row of every tile; the max is the same whatever the order,
+// the sum pairs lanes (a different rounding, the same for every caller).
 template <int W>
 HCP_INLINE float reduce_max(typename Simd<W>::V v) {
-  float m = v[0];
-  for (int i = 1; i < W; ++i) m = v[i] > m ? v[i] : m;
-  return m;
+  if constexpr (W == 1) {
+    return v[0];
+  } else {
+    typename Simd<W / 2>::V lo, hi;
+    halves<W>(v, &lo, &hi);
+    return reduce_max<W / 2>(hi > lo ? hi : lo);
+  }
 }
 
 template <int W>
 HCP_INLINE float reduce_sum(typename Simd<W>::V v) {
-  float s = 0;
-  for (int i = 0; i < W; ++i) s += v[i];
-  return s;
+  if constexpr (W == 1) {
+    return v[0];
+  } else {
+    typename Simd<W / 2>::V lo, hi;
+    halves<W>(v, &lo, &hi);
+    return reduce_sum<W / 2>(lo + hi);
+  }
 }
 
 // e^x to about 2 ulp for x in [-87.3, 88.7]; 0 below (so exp(-inf) == 0), +inf above. Cody-Waite reduction
