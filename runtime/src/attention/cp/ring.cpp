@@ -114,13 +114,13 @@ std::vector<int64_t> document_groups(const LocalProblem& lp, int64_t target) {
 // Whether the step with block `src` can be left out (the first forward step always runs: it writes out and lse).
 bool unseen(const LocalProblem& lp, int src) { return lp.labels && !lp.labels->seen[static_cast<size_t>(src)]; }
 
-// The first step covers every row and writes out/lse; later steps merge into them inside the kernel, and a step
-// whose block no query sees is left out.
 // KV heads [first, first + count) of a call; count -1: all.
 struct HeadSlice {
   int64_t first = 0, count = -1;
 };
 
+// The first step covers every row and writes out/lse; later steps merge into them inside the kernel, and a step
+// whose block no query sees is left out.
 Status forward_step(CpEngine& eng, Communicator* comm, const LocalProblem& lp, int i, int r, const Buffers& buf,
                     HeadSlice heads = {}, RowGroup group = {}) {
   const int src = (r - i + comm->size()) % comm->size();
