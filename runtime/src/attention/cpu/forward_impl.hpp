@@ -45,7 +45,7 @@ struct ForwardScratch {
   const int64_t* key_rows = nullptr;
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
-        q(kForwardBlockQ * dp), kt(dp * kMaxKeyTile), v(kMaxKeyTile * dp), s(kForwardBlockQ * kMaxKeyTile),
+        q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
         o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ), keep(kForwardBlockQ) {}
 };
 
@@ -136,7 +136,7 @@ inline ForwardTiles forward_tiles(const AttnParams& p) {
   ForwardTiles t;
   if (!labelled_mask(p)) return t;
   t.q = forward_query_tiles(p);
-  t.k = segment_tiles(p.sk, kBlockK, [&](int64_t j) { return k_label(p, j); }, kMaxKeyTile);
+  t.k = segment_tiles(p.sk, kBlockK, [&](int64_t j) { return k_label(p, j); });
   t.live_sorted = true;
   for (size_t i = 0; i < t.k.size(); ++i) {
     const LabelRange& r = t.k[i].range;
@@ -196,15 +196,11 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
   const float* v = t.v.data();
   int64_t v_ld = dp;
   if (t.in_place) v = f32_row(p.v, b, j0, hk), v_ld = p.v.stride_s;
-  // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width,
-  // and its packed keys and scores are rows of that width (a narrow tile's operands take no more cache than they
-  // hold).
-  const int64_t n = round_up(cols, W);
   if (cache_index >= 0) {  // packed once per (batch, kv head)
-    const size_t at = static_cast<size_t>(cache_index * dp * kMaxKeyTile);
+    const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
-      pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, n, n,
-                              t.key_rows);
+      pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, kBlockK,
+                              round_up(cols, W), t.key_rows);
       if (!t.in_place)
         pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W), t.key_rows);
       t.cached[static_cast<size_t>(cache_index)] = 1;
@@ -212,14 +208,17 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     kt = t.kt_cache.data() + at;
     if (!t.in_place) v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, n, n, t.key_rows);
+    pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W),
+                            t.key_rows);
     if (!t.in_place)
       pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W), t.key_rows);
   }
-  float* s_first = t.s.data() + first * n;
-  gemm_set<W>(end - first, n, dp, t.q_tile + first * t.q_ld, t.q_ld, kt, n, s_first, n);
+  // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
+  const int64_t n = round_up(cols, W);
+  float* s_first = t.s.data() + first * kBlockK;
+  gemm_set<W>(end - first, n, dp, t.q_tile + first * t.q_ld, t.q_ld, kt, kBlockK, s_first, kBlockK);
   for (int64_t i = first; i < end; ++i) {
-    float* srow = t.s.data() + i * n;
+    float* srow = t.s.data() + i * kBlockK;
     if (i >= rows) {  // padding rows: keep them out of the output product
       std::fill(srow, srow + n, 0.0f);
       continue;
@@ -235,11 +234,11 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
   if (t.in_place && t.key_rows) {
     for (int64_t off = 0, run = 0; off < cols; off += run) {
       run = stored_run(t.key_rows, j0 + off, cols - off);
-      gemm_acc<W>(end - first, dp, run, s_first + off, n, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld,
+      gemm_acc<W>(end - first, dp, run, s_first + off, kBlockK, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld,
                   o_first, dp);
     }
   } else {
-    gemm_acc<W>(end - first, dp, cols, s_first, n, v, v_ld, o_first, dp);
+    gemm_acc<W>(end - first, dp, cols, s_first, kBlockK, v, v_ld, o_first, dp);
   }
 }
 
@@ -291,7 +290,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   if (labelled) {
     const DistanceRange dist = allowed_distance(p);
     const RowTile& q = tiles.q[static_cast<size_t>(block)];
-    const size_t tile_floats = static_cast<size_t>(dp * kMaxKeyTile);
+    const size_t tile_floats = static_cast<size_t>(dp * kBlockK);
     const bool cache = static_cast<int64_t>(2 * tiles.k.size() * tile_floats * sizeof(float)) <= kKeyCacheBytes;
     if (cache && (t.cache_b != b || t.cache_hk != hk)) {
       t.kt_cache.resize(tiles.k.size() * tile_floats);
@@ -315,12 +314,12 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   } else {
     int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
     if (p.causal) key_end = std::max<int64_t>(0, std::min(p.sk, i0 + rows + p.causal_offset));
-    for (int64_t j0 = 0, cols = 0; j0 < key_end; j0 += cols) {
-      cols = next_tile_rows(key_end - j0, kBlockK, kMaxKeyTile);
-      if (j0 + cols < key_end) {
-        const int64_t next = next_tile_rows(key_end - j0 - cols, kBlockK, kMaxKeyTile);
-        prefetch_rows(p.dtype, p.k, b, j0 + cols, next, hk, D);
-        prefetch_rows(p.dtype, p.v, b, j0 + cols, next, hk, D);
+    for (int64_t j0 = 0; j0 < key_end; j0 += kBlockK) {
+      const int64_t cols = std::min(kBlockK, p.sk - j0);
+      if (j0 + kBlockK < key_end) {
+        const int64_t next = std::min(kBlockK, p.sk - j0 - kBlockK);
+        prefetch_rows(p.dtype, p.k, b, j0 + kBlockK, next, hk, D);
+        prefetch_rows(p.dtype, p.v, b, j0 + kBlockK, next, hk, D);
       }
       // Rows above `first` see no key of this tile (causal); they keep their state untouched.
       int64_t first = 0;

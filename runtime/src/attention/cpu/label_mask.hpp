@@ -95,14 +95,8 @@ struct RowTile {
   bool single() const { return range.seg_lo == range.seg_hi; }
 };
 
-// A run's tiles: max_rows each, the last up to max_last (>= max_rows) when that takes the rest of the run.
-inline int64_t next_tile_rows(int64_t left, int64_t max_rows, int64_t max_last) {
-  return left <= max_last ? left : max_rows;
-}
-
 template <class LabelOf>
-std::vector<RowTile> segment_tiles(int64_t n, int64_t max_rows, LabelOf label_of, int64_t max_last = 0) {
-  max_last = std::max(max_last, max_rows);
+std::vector<RowTile> segment_tiles(int64_t n, int64_t max_rows, LabelOf label_of) {
   struct Run {
     int64_t start, rows;
   };
@@ -135,10 +129,7 @@ std::vector<RowTile> segment_tiles(int64_t n, int64_t max_rows, LabelOf label_of
   };
   for (size_t r = 0; r < runs.size();) {
     if (runs[r].rows >= kMinSegmentRows) {
-      for (int64_t i = 0, rows = 0; i < runs[r].rows; i += rows) {
-        rows = next_tile_rows(runs[r].rows - i, max_rows, max_last);
-        add(runs[r].start + i, rows);
-      }
+      for (int64_t i = 0; i < runs[r].rows; i += max_rows) add(runs[r].start + i, std::min(max_rows, runs[r].rows - i));
       ++r;
       continue;
     }

@@ -18,8 +18,6 @@ namespace hcp::cpu {
 
 inline constexpr int64_t kBlockQ = 64;  // query rows per tile
 inline constexpr int64_t kBlockK = 64;  // key rows per tile
-// The forward's widest key tile: a run's last tile takes up to this many keys rather than leave a sliver of a tile.
-inline constexpr int64_t kMaxKeyTile = kBlockK + 16;
 inline constexpr int64_t kMaxHeadDim = 512;
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
