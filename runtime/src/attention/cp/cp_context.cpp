@@ -318,11 +318,11 @@ Status CpContext::labels_for(const CpShape& shape, const cp::BlockLabels** out) 
     for (int m = 0; m < w; ++m) runs.push_back(cp::rank_runs(batch, w, m));
     labels->me = cp_rank();
     HCP_TRY(cp::upload_runs(*engine_, cp::concat_runs(runs), labels.get(), &labels->all_keys));
-    std::vector<int> everyone(static_cast<size_t>(w));
-    for (int m = 0; m < w; ++m) everyone[static_cast<size_t>(m)] = m;
-    cp::GroupOrder in_sequence = cp::group_order(batch, w, everyone);
-    HCP_TRY(cp::upload_runs(*engine_, in_sequence.runs, labels.get(), &labels->all_keys_in_sequence));
-    labels->all_moves = std::move(in_sequence.moves);
+    if (all_host_) {  // host ranks that share memory write the forward's K and V in sequence order (all_gather.cpp)
+      cp::GroupOrder in_sequence = cp::group_order(batch, w, group_members(w, 0));
+      HCP_TRY(cp::upload_runs(*engine_, in_sequence.runs, labels.get(), &labels->all_keys_in_sequence));
+      labels->all_moves = std::move(in_sequence.moves);
+    }
   } else {
     // Ring member p's block: its a2a group's rows in mixed_order's order, its own rows without an a2a.
     const Stages st = stages_of(comm_, data_cp_, data_levels_);

@@ -46,7 +46,7 @@ struct BlockLabels {
   std::vector<AttnLabels> blocks;   // per ring member (ring schemes) or per rank (all_gather)
   std::vector<char> seen;           // seen[i]: block me's queries see some key of block i
   AttnLabels all_keys;              // all_gather: every rank's rows in rank order
-  // all_gather over ranks that share host memory: every rank's rows in sequence order, and where each rank's rows go
+  // all_gather on host engines (filled only there): every rank's rows in sequence order, and where each rank's rows go
   // there (all_gather.cpp: share_kv).
   AttnLabels all_keys_in_sequence;
   MixedOrder all_moves;
