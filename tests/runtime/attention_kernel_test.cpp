@@ -154,6 +154,10 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelCase{1, 64, 64, 2, 2, 96, true, false, DType::f32, 4},
                       KernelCase{1, 300, 300, 2, 1, 64, true, false, DType::f32, 2},
                       KernelCase{1, 260, 400, 2, 2, 64, true, true, DType::bf16, 1},
+                      // Bottom-right offsets of 1 and 3 mod 4: the diagonal tiles' 4-row blocks end their columns
+                      // at every remainder of the vector width (forward_impl.hpp, block_columns).
+                      KernelCase{1, 100, 229, 2, 1, 64, true, true, DType::f32, 1},
+                      KernelCase{1, 97, 100, 3, 1, 128, true, true, DType::f32, 2},
                       KernelCase{1, 520, 90, 1, 1, 32, false, false, DType::f32, 1},
                       KernelCase{2, 37, 53, 2, 1, 64, false, false, DType::f32, 1, true},
                       KernelCase{1, 130, 130, 4, 2, 64, true, false, DType::f32, 3, true},

@@ -172,7 +172,22 @@ struct TileMasking {
   bool labelled = false;
   const DistanceRange* dist = nullptr;  // labelled tiles with some hidden pairs
   bool one_segment = false;
+  // Where a row's keys end: row i of the query block sees none of the tile's keys from column visible_end + i on
+  // (a tile across the causal diagonal, whose later rows see more of it); kNoEnd: no such limit.
+  static constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max() / 4;
+  int64_t visible_end = kNoEnd;
 };
+
+// The columns the 4 rows from row i of a key tile with `cols` keys compute: up to the last one its last row may
+// see, rounded to the GEMM's width. A diagonal tile's scores right of that are never read (the softmax sets them
+// to -inf), nor are its value rows past them, so the score and value products skip them: the ring's diagonal
+// step meets one CP chunk against itself, half of whose pairs lie above the diagonal, and a short document's
+// last query tile has a diagonal tile for every key tile of its own.
+template <int W>
+HCP_INLINE int64_t block_columns(const TileMasking& masking, int64_t i, int64_t cols) {
+  if (masking.visible_end == TileMasking::kNoEnd) return round_up(cols, W);
+  return round_up(std::clamp<int64_t>(masking.visible_end + i + 3, 0, cols), W);
+}
 
 // Whether any key tile has a pair visible to the query tile.
 inline bool sees_any_key(const AttnParams& p, const RowTile& q, const ForwardTiles& tiles) {
@@ -213,32 +228,39 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     if (!t.in_place)
       pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W), t.key_rows);
   }
-  // Only the tile's columns, rounded to the GEMM's width: a narrow tile (a short document's run) costs its width.
-  const int64_t n = round_up(cols, W);
-  float* s_first = t.s.data() + first * kBlockK;
-  gemm_set<W>(end - first, n, dp, t.q_tile + first * t.q_ld, t.q_ld, kt, kBlockK, s_first, kBlockK);
+  // Only the tile's columns, rounded to the GEMM's width (a narrow tile, a short document's run, costs its
+  // width), and on a diagonal tile only those of each 4-row block's rows (block_columns).
+  for (int64_t i = first; i < end; i += 4) {
+    const int64_t n = block_columns<W>(masking, i, cols);
+    if (n > 0) gemm_set<W>(4, n, dp, t.q_tile + i * t.q_ld, t.q_ld, kt, kBlockK, t.s.data() + i * kBlockK, kBlockK);
+  }
   for (int64_t i = first; i < end; ++i) {
     float* srow = t.s.data() + i * kBlockK;
+    const int64_t n = block_columns<W>(masking, i / 4 * 4, cols);
     if (i >= rows) {  // padding rows: keep them out of the output product
       std::fill(srow, srow + n, 0.0f);
       continue;
     }
-    if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, cols, masking.one_segment, srow);
-    softmax_row<W>(srow, masking.labelled ? cols : visible_keys(p, i0 + i, j0, cols), n, t.m[i], t.l[i], t.keep[i],
-                   t.o.data() + i * dp, dp);
+    if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, std::min(cols, n), masking.one_segment, srow);
+    softmax_row<W>(srow, masking.labelled ? std::min(cols, n) : visible_keys(p, i0 + i, j0, cols), n, t.m[i], t.l[i],
+                   t.keep[i], t.o.data() + i * dp, dp);
   }
   // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read.
   // Under a key order, in-place value rows are one product per run of stored rows (at most a few per tile), over
-  // k in the same order as one product would take it.
-  float* o_first = t.o.data() + first * dp;
-  if (t.in_place && t.key_rows) {
-    for (int64_t off = 0, run = 0; off < cols; off += run) {
-      run = stored_run(t.key_rows, j0 + off, cols - off);
-      gemm_acc<W>(end - first, dp, run, s_first + off, kBlockK, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld,
-                  o_first, dp);
+  // k in the same order as one product would take it. A diagonal tile's 4-row blocks stop at their own columns:
+  // the scores they leave out are 0, so the sums are those of the whole product, bit for bit.
+  for (int64_t i = first; i < end; i += 4) {
+    const int64_t k_end = std::min(cols, block_columns<W>(masking, i, cols));
+    const float* s_i = t.s.data() + i * kBlockK;
+    float* o_i = t.o.data() + i * dp;
+    if (t.in_place && t.key_rows) {
+      for (int64_t off = 0, run = 0; off < k_end; off += run) {
+        run = stored_run(t.key_rows, j0 + off, k_end - off);
+        gemm_acc<W>(4, dp, run, s_i + off, kBlockK, f32_row(p.v, b, t.key_rows[j0 + off], hk), v_ld, o_i, dp);
+      }
+    } else if (k_end > 0) {
+      gemm_acc<W>(4, dp, k_end, s_i, kBlockK, v, v_ld, o_i, dp);
     }
-  } else {
-    gemm_acc<W>(end - first, dp, cols, s_first, kBlockK, v, v_ld, o_first, dp);
   }
 }
 
@@ -307,7 +329,9 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       if (tile == Cover::none) continue;
       int64_t first = 0, end = m_rows;
       reaching_rows(q, k.range, dist, m_rows, [&](int64_t i) { return q_label(p, i); }, &first, &end);
-      const TileMasking masking{true, tile == Cover::some ? &dist : nullptr, q.single() && k.single()};
+      TileMasking masking{true, tile == Cover::some ? &dist : nullptr, q.single() && k.single()};
+      if (masking.dist && masking.one_segment && consecutive(q) && consecutive(k) && dist.lo > -TileMasking::kNoEnd)
+        masking.visible_end = q.range.pos_lo - dist.lo - k.range.pos_lo + 1;
       forward_key_tile<W>(p, b, hk, i0, rows, k.start, k.rows, first, end, masking, t,
                           cache ? static_cast<int64_t>(ki) : -1);
     }
@@ -324,7 +348,9 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       // Rows above `first` see no key of this tile (causal); they keep their state untouched.
       int64_t first = 0;
       if (p.causal) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
-      forward_key_tile<W>(p, b, hk, i0, rows, j0, cols, first, m_rows, TileMasking{}, t);
+      TileMasking masking;
+      if (p.causal) masking.visible_end = i0 + p.causal_offset - j0 + 1;
+      forward_key_tile<W>(p, b, hk, i0, rows, j0, cols, first, m_rows, masking, t);
     }
   }
 

@@ -94,6 +94,10 @@ struct RowTile {
   bool increasing;
   bool single() const { return range.seg_lo == range.seg_hi; }
 };
+// Whether a tile's rows hold one segment at consecutive positions (row i at range.pos_lo + i).
+inline bool consecutive(const RowTile& t) {
+  return t.single() && t.increasing && t.range.pos_hi - t.range.pos_lo + 1 == t.rows;
+}
 
 template <class LabelOf>
 std::vector<RowTile> segment_tiles(int64_t n, int64_t max_rows, LabelOf label_of) {
