@@ -179,8 +179,8 @@ struct TileMasking {
 };
 
 // The columns the 4 rows from row i of a key tile with `cols` keys compute: up to the last one its last row may
-// see, rounded to the GEMM's width. A diagonal tile's scores right of that are never read (the softmax sets them
-// to -inf), nor are its value rows past them, so the score and value products skip them: the ring's diagonal
+// see, rounded to the GEMM's width. A diagonal tile's scores right of that are hidden (the softmax would set them
+// to -inf and their value rows would add 0), so the score and value products skip them: the ring's diagonal
 // step meets one CP chunk against itself, half of whose pairs lie above the diagonal, and a short document's
 // last query tile has a diagonal tile for every key tile of its own.
 template <int W>
@@ -330,7 +330,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       int64_t first = 0, end = m_rows;
       reaching_rows(q, k.range, dist, m_rows, [&](int64_t i) { return q_label(p, i); }, &first, &end);
       TileMasking masking{true, tile == Cover::some ? &dist : nullptr, q.single() && k.single()};
-      if (masking.dist && masking.one_segment && consecutive(q) && consecutive(k) && dist.lo > -TileMasking::kNoEnd)
+      if (masking.dist && consecutive(q) && consecutive(k) && dist.lo > -TileMasking::kNoEnd)
         masking.visible_end = q.range.pos_lo - dist.lo - k.range.pos_lo + 1;
       forward_key_tile<W>(p, b, hk, i0, rows, k.start, k.rows, first, end, masking, t,
                           cache ? static_cast<int64_t>(ki) : -1);
