@@ -35,7 +35,7 @@ HCP_INLINE void gemm_block(int64_t K, const float* a, int64_t lda, const float* 
     for (int x = 0; x < NB; ++x) bk[x] = load<W>(b + k * ldb + x * W);
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) {
-      const V ar = splat<W>(a[r * lda + k]);
+      const V ar = broadcast<W>(a + r * lda + k);
 #pragma GCC unroll 4
       for (int x = 0; x < NB; ++x) acc[r][x] += ar * bk[x];
     }
