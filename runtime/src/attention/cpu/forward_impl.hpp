@@ -63,15 +63,22 @@ inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
 
 // Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row. Only
 // the first `width` columns (a multiple of W, at least `visible`) are read; the rest of the tile row is unused.
+// Columns from `visible` on count as -inf and become 0: masked in the registers of the vectors they share with
+// visible ones (writing -inf into them first, one float at a time, made the loads that followed wait for the stores:
+// a short document's CP chunk of 34 keys leaves 14 such columns in every row of its 48-wide tiles).
 template <int W>
 HCP_INLINE void softmax_row(float* srow, int64_t visible, int64_t width, float& m, float& l, float& keep, float* orow,
                             int64_t dp) {
   using V = typename Simd<W>::V;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  for (int64_t j = visible; j < width; ++j) srow[j] = kNegInf;
+  const int64_t whole = std::min(visible, width) / W * W;  // vectors of visible columns only
   V vmax = splat<W>(kNegInf);
-  for (int64_t j = 0; j < width; j += W) {
+  for (int64_t j = 0; j < whole; j += W) {
     const V x = load<W>(srow + j);
+    vmax = x > vmax ? x : vmax;
+  }
+  for (int64_t j = whole; j < width; j += W) {
+    const V x = lanes_below<W>(visible - j) ? load<W>(srow + j) : splat<W>(kNegInf);
     vmax = x > vmax ? x : vmax;
   }
   const float block_max = reduce_max<W>(vmax);
@@ -82,8 +89,13 @@ HCP_INLINE void softmax_row(float* srow, int64_t visible, int64_t width, float& 
   }
   const V shift = splat<W>(m_new);
   V vsum = splat<W>(0.0f);
-  for (int64_t j = 0; j < width; j += W) {
+  for (int64_t j = 0; j < whole; j += W) {
     const V e = exp<W>(load<W>(srow + j) - shift);
+    store<W>(srow + j, e);
+    vsum += e;
+  }
+  for (int64_t j = whole; j < width; j += W) {
+    const V e = lanes_below<W>(visible - j) ? exp<W>(load<W>(srow + j) - shift) : V{};
     store<W>(srow + j, e);
     vsum += e;
   }

@@ -50,6 +50,17 @@ HCP_INLINE typename Simd<W>::V broadcast(const float* p) {
   return splat<W>(*p);
 }
 
+// Lanes [0, n) set (all bits), the others clear: a vector condition for `mask ? x : y`.
+template <int W>
+HCP_INLINE typename Simd<W>::I lanes_below(int64_t n) {
+  using I = typename Simd<W>::I;
+  static constexpr int32_t kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  static_assert(W <= 16);
+  I lane;
+  std::memcpy(&lane, kIota, sizeof lane);
+  return lane < (I{} + static_cast<int32_t>(n < 0 ? 0 : n > W ? W : n));
+}
+
 // The lower and upper halves of v.
 template <int W>
 HCP_INLINE void halves(typename Simd<W>::V v, typename Simd<W / 2>::V* lo, typename Simd<W / 2>::V* hi) {
