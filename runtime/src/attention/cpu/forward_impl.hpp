@@ -191,8 +191,8 @@ struct TileMasking {
 };
 
 // The columns the 4 rows from row i of a key tile with `cols` keys compute: up to the last one its last row may
-// see, rounded to the GEMM's width. A diagonal tile's scores right of that are hidden (the softmax would set them
-// to -inf and their value rows would add 0), so the score and value products skip them: the ring's diagonal
+// see, rounded to the GEMM's width. A diagonal tile's scores right of that are hidden (the softmax counts them as
+// -inf and their value rows would add 0), so the score and value products skip them: the ring's diagonal
 // step meets one CP chunk against itself, half of whose pairs lie above the diagonal, and a short document's
 // last query tile has a diagonal tile for every key tile of its own.
 template <int W>
