@@ -63,10 +63,11 @@ Status share_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const
     for (const RowMove& m : in_sequence ? lp.labels->all_moves : rank_order) {
       if (m.member != r) continue;
       const size_t to = static_cast<size_t>(m.to) * row, from = static_cast<size_t>(m.from) * token;
-      HCP_TRY(eng.copy_rows(lp.kv_heads, m.rows, row, full_k + to, head_run, row,
-                            static_cast<const unsigned char*>(k) + from, row, token));
-      HCP_TRY(eng.copy_rows(lp.kv_heads, m.rows, row, full_v + to, head_run, row,
-                            static_cast<const unsigned char*>(v) + from, row, token));
+      // Tokens outside, heads inside (relayout_heads says why).
+      HCP_TRY(eng.copy_rows(m.rows, lp.kv_heads, row, full_k + to, row, head_run,
+                            static_cast<const unsigned char*>(k) + from, token, row));
+      HCP_TRY(eng.copy_rows(m.rows, lp.kv_heads, row, full_v + to, row, head_run,
+                            static_cast<const unsigned char*>(v) + from, token, row));
     }
     return comm.barrier();
   }
@@ -222,7 +223,7 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
       const size_t head = static_cast<size_t>(lp.head_dim) * sizeof(float);
       const size_t src = static_cast<size_t>(m * lp.n * lp.head_dim);
       for (auto [full, to] : {std::pair{full_dk, block}, {full_dv, block + kv_floats}})
-        HCP_TRY(eng.copy_rows(lp.kv_heads, lp.n, head, to, head, row, full + src, seq * head, head));
+        HCP_TRY(eng.copy_rows(lp.n, lp.kv_heads, head, to, row, head, full + src, head, seq * head));
       continue;
     }
     for (int hi = 0; hi < 2; ++hi) {

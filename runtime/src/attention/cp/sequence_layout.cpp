@@ -57,11 +57,12 @@ Status scatter_in_place(CpEngine& eng, Communicator& comm, const MixedOrder& ord
   const size_t out_b = static_cast<size_t>(a * t.seq) * static_cast<size_t>(t.heads / a) * t.head_bytes();
   auto* out = static_cast<unsigned char*>(mixed);
   const RowMove* m = nullptr;
+  // Rows outside, pieces inside: a member's rows are read once, in order (relayout_heads says why).
   const auto move_rows = [&](const unsigned char* member_in) -> Status {
-    for (int64_t i = 0; i < g.pieces; ++i)
-      HCP_TRY(eng.copy_rows(t.batch, m->rows, g.piece_bytes, out + i * g.piece_step + m->to * g.row_step, out_b,
-                            g.row_step, member_in + m->from * t.row_bytes() + mine + i * g.piece_bytes,
-                            t.batch_bytes(), t.row_bytes()));
+    for (int64_t b = 0; b < t.batch; ++b)
+      HCP_TRY(eng.copy_rows(m->rows, g.pieces, g.piece_bytes, out + b * out_b + m->to * g.row_step, g.row_step,
+                            g.piece_step, member_in + b * t.batch_bytes() + m->from * t.row_bytes() + mine,
+                            t.row_bytes(), g.piece_bytes));
     return {};
   };
   PeerReads peers;
@@ -86,10 +87,10 @@ Status gather_in_place(CpEngine& eng, Communicator& comm, const MixedOrder& orde
   const auto my_rows_of_j = [&](const unsigned char* member_mixed) -> Status {
     for (const RowMove& m : order) {
       if (m.member != comm.rank()) continue;
-      for (int64_t i = 0; i < g.pieces; ++i)
-        HCP_TRY(eng.copy_rows(t.batch, m.rows, g.piece_bytes,
-                              dst + m.from * t.row_bytes() + j * group_bytes + i * g.piece_bytes, t.batch_bytes(),
-                              t.row_bytes(), member_mixed + i * g.piece_step + m.to * g.row_step, in_b, g.row_step));
+      for (int64_t b = 0; b < t.batch; ++b)  // rows outside, pieces inside, as the scatter
+        HCP_TRY(eng.copy_rows(m.rows, g.pieces, g.piece_bytes,
+                              dst + b * t.batch_bytes() + m.from * t.row_bytes() + j * group_bytes, t.row_bytes(),
+                              g.piece_bytes, member_mixed + b * in_b + m.to * g.row_step, g.row_step, g.piece_step));
     }
     return {};
   };
