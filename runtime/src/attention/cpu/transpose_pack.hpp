@@ -74,7 +74,9 @@ HCP_INLINE void pack_rows_transposed(DType dtype, const AttnTensor& t, int64_t b
 #pragma GCC unroll 16
       for (int i = 0; i < W; ++i) store<W>(dst + (d0 + i) * block_rows + r0, v[i]);
     }
-    // Dims past the last whole vector (head dims that are not a multiple of W), one float at a time.
+    // Dims past the last whole vector (head dims that are not a multiple of W), one float at a time. Skipped
+    // whole where there are none: its W cleared rows and calls took 3% of a packed all_gather forward.
+    if (full_dims == head_dim) continue;
     for (int i = 0; i < W; ++i) {
       float values[W] = {};
       if (src[i] != nullptr)
