@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,6 +62,25 @@ AttnTensor head_major(const std::vector<T>& t, int64_t batch, int64_t seq, int64
           (*out)[static_cast<size_t>(((b * heads + h) * seq + s) * head_dim + d)] =
               t[static_cast<size_t>(((b * seq + s) * heads + h) * head_dim + d)];
   return {out->data(), heads * seq * head_dim, head_dim, seq * head_dim};
+}
+
+// The forward `p` (which wrote out and lse) again, reading key tiles packed beforehand in three parts
+// (attention_pack_keys_cpu, as CP all_gather's ranks share them): the same bits. Tiles nobody packs stay NaN, so a
+// call that read one would show it. Labelled calls must be offered the packing, plain ones not.
+void expect_same_forward_with_packed_keys(const AttnParams& p, bool labelled, const std::vector<float>& out,
+                                          const std::vector<float>& lse) {
+  const int64_t floats = attention_packed_keys_floats_cpu(p);
+  if (labelled) {
+    ASSERT_GT(floats, 0);
+  }
+  if (floats == 0) return;
+  std::vector<float> tiles(static_cast<size_t>(floats), NAN), out2(out.size()), lse2(lse.size());
+  for (int64_t part = 0; part < 3; ++part) attention_pack_keys_cpu(p, part, 3, tiles.data());
+  AttnParams again = p;
+  again.out.data = out2.data(), again.lse.data = lse2.data(), again.packed_keys = tiles.data();
+  ASSERT_TRUE(attention_forward_cpu(again).ok());
+  EXPECT_EQ(std::memcmp(out.data(), out2.data(), out.size() * sizeof(float)), 0) << "out with packed keys";
+  EXPECT_EQ(std::memcmp(lse.data(), lse2.data(), lse.size() * sizeof(float)), 0) << "lse with packed keys";
 }
 
 // Runs forward, delta and backward of case `c` with the labels and window already in `ref` (if any) and compares
@@ -129,6 +149,7 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
   ASSERT_TRUE(attention_forward_cpu(p).ok());
   EXPECT_LT(testing::max_rel_error(out, want.out), 1e-5) << "out, isa " << attention_cpu_isa();
   EXPECT_LT(testing::max_rel_error(lse, want.lse), 1e-6) << "lse";
+  expect_same_forward_with_packed_keys(p, !ref.q_seg.empty(), out, lse);
   attention_delta_cpu(c.dtype, c.batch, c.sq, c.heads, c.head_dim, p.dout, p.out, p.delta);
   ASSERT_TRUE(attention_backward_cpu(p).ok());
   EXPECT_LT(testing::max_rel_error(dq, want.dq), 1e-5) << "dq";

@@ -21,6 +21,14 @@ Status attention_backward_cpu(const AttnParams& p);
 void attention_delta_cpu(DType dtype, int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
                          const AttnTensor& dout, const AttnTensor& out, const AttnRows& delta);
 
+// The forward's key tiles of a labelled call, packed once where several calls read the same keys (CP all_gather's
+// ranks all read one gathered K): the floats they take (0 when the call packs none, or when they would not fit the
+// kernel's own per-head cache), and the packing of tiles part, part + parts, ... of every (batch row, KV head) into
+// `dst`, which the calls then name in AttnParams::packed_keys. The layout is the kernel's own (it depends on the
+// vector width the dispatcher chose), so the calls must have the parameters the tiles were packed for.
+int64_t attention_packed_keys_floats_cpu(const AttnParams& p);
+void attention_pack_keys_cpu(const AttnParams& p, int64_t part, int64_t parts, float* dst);
+
 // The vector width the dispatcher chose on this CPU: "avx512", "avx2" or "generic".
 const char* attention_cpu_isa();
 

@@ -57,6 +57,10 @@ struct AttnParams {
   AttnTensor dq, dk, dv;  // f32, accumulated into (+=), so ring steps and GQA heads add up
 
   int num_threads = 1;  // CPU kernels: worker threads for this call (1 = the calling thread only)
+
+  // CPU forward, labelled calls: the call's key tiles packed once for several calls (attention_pack_keys_cpu, on
+  // this same call's parameters), read instead of packing them; nullptr: the kernel packs its own.
+  const float* packed_keys = nullptr;
 };
 
 }  // namespace hcp

@@ -76,6 +76,13 @@ class CpEngine {
   virtual Status backward(const AttnParams& p) = 0;
   // delta = rowsum(dout * out) from p.dout (p.dtype) and p.out (f32) into p.delta, for p.sq rows.
   virtual Status delta(const AttnParams& p) = 0;
+  // Host engines whose forward reads key tiles packed once for several calls (AttnParams::packed_keys): the floats
+  // the tiles of call `p` take (0: this engine packs none for it) and the packing of tiles part, part + parts, ...
+  // into host memory at dst. Packing is only ever an offer: a forward given no packed keys packs its own.
+  virtual int64_t packed_keys_floats(const AttnParams&) const { return 0; }
+  virtual Status pack_keys(const AttnParams&, int64_t, int64_t, float*) {
+    return {Errc::unsupported, "this engine packs no key tiles"};
+  }
   // Waits until every operation enqueued so far has finished (CUDA: the stream); CPU engines work synchronously.
   virtual Status synchronize() { return {}; }
 };

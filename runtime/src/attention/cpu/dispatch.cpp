@@ -33,6 +33,8 @@ namespace cpu {
 namespace {
 
 using TaskFn = void (*)(const AttnParams&, int64_t first, int64_t step);
+using PackedKeysFloatsFn = int64_t (*)(const AttnParams&);
+using PackKeysFn = void (*)(const AttnParams&, int64_t part, int64_t parts, float* dst);
 
 #if defined(__x86_64__)
 [[gnu::target("avx512f,avx2,fma")]] void forward_avx512(const AttnParams& p, int64_t f, int64_t s) {
@@ -41,18 +43,34 @@ using TaskFn = void (*)(const AttnParams&, int64_t first, int64_t step);
 [[gnu::target("avx512f,avx2,fma")]] void backward_avx512(const AttnParams& p, int64_t f, int64_t s) {
   backward_tasks<16>(p, f, s);
 }
+[[gnu::target("avx512f,avx2,fma")]] int64_t packed_keys_avx512(const AttnParams& p) {
+  return forward_packed_keys_floats<16>(p);
+}
+[[gnu::target("avx512f,avx2,fma")]] void pack_keys_avx512(const AttnParams& p, int64_t part, int64_t parts, float* d) {
+  pack_forward_keys<16>(p, part, parts, d);
+}
 [[gnu::target("avx2,fma")]] void forward_avx2(const AttnParams& p, int64_t f, int64_t s) { forward_tasks<8>(p, f, s); }
 [[gnu::target("avx2,fma")]] void backward_avx2(const AttnParams& p, int64_t f, int64_t s) {
   backward_tasks<8>(p, f, s);
 }
+[[gnu::target("avx2,fma")]] int64_t packed_keys_avx2(const AttnParams& p) { return forward_packed_keys_floats<8>(p); }
+[[gnu::target("avx2,fma")]] void pack_keys_avx2(const AttnParams& p, int64_t part, int64_t parts, float* d) {
+  pack_forward_keys<8>(p, part, parts, d);
+}
 #endif
 void forward_generic(const AttnParams& p, int64_t f, int64_t s) { forward_tasks<4>(p, f, s); }
 void backward_generic(const AttnParams& p, int64_t f, int64_t s) { backward_tasks<4>(p, f, s); }
+int64_t packed_keys_generic(const AttnParams& p) { return forward_packed_keys_floats<4>(p); }
+void pack_keys_generic(const AttnParams& p, int64_t part, int64_t parts, float* d) {
+  pack_forward_keys<4>(p, part, parts, d);
+}
 
 struct Isa {
   const char* name;
   TaskFn forward;
   TaskFn backward;
+  PackedKeysFloatsFn packed_keys_floats;
+  PackKeysFn pack_keys;
 };
 
 Isa choose_isa() {
@@ -60,12 +78,13 @@ Isa choose_isa() {
   auto allowed = [&](const char* name) { return wanted == nullptr || *wanted == '\0' || std::strcmp(wanted, name) == 0; };
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (allowed("avx512") && __builtin_cpu_supports("avx512f") != 0) return {"avx512", forward_avx512, backward_avx512};
+  if (allowed("avx512") && __builtin_cpu_supports("avx512f") != 0)
+    return {"avx512", forward_avx512, backward_avx512, packed_keys_avx512, pack_keys_avx512};
   if (allowed("avx2") && __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0)
-    return {"avx2", forward_avx2, backward_avx2};
+    return {"avx2", forward_avx2, backward_avx2, packed_keys_avx2, pack_keys_avx2};
 #endif
   (void)allowed;
-  return {"generic", forward_generic, backward_generic};
+  return {"generic", forward_generic, backward_generic, packed_keys_generic, pack_keys_generic};
 }
 
 const Isa& isa() {
@@ -168,6 +187,15 @@ void attention_delta_cpu(DType dtype, int64_t batch, int64_t seq, int64_t heads,
         d[s] = sum;
       }
     }
+}
+
+int64_t attention_packed_keys_floats_cpu(const AttnParams& p) {
+  if (!check_attention_params(p, false).ok()) return 0;
+  return cpu::isa().packed_keys_floats(p);
+}
+void attention_pack_keys_cpu(const AttnParams& p, int64_t part, int64_t parts, float* dst) {
+  if (parts < 1 || part < 0 || part >= parts || !check_attention_params(p, false).ok()) return;
+  cpu::isa().pack_keys(p, part, parts, dst);
 }
 
 const char* attention_cpu_isa() { return cpu::isa().name; }

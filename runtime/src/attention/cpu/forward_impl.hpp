@@ -28,13 +28,13 @@ template <int W>
 struct ForwardScratch {
   int64_t dp;
   std::vector<float> q, kt, v, s, o, m, l;
+  // Accumulating calls: the weight the earlier output (read once, at the end) has in the running sum, relative to
+  // the running max; 0 where there is none.
+  std::vector<float> keep;
   // Whether the output accumulator rows of each 4-row block hold a sum yet: a block's first value product sets
   // them instead of adding to zeros, so the accumulator is never cleared (a CP rank's ring step starts about 14k
   // query blocks a forward, and clearing theirs was 1.8% of the packed p2p forward's samples).
   std::vector<char> o_set;
-  // Accumulating calls: the weight the earlier output (read once, at the end) has in the running sum, relative to
-  // the running max; 0 where there is none.
-  std::vector<float> keep;
   // Labelled calls: every key tile of one (batch, kv head) packed once and kept while the query blocks of that head
   // pass by (short documents make small query blocks, each of which would otherwise pack its key tiles again).
   std::vector<float> kt_cache, v_cache;
@@ -218,14 +218,23 @@ inline bool sees_any_key(const AttnParams& p, const RowTile& q, const ForwardTil
   return false;
 }
 
+// The transposed key tile [j0, j0 + cols) of (batch row b, KV head hk), as the score products read it: keys scaled by
+// the softmax scale where the queries are read in place (reads_in_place), unscaled where their packing scales them.
+template <int W>
+HCP_INLINE void pack_key_tile(const AttnParams& p, bool in_place, int64_t b, int64_t hk, int64_t j0, int64_t cols,
+                              int64_t dp, const int64_t* key_rows, float* dst) {
+  pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, p.head_dim, in_place ? p.scale : 1.0f, dst, dp, kBlockK,
+                          round_up(cols, W), key_rows);
+}
+
 // One key tile [j0, j0 + cols) against the query block's rows [first, end) (the others see none of its keys).
+// given_kt: the tile packed already (AttnParams::packed_keys).
 template <int W>
 HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t i0, int64_t rows, int64_t j0,
                                  int64_t cols, int64_t first, int64_t end, const TileMasking& masking,
-                                 ForwardScratch<W>& t, int64_t cache_index = -1) {
+                                 ForwardScratch<W>& t, int64_t cache_index = -1, const float* given_kt = nullptr) {
   const int64_t dp = t.dp, D = p.head_dim;
   if (first >= end) return;
-  const float k_mul = t.in_place ? p.scale : 1.0f;
   const float* kt = t.kt.data();
   const float* v = t.v.data();
   int64_t v_ld = dp;
@@ -233,17 +242,18 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
   if (cache_index >= 0) {  // packed once per (batch, kv head)
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
-      pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt_cache.data() + at, dp, kBlockK,
-                              round_up(cols, W), t.key_rows);
+      if (!given_kt) pack_key_tile<W>(p, t.in_place, b, hk, j0, cols, dp, t.key_rows, t.kt_cache.data() + at);
       if (!t.in_place)
         pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W), t.key_rows);
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
-    kt = t.kt_cache.data() + at;
+    kt = given_kt ? given_kt : t.kt_cache.data() + at;
     if (!t.in_place) v = t.v_cache.data() + at;
   } else {
-    pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, k_mul, t.kt.data(), dp, kBlockK, round_up(cols, W),
-                            t.key_rows);
+    if (given_kt)
+      kt = given_kt;
+    else
+      pack_key_tile<W>(p, t.in_place, b, hk, j0, cols, dp, t.key_rows, t.kt.data());
     if (!t.in_place)
       pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W), t.key_rows);
   }
@@ -344,7 +354,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     const size_t tile_floats = static_cast<size_t>(dp * kBlockK);
     const bool cache = static_cast<int64_t>(2 * tiles.k.size() * tile_floats * sizeof(float)) <= kKeyCacheBytes;
     if (cache && (t.cache_b != b || t.cache_hk != hk)) {
-      t.kt_cache.resize(tiles.k.size() * tile_floats);
+      if (!p.packed_keys) t.kt_cache.resize(tiles.k.size() * tile_floats);
       if (!t.in_place) t.v_cache.resize(tiles.k.size() * tile_floats);
       t.cached.assign(tiles.k.size(), 0);
       t.cache_b = b, t.cache_hk = hk;
@@ -361,8 +371,11 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       TileMasking masking{true, tile == Cover::some ? &dist : nullptr, q.single() && k.single()};
       if (masking.dist && consecutive(q) && consecutive(k) && dist.lo > -TileMasking::kNoEnd)
         masking.visible_end = q.range.pos_lo - dist.lo - k.range.pos_lo + 1;
+      const float* given = p.packed_keys ? p.packed_keys + ((b * p.kv_heads + hk) * static_cast<int64_t>(tiles.k.size()) +
+                                                             static_cast<int64_t>(ki)) * static_cast<int64_t>(tile_floats)
+                                         : nullptr;
       forward_key_tile<W>(p, b, hk, i0, rows, k.start, k.rows, first, end, masking, t,
-                          cache ? static_cast<int64_t>(ki) : -1);
+                          cache ? static_cast<int64_t>(ki) : -1, given);
     }
   } else {
     int64_t key_end = p.sk;  // keys past the last row's causal limit are never visible
@@ -417,14 +430,54 @@ void release_scratch(ForwardScratch<W>& t) {
   t.kt_cache = {}, t.v_cache = {};
 }
 
+// A call as the forward walks it: its keys in key_order's order (the labels reordered; key data read through
+// order.rows).
+inline AttnParams walked_params(const AttnParams& stored, const KeyOrder& order) {
+  AttnParams p = stored;
+  if (order.reordered()) p.k_labels = {order.seg.data(), order.pos.data()};
+  return p;
+}
+
+// attention_packed_keys_floats_cpu and attention_pack_keys_cpu: every key tile of a labelled call for each (batch row,
+// KV head), tiles.k.size() tiles of dp x kBlockK floats, in the layout forward_block reads through
+// AttnParams::packed_keys. Offered only where the kernel would cache the tiles itself (kKeyCacheBytes). Forced inline,
+// as the kernel bodies, so that the dispatcher's entry points compile them for their instruction sets.
+template <int W>
+HCP_INLINE int64_t forward_packed_keys_floats(const AttnParams& stored) {
+  if (!labelled_mask(stored)) return 0;
+  const KeyOrder order = key_order(stored);
+  const ForwardTiles tiles = forward_tiles(walked_params(stored, order));
+  const int64_t tile_floats = round_up(stored.head_dim, 2 * W) * kBlockK;
+  const auto per_head = static_cast<int64_t>(tiles.k.size()) * tile_floats;
+  if (2 * per_head * static_cast<int64_t>(sizeof(float)) > kKeyCacheBytes) return 0;
+  return stored.batch * stored.kv_heads * per_head;
+}
+template <int W>
+HCP_INLINE void pack_forward_keys(const AttnParams& stored, int64_t part, int64_t parts, float* dst) {
+  const KeyOrder order = key_order(stored);
+  const AttnParams p = walked_params(stored, order);
+  const ForwardTiles tiles = forward_tiles(p);
+  const int64_t dp = round_up(p.head_dim, 2 * W), tile_floats = dp * kBlockK;
+  const auto ntiles = static_cast<int64_t>(tiles.k.size());
+  const int64_t* key_rows = order.reordered() ? order.rows.data() : nullptr;
+  const bool in_place = reads_in_place<W>(p);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t hk = 0; hk < p.kv_heads; ++hk)
+      for (const size_t ki : tiles.live) {
+        if (static_cast<int64_t>(ki) % parts != part) continue;
+        const RowTile& k = tiles.k[ki];
+        pack_key_tile<W>(p, in_place, b, hk, k.start, k.rows, dp, key_rows,
+                         dst + ((b * p.kv_heads + hk) * ntiles + static_cast<int64_t>(ki)) * tile_floats);
+      }
+}
+
 // Tasks are (batch, head, query block), numbered so that consecutive tasks of one worker interleave over the
 // causal triangle; a worker takes tasks first, first + step, ...
 template <int W>
 HCP_INLINE void forward_tasks(const AttnParams& stored, int64_t first, int64_t step) {
   // Under a key order, the call's key labels in that order; key data is read through scratch.key_rows.
   const KeyOrder order = key_order(stored);
-  AttnParams p = stored;
-  if (order.reordered()) p.k_labels = {order.seg.data(), order.pos.data()};
+  const AttnParams p = walked_params(stored, order);
   ForwardScratch<W>& scratch = thread_scratch<W>(p.head_dim);
   scratch.in_place = reads_in_place<W>(p);
   scratch.key_rows = order.reordered() ? order.rows.data() : nullptr;
