@@ -75,7 +75,10 @@ void expect_same_forward_with_packed_keys(const AttnParams& p, bool labelled, co
   }
   if (floats == 0) return;
   std::vector<float> tiles(static_cast<size_t>(floats), NAN), out2(out.size()), lse2(lse.size());
-  for (int64_t part = 0; part < 3; ++part) attention_pack_keys_cpu(p, part, 3, tiles.data());
+  for (int64_t part = 0; part < 3; ++part) ASSERT_TRUE(attention_pack_keys_cpu(p, part, 3, tiles.data()).ok());
+  EXPECT_EQ(attention_pack_keys_cpu(p, 3, 3, tiles.data()).code(), Errc::invalid_argument);
+  EXPECT_EQ(attention_pack_keys_cpu(p, 0, 0, tiles.data()).code(), Errc::invalid_argument);
+  EXPECT_EQ(attention_pack_keys_cpu(p, 0, 3, nullptr).code(), Errc::invalid_argument);
   AttnParams again = p;
   again.out.data = out2.data(), again.lse.data = lse2.data(), again.packed_keys = tiles.data();
   ASSERT_TRUE(attention_forward_cpu(again).ok());

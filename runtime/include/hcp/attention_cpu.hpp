@@ -26,8 +26,10 @@ void attention_delta_cpu(DType dtype, int64_t batch, int64_t seq, int64_t heads,
 // kernel's own per-head cache), and the packing of tiles part, part + parts, ... of every (batch row, KV head) into
 // `dst`, which the calls then name in AttnParams::packed_keys. The layout is the kernel's own (it depends on the
 // vector width the dispatcher chose), so the calls must have the parameters the tiles were packed for.
+// attention_pack_keys_cpu: the parameter checks' errors, Errc::invalid_argument for a part outside [0, parts) or a
+// NULL dst; nothing is written then.
 int64_t attention_packed_keys_floats_cpu(const AttnParams& p);
-void attention_pack_keys_cpu(const AttnParams& p, int64_t part, int64_t parts, float* dst);
+Status attention_pack_keys_cpu(const AttnParams& p, int64_t part, int64_t parts, float* dst);
 
 // The vector width the dispatcher chose on this CPU: "avx512", "avx2" or "generic".
 const char* attention_cpu_isa();

@@ -84,8 +84,7 @@ class CpuEngine final : public CpEngine {
   Status backward(const AttnParams& p) override { return attention_backward_cpu(p); }
   int64_t packed_keys_floats(const AttnParams& p) const override { return attention_packed_keys_floats_cpu(p); }
   Status pack_keys(const AttnParams& p, int64_t part, int64_t parts, float* dst) override {
-    attention_pack_keys_cpu(p, part, parts, dst);
-    return {};
+    return attention_pack_keys_cpu(p, part, parts, dst);
   }
   Status delta(const AttnParams& p) override {
     attention_delta_cpu(p.dtype, p.batch, p.sq, p.heads, p.head_dim, p.dout, p.out, p.delta);

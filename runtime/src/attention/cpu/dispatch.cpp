@@ -193,9 +193,14 @@ int64_t attention_packed_keys_floats_cpu(const AttnParams& p) {
   if (!check_attention_params(p, false).ok()) return 0;
   return cpu::isa().packed_keys_floats(p);
 }
-void attention_pack_keys_cpu(const AttnParams& p, int64_t part, int64_t parts, float* dst) {
-  if (parts < 1 || part < 0 || part >= parts || !check_attention_params(p, false).ok()) return;
+Status attention_pack_keys_cpu(const AttnParams& p, int64_t part, int64_t parts, float* dst) {
+  HCP_TRY(check_attention_params(p, false));
+  if (parts < 1 || part < 0 || part >= parts)
+    return Status(Errc::invalid_argument, "attention: key tile part " + std::to_string(part) + " of " +
+                                              std::to_string(parts) + " is outside [0, parts)");
+  if (dst == nullptr) return Status(Errc::invalid_argument, "attention: packed key tiles pointer is NULL");
   cpu::isa().pack_keys(p, part, parts, dst);
+  return {};
 }
 
 const char* attention_cpu_isa() { return cpu::isa().name; }
