@@ -6,13 +6,16 @@ HCP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HCP_BUILD=${HCP_BUILD:-$HCP_ROOT/build}
 HCP_JOBS=${HCP_JOBS:-$(nproc)}
 
-# Debian packages the build, tests and benchmarks need (Open MPI: the MPI backend and its multi-process tests). CUDA
-# and NCCL are not here: they come with the toolkit.
+# Debian packages the build, tests and benchmarks need (Open MPI: the MPI backend and its multi-process tests; the
+# packaging tools: scripts/package.sh and the tests that install its artefacts in clean chroots). CUDA and NCCL are
+# not here: they come with the toolkit.
 HCP_PACKAGES=(
   g++ cmake ninja-build pkg-config python3 file binutils
   libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
   libzstd-dev zstd zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
   libopenmpi-dev openmpi-bin python3-mpi4py
+  dpkg-dev python3-build python3-setuptools python3-wheel python3-venv python3-pip debootstrap pre-commit git
+  python3-yaml zsh fish shellcheck man-db
 )
 
 hcp_install_missing_packages() {
@@ -90,7 +93,7 @@ hcp_gpu_build() {
 # hcp_source_digest: a digest of the sources the GPU programs are built from. gpu-bundle.sh records it and
 # gpu-check.sh compares it, so that programs built from other sources than the tree they run in are reported so.
 hcp_source_digest() {
-  (cd "$HCP_ROOT" && find CMakeLists.txt cmake runtime capi cli lint logscan bench tests -type f \
+  (cd "$HCP_ROOT" && find CMakeLists.txt cmake core runtime capi cli lint logscan bench tests -type f \
      -not -path '*/__pycache__/*' -not -name '*.pyc' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
      sha256sum | cut -c1-16)
 }

@@ -14,7 +14,7 @@
 #include "logscan_command.hpp"
 #include "plan_command.hpp"
 #include "hcp/error.hpp"
-#include "hcp/hcp.h"
+#include "hcp/hcp_version.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ int run(int argc, char** argv) {
   argc = static_cast<int>(arg_ptrs.size());
   argv = arg_ptrs.data();
   CLI::App app{"hcp - hierarchical context parallelism toolkit", "hcp"};
-  app.set_version_flag("--version", std::string("hcp ") + HCP_VERSION_STRING);
+  app.set_version_flag("--version", std::string("hcp ") + hcp::kHcpVersionString);
   app.require_subcommand(1);
   std::map<std::string, std::function<int()>> commands;
   commands["groups"] = add_groups_command(app);

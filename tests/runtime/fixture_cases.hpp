@@ -1,4 +1,4 @@
-// Reads ../shared/fixtures/megatron_layouts.jsonl: layouts computed with Megatron-Core's own code.
+// Reads tests/fixtures/megatron_layouts.jsonl: layouts computed with Megatron-Core's own code (its README).
 #pragma once
 
 #include <fstream>
@@ -27,7 +27,7 @@ struct FixtureCase {
   }
 };
 
-inline std::string fixture_path() { return std::string(HCP_SHARED_DIR) + "/fixtures/megatron_layouts.jsonl"; }
+inline std::string fixture_path() { return std::string(HCP_TESTS_DIR) + "/fixtures/megatron_layouts.jsonl"; }
 
 inline std::vector<FixtureCase> load_fixture_cases() {
   std::vector<FixtureCase> cases;

@@ -8,6 +8,8 @@ from .errors import HcpError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
 EXPECTED_VERSION = (0, 7)
+# The soname's version: MAJOR.MINOR while the major is 0 (a minor release may change the ABI), MAJOR from 1.0 on.
+_SONAME_VERSION = "%d.%d" % EXPECTED_VERSION if EXPECTED_VERSION[0] == 0 else "%d" % EXPECTED_VERSION[0]
 
 
 class ParallelConfig(ctypes.Structure):
@@ -205,11 +207,17 @@ def _candidates():
     if env:
         yield pathlib.Path(env)
         return
+    here = pathlib.Path(__file__).resolve().parent
+    # A wheel carries its own copy beside this file.
+    bundled = here / "lib" / f"libhcp.so.{_SONAME_VERSION}"
+    if bundled.exists():
+        yield bundled
     # The build tree of a source checkout: bindings/python/hcp -> repository root -> build*/capi/libhcp.so
-    root = pathlib.Path(__file__).resolve().parents[3]
-    for build in sorted(root.glob("build*")):
-        yield build / "capi" / "libhcp.so"
-    yield pathlib.Path("libhcp.so.0")  # the system loader's search path (an installed library)
+    if len(here.parents) > 2:
+        for build in sorted(here.parents[2].glob("build*")):
+            yield build / "capi" / "libhcp.so"
+    # The system loader's search path (an installed library: the libhcp0.N package, or cmake --install).
+    yield pathlib.Path(f"libhcp.so.{_SONAME_VERSION}")
 
 
 def _load():

@@ -1,18 +1,11 @@
-"""Locates ../shared (reference data computed with Megatron's own code)."""
+"""The repository's reference fixtures (tests/fixtures: layouts computed with Megatron's own code)."""
 
 import json
-import os
 import pathlib
 
-
-def shared_dir():
-    env = os.environ.get("HCP_SHARED_DIR")
-    if env:
-        return pathlib.Path(env)
-    return pathlib.Path(__file__).resolve().parents[3].parent / "shared"
+FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "tests" / "fixtures"
 
 
 def megatron_layouts():
-    path = shared_dir() / "fixtures" / "megatron_layouts.jsonl"
-    with open(path, encoding="utf-8") as f:
+    with open(FIXTURES / "megatron_layouts.jsonl", encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]

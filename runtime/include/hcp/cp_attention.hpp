@@ -17,17 +17,12 @@
 #include "hcp/communicator.hpp"
 #include "hcp/cp_engine.hpp"
 #include "hcp/cp_groups.hpp"
+#include "hcp/cp_scheme.hpp"
 #include "hcp/log.hpp"
 #include "hcp/packed_sequences.hpp"
 #include "hcp/parallel_config.hpp"
 
 namespace hcp {
-
-enum class CpComm : int { p2p = 0, a2a = 1, a2a_p2p = 2, all_gather = 3 };
-
-std::string_view cp_comm_name(CpComm comm);  // "p2p", "a2a", "a2a+p2p", "all_gather"
-// Throws Error{invalid_argument} naming the accepted values.
-CpComm parse_cp_comm(std::string_view name);
 
 // One rank's view of the problem.
 struct CpShape {

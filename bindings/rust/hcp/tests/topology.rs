@@ -61,9 +61,9 @@ const FLAT_KINDS: [(&str, GroupKind); 8] = [
 
 #[test]
 fn matches_megatrons_layouts() {
-    let path = common::shared_dir().join("fixtures/megatron_layouts.jsonl");
+    let path = common::fixtures_dir().join("megatron_layouts.jsonl");
     let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {} (set HCP_SHARED_DIR to the shared/ directory)", path.display(), e));
+        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
     let cases: Vec<Json> = text.lines().filter(|l| !l.trim().is_empty()).map(Json::parse).collect();
     assert!(cases.len() >= 10, "only {} layouts in {}", cases.len(), path.display());
     for case in &cases {

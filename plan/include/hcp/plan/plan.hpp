@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "hcp/cp_attention.hpp"
+#include "hcp/cp_scheme.hpp"
 
 namespace hcp::plan {
 

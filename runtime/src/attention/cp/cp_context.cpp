@@ -19,27 +19,6 @@ namespace hcp {
 
 using cp::LocalProblem;
 
-std::string_view cp_comm_name(CpComm comm) {
-  switch (comm) {
-    case CpComm::p2p:
-      return "p2p";
-    case CpComm::a2a:
-      return "a2a";
-    case CpComm::a2a_p2p:
-      return "a2a+p2p";
-    case CpComm::all_gather:
-      return "all_gather";
-  }
-  return "?";
-}
-
-CpComm parse_cp_comm(std::string_view name) {
-  for (CpComm c : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
-    if (name == cp_comm_name(c)) return c;
-  throw Error(Errc::invalid_argument,
-              "unknown cp_comm_type '" + std::string(name) + "': expected p2p, a2a, a2a+p2p or all_gather");
-}
-
 Status CpContext::create(Communicator& world, const ParallelConfig& config, CpComm comm,
                          std::unique_ptr<CpContext>* out, LogLevel log_level, const CpDevice& device) {
   if (out == nullptr) return Status(Errc::invalid_argument, "CpContext::create: out is NULL");
@@ -143,7 +122,7 @@ std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpE
   if (s.heads % a2a != 0)
     return "heads (" + std::to_string(s.heads) + ") must be divisible by the a2a size " + std::to_string(a2a);
   // An a2a wider than the KV heads replicates them (kv_replication.hpp); that needs kv_heads to divide it.
-  if (cp::kv_replication(s.kv_heads, a2a) == 0)
+  if (kv_replication(s.kv_heads, a2a) == 0)
     return "kv_heads (" + std::to_string(s.kv_heads) + ") and the a2a size " + std::to_string(a2a) +
            " must divide one another (the a2a splits the KV heads, or replicates them when it is wider)";
   if (s.head_dim > 512) return "head_dim must be at most 512, got " + std::to_string(s.head_dim);
@@ -373,7 +352,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
-  const int64_t f = cp::kv_replication(lp.kv_heads, a);
+  const int64_t f = kv_replication(lp.kv_heads, a);
   const LocalProblem lr = with_kv_replicas(lp, f);
   EngineBuffer k_rep, v_rep;
   HCP_TRY(replicate_kv(eng, lp, f, &k, &v, &k_rep, &v_rep));
@@ -466,7 +445,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   }
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
-  const int64_t f = cp::kv_replication(lp.kv_heads, a);
+  const int64_t f = kv_replication(lp.kv_heads, a);
   const LocalProblem lr = with_kv_replicas(lp, f);
   EngineBuffer k_rep, v_rep;
   HCP_TRY(replicate_kv(eng, lp, f, &k, &v, &k_rep, &v_rep));

@@ -6,16 +6,10 @@
 
 #include <cstdint>
 
+#include "hcp/cp_scheme.hpp"  // kv_replication: the factor
 #include "local_problem.hpp"
 
 namespace hcp::cp {
-
-// The replication factor for an a2a of `a` ranks: 1 when a divides kv_heads, a / kv_heads when kv_heads divides a,
-// 0 when neither (no split exists).
-inline int64_t kv_replication(int64_t kv_heads, int64_t a) {
-  if (kv_heads % a == 0) return 1;
-  return a % kv_heads == 0 ? a / kv_heads : 0;
-}
 
 // `in` [B, n, Hkv, D] of lp.dtype -> `out` [B, n, Hkv * f, D]: head j * f + t is a copy of head j.
 Status replicate_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t f, const void* in, void* out);

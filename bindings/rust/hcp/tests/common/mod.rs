@@ -10,12 +10,9 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..")
 }
 
-/// Reference data computed with Megatron's own code: $HCP_SHARED_DIR, or shared/ beside the checkout.
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("HCP_SHARED_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => repo_root().join("../shared"),
-    }
+/// Reference data computed with Megatron's own code (tests/fixtures/README.md).
+pub fn fixtures_dir() -> PathBuf {
+    repo_root().join("tests/fixtures")
 }
 
 pub fn logscan_fixtures() -> PathBuf {

@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "../attention/cp/kv_replication.hpp"
 #include "hcp/checked_math.hpp"
 #include "hcp/error.hpp"
 
@@ -58,7 +57,7 @@ CpTraffic cp_traffic(const CpProblem& p, CpComm comm, int64_t a2a_size, int64_t 
   int64_t kv = l.kv;  // one of k/v as the ring sees it
   if (a > 1) {
     if (p.heads % a) refuse("heads must be a multiple of the a2a size");
-    t.kv_replication = cp::kv_replication(p.kv_heads, a);
+    t.kv_replication = kv_replication(p.kv_heads, a);
     if (t.kv_replication == 0) refuse("the a2a size and kv_heads divide neither way");
     kv = mul(l.kv, t.kv_replication);
     const int64_t out_frac = a - 1;

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "hcp/cp_attention.hpp"
+#include "hcp/cp_scheme.hpp"
 #include "hcp/packed_sequences.hpp"
 
 namespace hcp {
