@@ -1,6 +1,8 @@
 # Install rules, by component (each a package of scripts/package.sh):
 #   tools   the hcp command with hcp-lint and hcp-logscan, man pages and shell completions (hcp-tools)
-#   lib     libhcp.so.<soversion> and the modules it loads (libhcp<soversion>)
+#   lib     libhcp.so.<soversion> (libhcp<soversion>)
+#   cuda, mpi  the modules libhcp loads for the GPU path and the MPI backend (not packaged: their libraries are
+#           not Debian's)
 #   dev     hcp/hcp.h, the libhcp.so link, the CMake package and hcp.pc (libhcp-dev)
 #   python  the Python package, into HCP_INSTALL_PYTHONDIR (python3-hcp)
 # A tools-only build (HCP_TOOLS_ONLY) has the tools component alone.
@@ -34,9 +36,9 @@ install(TARGETS hcp EXPORT hcpTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev
         PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hcp COMPONENT dev)
 # The modules (the GPU path, the MPI backend), loaded by libhcp.so and the hcp command from beside them / ../lib.
-foreach(module hcp_cuda hcp_mpi)
-  if(TARGET ${module})
-    install(TARGETS ${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib)
+foreach(module cuda mpi)
+  if(TARGET hcp_${module})
+    install(TARGETS hcp_${module} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${module})
   endif()
 endforeach()
 install(EXPORT hcpTargets NAMESPACE hcp:: DESTINATION ${HCP_INSTALL_CMAKEDIR} COMPONENT dev)

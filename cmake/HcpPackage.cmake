@@ -1,5 +1,5 @@
 # Debian packages with CPack, one per install component (HcpInstall.cmake); scripts/package.sh runs `cpack -G DEB`
-# in a build configured for it (prefix /usr, CUDA and MPI off: their modules need libraries Debian does not ship).
+# in the regular build (packaged under /usr; the CUDA and MPI modules stay out: their libraries are not Debian's).
 #   hcp-tools_<version>_amd64.deb           the three programs, man pages, completions
 #   libhcp<soversion>_<version>_amd64.deb   the shared library, named for its soname as Debian policy asks
 #   libhcp-dev_<version>_amd64.deb          headers, CMake package, hcp.pc
@@ -29,6 +29,7 @@ set(_hcp_exact "(= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME hcp-tools)
 set(CPACK_DEBIAN_TOOLS_FILE_NAME "hcp-tools_${PROJECT_VERSION}_amd64.deb")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${PROJECT_BINARY_DIR}/capi")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION utils)
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION
     "hcp, hcp-lint and hcp-logscan: context-parallel layouts, training config linter, training log scanner\n"

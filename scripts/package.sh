@@ -4,9 +4,10 @@
 #   hcp-V-linux-x86_64.tar.gz        fully static hcp, hcp-lint, hcp-logscan, man pages, completions
 #   hcp-V-py3-none-TAG.whl           the Python package with libhcp.so and the static programs inside
 #   SHA256SUMS
-# from two builds under build-dist/ (configured once, then incremental): tools/ (HCP_TOOLS_ONLY, HCP_PORTABLE: no
-# attention runtime, statically linked programs) and lib/ (the full library and CLI, CUDA and MPI off, third-party
-# and C++ runtime libraries linked in: they need only libc and libm). V is the version in hcp/hcp.h, S the soname's.
+# from two builds, configured once and then incremental: the regular build (build/, scripts/setup.sh: the library,
+# the CLI, Debian's shared libraries, so the .debs are ordinary Debian packages) and build-dist/tools
+# (HCP_TOOLS_ONLY, HCP_PORTABLE: no attention runtime, fully static programs for the tarball and the wheel).
+# V is the version in hcp/hcp.h, S the soname's.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 hcp_install_missing_packages
 dist=${HCP_DIST:-$HCP_ROOT/dist}
@@ -14,17 +15,12 @@ builds=${HCP_DIST_BUILD:-$HCP_ROOT/build-dist}
 version=$(sed -n 's/^#define HCP_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$HCP_ROOT/capi/include/hcp/hcp.h" |
           paste -sd.)
 
-configure_once() {  # DIR CMAKE_ARGS...
-  local dir=$1
-  shift
-  [ -f "$dir/CMakeCache.txt" ] && return 0
-  cmake -S "$HCP_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr -DHCP_PORTABLE=ON \
-    -DHCP_INSTALL=ON "$@"
-}
-configure_once "$builds/tools" -DHCP_TOOLS_ONLY=ON
-configure_once "$builds/lib" -DHCP_WITH_CUDA=OFF -DHCP_WITH_MPI=OFF -DHCP_BUILD_TESTS=OFF -DHCP_BUILD_BENCH=OFF
+hcp_configure_and_build
+if [ ! -f "$builds/tools/CMakeCache.txt" ]; then
+  cmake -S "$HCP_ROOT" -B "$builds/tools" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+    -DHCP_TOOLS_ONLY=ON -DHCP_PORTABLE=ON
+fi
 cmake --build "$builds/tools" -j "$HCP_JOBS"
-cmake --build "$builds/lib" -j "$HCP_JOBS"
 
 rm -rf "$dist"
 mkdir -p "$dist"
@@ -39,8 +35,8 @@ static_check() {
 static_check "$builds/tools/cli/hcp"
 
 # The Debian packages.
-(cd "$builds/lib" && cpack -G DEB -B "$builds/lib/cpack" >/dev/null)
-cp "$builds/lib/cpack/"*.deb "$dist/"
+(cd "$HCP_BUILD" && cpack -G DEB -B "$HCP_BUILD/cpack" >/dev/null)
+cp "$HCP_BUILD/cpack/"*.deb "$dist/"
 
 # The tarball: the tools build installed under one top folder.
 stage=$(mktemp -d)
@@ -51,12 +47,13 @@ mv "$stage/root/usr" "$stage/$top"
 cp "$HCP_ROOT/README.md" "$stage/$top/"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "$dist/$top.tar.gz" "$top"
 
-# The wheel: a copy of the Python package with libhcp.so and the static program inside, tagged by its files.
+# The wheel: a copy of the Python package with libhcp.so and the static program inside, tagged by its files
+# (linux_x86_64 while libhcp.so links Debian's libre2, whose static archive is not position-independent).
 cp -r "$HCP_ROOT/bindings/python" "$stage/python"
 rm -rf "$stage/python/tests" "$stage/python/build" "$stage/python/"*.egg-info
 find "$stage/python" -name __pycache__ -prune -exec rm -rf {} +
 mkdir -p "$stage/python/hcp/lib" "$stage/python/hcp/bin"
-so=$(readlink -f "$builds/lib/capi/libhcp.so")
+so=$(readlink -f "$HCP_BUILD/capi/libhcp.so")
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 cp "$so" "$stage/python/hcp/lib/$soname"
 cp "$builds/tools/cli/hcp" "$stage/python/hcp/bin/hcp"

@@ -2,8 +2,8 @@
 """Prints the platform tag a wheel holding the given ELF files may honestly carry, as auditwheel decides it: the
 oldest manylinux_2_N_x86_64 whose glibc provides every versioned symbol the files need (N the highest GLIBC_2.N
 they reference, and at least 17, manylinux2014's), provided they need no shared library outside the set every
-manylinux system has. Refuses (exit 1, naming the file and the reason) a file that links anything else, or needs
-libstdc++/libgcc symbol versions: the release builds link those statically (HCP_PORTABLE).
+manylinux system has and no other symbol versions; otherwise linux_x86_64 (a wheel for systems like the one it
+was built on), with the reason on stderr. Exit 1 for a file that is not x86-64 ELF.
 
 Usage: wheel_platform.py FILE...   (readelf from binutils reads the files)"""
 
@@ -28,22 +28,25 @@ def requirements(path):
 def main(paths):
     if not paths:
         sys.exit(__doc__)
-    newest = 17
+    newest, why_not = 17, []
     for path in paths:
         needed, versions, x86_64 = requirements(path)
         if not x86_64:
             sys.exit(f"{path}: not an x86-64 ELF file")
         extra = sorted(needed - ALLOWED_NEEDED)
         if extra:
-            sys.exit(f"{path}: needs {', '.join(extra)}, which a manylinux system need not have")
+            why_not.append(f"{path} needs {', '.join(extra)}, which a manylinux system need not have")
         for v in sorted(versions):
             m = re.fullmatch(r"GLIBC_2\.([0-9]+)(?:\.[0-9]+)?", v)
             if m:
                 newest = max(newest, int(m.group(1)))
-            else:
-                sys.exit(f"{path}: needs symbol version {v}: only public glibc versions are portable "
-                         "(libstdc++ and libgcc are linked statically)")
-    print(f"manylinux_2_{newest}_x86_64")
+            elif not why_not or not why_not[-1].startswith(f"{path} needs symbol"):
+                why_not.append(f"{path} needs symbol version {v}: only public glibc versions are portable")
+    if why_not:
+        sys.stderr.write("wheel_platform: not manylinux: " + "; ".join(why_not) + "\n")
+        print("linux_x86_64")
+    else:
+        print(f"manylinux_2_{newest}_x86_64")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ extension, so any Python 3 will do). Without native files the wheel is pure (py3
 import os
 import pathlib
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from wheel.bdist_wheel import bdist_wheel
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -14,6 +14,13 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 def native_files():
     return sorted(p for d in ("lib", "bin") for p in (HERE / "hcp" / d).glob("*") if p.is_file())
+
+
+class NativeDistribution(Distribution):
+    """Native files make the package platform-specific: installed into platlib, at the wheel's root."""
+
+    def has_ext_modules(self):
+        return bool(native_files())
 
 
 class PlatformWheel(bdist_wheel):
@@ -31,4 +38,4 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", platform
 
 
-setup(cmdclass={"bdist_wheel": PlatformWheel})
+setup(cmdclass={"bdist_wheel": PlatformWheel}, distclass=NativeDistribution)
