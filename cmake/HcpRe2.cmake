@@ -2,8 +2,10 @@
 # knows re2 (newer RE2 releases need abseil's flags, which only its re2.pc lists); otherwise by header and library
 # under CMAKE_PREFIX_PATH and the system paths, which is how scripts/gpu-check.sh builds from unpacked Debian
 # packages on a machine without pkg-config.
+# HCP_PORTABLE finds the archive by name (CMAKE_PREFIX_PATH first: scripts/portable-deps.sh's build, whose RE2
+# installs no re2.pc, would otherwise lose to the system's).
 find_package(PkgConfig QUIET)
-if(PKG_CONFIG_FOUND)
+if(PKG_CONFIG_FOUND AND NOT HCP_PORTABLE)
   pkg_check_modules(RE2 QUIET IMPORTED_TARGET GLOBAL re2)
 endif()
 if(TARGET PkgConfig::RE2)

@@ -2,8 +2,9 @@
 # hcp::zlib. Normally Debian's shared libraries. With HCP_PORTABLE (scripts/package.sh), every one is linked in
 # statically (Debian ships libyaml-cpp.a, libzstd.a, libz.a, libre2.a; toml++ compiles header-only), libstdc++ and
 # libgcc too, and a tools-only build links its programs fully static: the release tarball's and the wheel's programs
-# then run on any x86_64 Linux. (A portable libhcp.so cannot be had this way: Debian's libre2.a is not
-# position-independent.)
+# then run on any x86_64 Linux, and libhcp.so needs only libc and libm. Debian's archives are not
+# position-independent, so the release builds find PIC ones first on CMAKE_PREFIX_PATH (scripts/portable-deps.sh
+# builds them from Debian's sources).
 option(HCP_PORTABLE "Link third-party and C++ runtime libraries statically (release artefacts)" OFF)
 if(HCP_PORTABLE)
   set(CMAKE_FIND_LIBRARY_SUFFIXES .a)  # find_library and pkg-config's imported targets pick the archives

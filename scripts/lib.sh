@@ -15,7 +15,7 @@ HCP_PACKAGES=(
   libzstd-dev zstd zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
   libopenmpi-dev openmpi-bin python3-mpi4py
   dpkg-dev python3-build python3-setuptools python3-wheel python3-venv python3-pip debootstrap pre-commit git
-  python3-yaml zsh fish shellcheck man-db
+  python3-yaml zsh fish shellcheck man-db unicode-data
 )
 
 hcp_install_missing_packages() {

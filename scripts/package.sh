@@ -4,9 +4,11 @@
 #   hcp-V-linux-x86_64.tar.gz        fully static hcp, hcp-lint, hcp-logscan, man pages, completions
 #   hcp-V-py3-none-TAG.whl           the Python package with libhcp.so and the static programs inside
 #   SHA256SUMS
-# from two builds, configured once and then incremental: the regular build (build/, scripts/setup.sh: the library,
-# the CLI, Debian's shared libraries, so the .debs are ordinary Debian packages) and build-dist/tools
-# (HCP_TOOLS_ONLY, HCP_PORTABLE: no attention runtime, fully static programs for the tarball and the wheel).
+# from three builds, configured once and then incremental: the regular build (build/, scripts/setup.sh: the
+# library and CLI on Debian's shared libraries, so the .debs are ordinary Debian packages), and two HCP_PORTABLE
+# builds on position-independent archives of RE2, yaml-cpp, zstd and zlib (scripts/portable-deps.sh, from Debian's
+# sources): build-dist/tools (HCP_TOOLS_ONLY: fully static programs for the tarball and the wheel) and
+# build-dist/lib (the wheel's libhcp.so, which then needs only libc and libm; CUDA and MPI off).
 # V is the version in hcp/hcp.h, S the soname's.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 hcp_install_missing_packages
@@ -16,11 +18,19 @@ version=$(sed -n 's/^#define HCP_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/
           paste -sd.)
 
 hcp_configure_and_build
-if [ ! -f "$builds/tools/CMakeCache.txt" ]; then
-  cmake -S "$HCP_ROOT" -B "$builds/tools" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-    -DHCP_TOOLS_ONLY=ON -DHCP_PORTABLE=ON
-fi
-cmake --build "$builds/tools" -j "$HCP_JOBS"
+bash "$HCP_ROOT/scripts/portable-deps.sh" "$builds/deps"
+portable() {  # DIR CMAKE_ARGS...
+  local dir=$1
+  shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S "$HCP_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+      -DHCP_PORTABLE=ON -DCMAKE_PREFIX_PATH="$builds/deps/prefix" "$@"
+  fi
+  cmake --build "$dir" -j "$HCP_JOBS"
+}
+portable "$builds/tools" -DHCP_TOOLS_ONLY=ON
+portable "$builds/lib" -DHCP_WITH_CUDA=OFF -DHCP_WITH_MPI=OFF -DHCP_BUILD_TESTS=OFF -DHCP_BUILD_BENCH=OFF \
+  -DHCP_INSTALL=OFF
 
 rm -rf "$dist"
 mkdir -p "$dist"
@@ -47,13 +57,12 @@ mv "$stage/root/usr" "$stage/$top"
 cp "$HCP_ROOT/README.md" "$stage/$top/"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "$dist/$top.tar.gz" "$top"
 
-# The wheel: a copy of the Python package with libhcp.so and the static program inside, tagged by its files
-# (linux_x86_64 while libhcp.so links Debian's libre2, whose static archive is not position-independent).
+# The wheel: a copy of the Python package with libhcp.so and the static program inside, tagged by its files.
 cp -r "$HCP_ROOT/bindings/python" "$stage/python"
 rm -rf "$stage/python/tests" "$stage/python/build" "$stage/python/"*.egg-info
 find "$stage/python" -name __pycache__ -prune -exec rm -rf {} +
 mkdir -p "$stage/python/hcp/lib" "$stage/python/hcp/bin"
-so=$(readlink -f "$HCP_BUILD/capi/libhcp.so")
+so=$(readlink -f "$builds/lib/capi/libhcp.so")
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 cp "$so" "$stage/python/hcp/lib/$soname"
 cp "$builds/tools/cli/hcp" "$stage/python/hcp/bin/hcp"
