@@ -1,6 +1,10 @@
 // Loaders: values, source positions, the shell subset of launch scripts, the override grammar, parse errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
@@ -324,6 +328,48 @@ TEST(ScriptLoader, PerformanceScriptFlagsOnlyForBridgePerformanceScripts) {
   EXPECT_EQ(perf.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
   EXPECT_EQ(perf.variants[0].tree.find("cluster.world_size")->value.integer, 64);
   EXPECT_TRUE(input("q.sh", "python convert.py -cp 4 --micro_batch_size 2\n").skipped);
+}
+
+}  // namespace
+}  // namespace hcp::lint
+
+namespace hcp::lint {
+namespace {
+
+// `source` reads only files inside the linted script's folder: an absolute path, `../` and a link leading out are
+// never opened, whatever they would set (here the CP size that decides the finding), and say why.
+TEST(ScriptLoader, SourcedFilesOutsideTheScriptsFolderAreNeverRead) {
+  namespace fs = std::filesystem;
+  const fs::path top = fs::temp_directory_path() / ("hcp-sandbox-" + std::to_string(::getpid()));
+  fs::remove_all(top);
+  fs::create_directories(top / "job" / "sub");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(top / "secret.env", "CP=4\n");
+  write(top / "job" / "inside.env", "SEQ=8192\n");
+  write(top / "job" / "sub" / "deeper.env", "HEADS=16\n");
+  fs::create_symlink(top / "secret.env", top / "job" / "link.env");
+  const std::string launch = "torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size ${CP:-1} "
+                             "--seq-length $SEQ --num-attention-heads $HEADS --micro-batch-size 1\n";
+  for (const std::string& line : std::vector<std::string>{"source ../secret.env\n", "source " + (top / "secret.env").string() + "\n",
+                                  ". ./link.env\n", "source \"$(dirname \"$0\")/link.env\"\n"}) {
+    const fs::path script = top / "job" / "train.sh";
+    const std::string text = line + "source inside.env\nsource sub/deeper.env\n" + launch;
+    write(script, text);
+    const LoadedInput in = load_input(SourceText{script.string(), text, InputFormat::automatic});
+    ASSERT_EQ(in.variants.size(), 1u) << line;
+    const ConfigTree& t = in.variants[0].tree;
+    EXPECT_EQ(t.find("model.context_parallel_size")->value.integer, 1) << line;  // the default: never read
+    EXPECT_EQ(t.find("model.seq_length")->value.integer, 8192) << line;          // next to the script: read
+    EXPECT_EQ(t.find("model.num_attention_heads")->value.integer, 16) << line;   // below it: read
+    ASSERT_EQ(in.sourced.size(), 2u) << line;
+    bool said = false;
+    for (const auto& [where, why] : in.unread) said |= why.find("outside the script's folder") != std::string::npos;
+    EXPECT_TRUE(said) << line;
+  }
+  // A script read from standard input sources nothing.
+  const LoadedInput in = load_input(SourceText{"<stdin>", "source /etc/passwd\n" + launch, InputFormat::megatron});
+  EXPECT_TRUE(in.sourced.empty());
+  fs::remove_all(top);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "launchers.hpp"
 #include "megatron_flag_reader.hpp"
 #include "megatron_flags.hpp"
+#include "source_sandbox.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -231,6 +232,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
   LoadedInput out;
   ShellOptions options;
   options.read_sourced = read_neighbour;
+  options.may_source = source_sandbox(source.name);
   options.keep = [](const std::vector<ShellWord>& words) { return training_arguments_start(words) < words.size(); };
   ShellRun run = run_shell(source, options);
   std::string program;  // a Python program it launches without flags or overrides that say anything here

@@ -719,10 +719,16 @@ States Interpreter::exec_source(const std::vector<Pieces>& words, BashNode n, St
   std::vector<std::string> candidates{named};
   if (!named.empty() && named[0] != '/' && dir_ != ".") candidates.push_back(dir_ + "/" + named);
   std::optional<SourceText> text;
-  std::string path = candidates.back();
+  std::string path = candidates.back(), refused;
   if (options_.read_sourced && s.depth < options_.max_source_depth) {
     for (const std::string& c : candidates) {
       if (std::find(source_stack_.begin(), source_stack_.end(), c) != source_stack_.end()) continue;
+      if (options_.may_source) {
+        if (std::string why = options_.may_source(c); !why.empty()) {
+          refused = std::move(why);  // the last candidate's: the script's folder, the one bash would most likely use
+          continue;
+        }
+      }
       if ((text = options_.read_sourced(c))) {
         path = c;
         break;
@@ -738,7 +744,7 @@ States Interpreter::exec_source(const std::vector<Pieces>& words, BashNode n, St
     return {std::move(s)};
   }
   if (!text) {
-    skip(n, "source of " + path + ": the file cannot be read");
+    skip(n, "source of " + path + ": " + (refused.empty() ? "the file cannot be read" : refused));
     return {std::move(s)};
   }
   out_.sourced.push_back(std::move(*text));

@@ -74,6 +74,9 @@ struct ShellOptions {
   // Reads a file that the script sources, by the path as the script names it resolved against the script's
   // folder; nullopt when it cannot be read (the source command is then skipped with that reason).
   std::function<std::optional<SourceText>(const std::string& path)> read_sourced;
+  // Whether a path may be read at all: empty when it may, otherwise why not (then it is never passed to
+  // read_sourced, and the source command is skipped with that reason). Null allows every path.
+  std::function<std::string(const std::string& path)> may_source;
   // Which commands to keep (the others run, but are not recorded): a caller that looks for training launches
   // keeps only those, which saves copying every `echo` of every path. Null keeps all.
   std::function<bool(const std::vector<ShellWord>& words)> keep;
