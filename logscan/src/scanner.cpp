@@ -470,7 +470,18 @@ struct LogScanner::Impl : InputReading {
   }
 };
 
-LogScanner::LogScanner(ScanOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+namespace {
+// A GPU given by the user that hcp has no peak for would silently turn off the peak check (a CP job reported flat
+// instead of silently off): refused, naming the models it knows.
+ScanOptions checked(ScanOptions options) {
+  if (options.gpu && !peak_bf16_tflops(*options.gpu))
+    throw Error(Errc::invalid_argument, "unknown GPU model '" + *options.gpu +
+                                            "': expected one naming h100, h200, a100 or b200 (or none: the log's own)");
+  return options;
+}
+}  // namespace
+
+LogScanner::LogScanner(ScanOptions options) : impl_(std::make_unique<Impl>(checked(std::move(options)))) {}
 LogScanner::~LogScanner() = default;
 
 // begin_input/feed/end_input work on one input at a time (the "stream" input, an id of its own); open_input and

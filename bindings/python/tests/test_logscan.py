@@ -52,6 +52,11 @@ class LogscanTest(unittest.TestCase):
             hcp.scan_logs([])
         with self.assertRaises(hcp.InvalidArgumentError):
             hcp.scan_logs(FIXTURES / "no_cp.log").render("xml")
+        # A GPU hcp has no peak for would silently turn the peak check off: refused (issue 54, item 9).
+        with self.assertRaisesRegex(hcp.InvalidArgumentError, "unknown GPU model 'nope'"):
+            hcp.LogScanner(gpu="nope")
+        with self.assertRaises(hcp.InvalidArgumentError):
+            hcp.scan_logs([FIXTURES / "flat_cp_slurm.log"], gpu="h10")
 
 
 if __name__ == "__main__":
