@@ -7,8 +7,10 @@ included. The ctypes calls release the GIL, so several Python threads can drive 
 
 import array
 import ctypes
+import threading
 
 from ._native import AttnOptions, AttnSimulateOptions, CpContextOptions, ParallelConfig, Tensor, check, lib, new
+from .errors import HcpError
 
 COMMS = {"p2p": 0, "a2a": 1, "a2a+p2p": 2, "all_gather": 3}
 DEVICES = {"cpu": 0, "cuda": 1}
@@ -282,13 +284,29 @@ class MpiComm:
         self.close()
 
 
+class _Release:
+    """Releases a lock already taken when the with-block ends."""
+
+    def __init__(self, lock):
+        self._lock = lock
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
 class CpContext:
     """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently).
-    world_comm: World.comm(rank), an NcclComm or an MpiComm. device="cuda" computes on the current GPU on cuda_stream."""
+    world_comm: World.comm(rank), an NcclComm or an MpiComm. device="cuda" computes on the current GPU on cuda_stream.
+    A context is its rank's: one call at a time, from one thread. A call made while another is running on the same
+    context raises HcpError at once (waiting could deadlock the collective)."""
 
     def __init__(self, world_comm, world_size, cp, comm="p2p", hcp_sizes=None, tp=1, pp=1, device="cpu",
                  cuda_stream=0):
         self._handle = ctypes.c_void_p()  # first: close() runs even when the constructor fails
+        self._busy = threading.Lock()
         if isinstance(world_comm, (NcclComm, MpiComm)):
             world_comm = world_comm.handle
         self._device = _device(device)
@@ -304,6 +322,12 @@ class CpContext:
         rank, size = ctypes.c_int32(), ctypes.c_int32()
         check(lib.hcp_cp_context_rank(ctypes.byref(rank), ctypes.byref(size), self._handle))
         self.cp_rank, self.cp_size = rank.value, size.value
+
+    def _one_call(self):
+        if not self._busy.acquire(blocking=False):
+            raise HcpError("CpContext: a call is already running on this context in another thread (a context is "
+                           "its rank's, one call at a time)")
+        return _Release(self._busy)
 
     def _outputs(self, given, shapes, fmts, elems):
         """The output buffers: new arrays on the CPU, the caller's device pointers on CUDA."""
@@ -329,7 +353,8 @@ class CpContext:
               _tensor(out, (b, s, h, d), code, elem, True, keep, dev),
               _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
-        check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
+        with self._one_call():
+            check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse
 
     def backward(self, q, k, v, out, lse, dout, shape, kv_heads=None, causal=True, dtype="fp32", dq=None, dk=None,
@@ -348,13 +373,15 @@ class CpContext:
               _tensor(dq, qs, code, elem, True, keep, dev), _tensor(dk, kvs, code, elem, True, keep, dev),
               _tensor(dv, kvs, code, elem, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
-        check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
+        with self._one_call():
+            check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return dq, dk, dv
 
     def close(self):
         if self._handle:
-            lib.hcp_cp_context_destroy(self._handle)
-            self._handle = ctypes.c_void_p()
+            with self._one_call():
+                lib.hcp_cp_context_destroy(self._handle)
+                self._handle = ctypes.c_void_p()
 
     def __del__(self):
         self.close()

@@ -3,6 +3,7 @@
 import ctypes
 import json
 import os
+import threading
 
 from . import _native
 from ._native import LogscanEvent, check, lib
@@ -45,6 +46,7 @@ class LogReport:
 
 class LogScanner:
     """Streaming scanner: feed() raw bytes (plain, zstd or gzip) as they come, finish() for the report.
+    Safe to share between threads: their calls take turns (a lock), in the order they get it.
 
     >>> s = LogScanner()
     >>> s.feed(b"[hcp] rank 0: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[2,2] L0=[0,1] L1=[0,2]\\n")
@@ -53,43 +55,51 @@ class LogScanner:
     """
 
     def __init__(self, gpu=None):
+        # The C scanner is one thread at a time (docs/c-api.md): every call below holds this lock, so threads that
+        # share a scanner take turns instead of corrupting it.
+        self._lock = threading.Lock()
         self._handle = ctypes.c_void_p()
         self._opts = _options(gpu)
         check(lib.hcp_logscan_create(ctypes.byref(self._handle), ctypes.byref(self._opts)))
 
     def begin_input(self, name):
-        check(lib.hcp_logscan_begin_input(self._handle, os.fsencode(name)))
+        with self._lock:
+            check(lib.hcp_logscan_begin_input(self._handle, os.fsencode(name)))
 
     def feed(self, data):
         data = bytes(data)
-        check(lib.hcp_logscan_feed(self._handle, data, len(data)))
+        with self._lock:
+            check(lib.hcp_logscan_feed(self._handle, data, len(data)))
 
     def poll(self):
         """Events since the last poll, as dicts: {"event": "verdict"|"failure"|"warning", "name", "message",
         "file", "line", "rank"}. The verdict comes once the evidence settles it and whenever it changes."""
         events = []
-        while True:
-            e = LogscanEvent()
-            e.struct_size = ctypes.sizeof(LogscanEvent)
-            check(lib.hcp_logscan_poll(self._handle, ctypes.byref(e)))
-            if e.kind == 0:
-                return events
-            events.append({
-                "event": {1: "verdict", 2: "failure", 3: "warning"}[e.kind],
-                "name": e.name.decode(), "message": e.message.decode(errors="replace"),
-                "file": os.fsdecode(e.file) if e.file else None, "line": e.line or None,
-                "rank": e.rank if e.rank >= 0 else None,
-            })
+        with self._lock:
+            while True:
+                e = LogscanEvent()
+                e.struct_size = ctypes.sizeof(LogscanEvent)
+                check(lib.hcp_logscan_poll(self._handle, ctypes.byref(e)))
+                if e.kind == 0:
+                    return events
+                events.append({
+                    "event": {1: "verdict", 2: "failure", 3: "warning"}[e.kind],
+                    "name": e.name.decode(), "message": e.message.decode(errors="replace"),
+                    "file": os.fsdecode(e.file) if e.file else None, "line": e.line or None,
+                    "rank": e.rank if e.rank >= 0 else None,
+                })
 
     def finish(self):
         out = ctypes.c_void_p()
-        check(lib.hcp_logscan_finish(ctypes.byref(out), self._handle))
+        with self._lock:
+            check(lib.hcp_logscan_finish(ctypes.byref(out), self._handle))
         return LogReport(out)
 
     def close(self):
-        if self._handle:
-            lib.hcp_logscan_destroy(self._handle)
-            self._handle = None
+        with self._lock:
+            if self._handle:
+                lib.hcp_logscan_destroy(self._handle)
+                self._handle = None
 
     def __del__(self):
         self.close()

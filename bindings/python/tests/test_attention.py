@@ -126,6 +126,26 @@ class AttentionSimulate(unittest.TestCase):
                 for x in range(4 * 8):
                     self.assertAlmostEqual(out[li * 32 + x], want[gi * 32 + x], places=5)
 
+    def test_a_context_refuses_a_second_thread_while_a_call_runs(self):
+        # A call of another thread on the same context raises at once: waiting could deadlock the collective, and
+        # running it would corrupt the context (one thread at a time, docs/c-api.md; issue 54, item 4).
+        world = hcp.World(2, timeout_ms=20000)
+        outcome = {}
+
+        def rank_main(r):
+            ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="p2p")
+            rows = dual_chunk_rows(r)
+            args = (take_rows(self.q, rows, 4), take_rows(self.k, rows, 2), take_rows(self.v, rows, 2), (1, 8, 4, 8))
+            if r == 0:
+                with ctx._one_call():  # as if this rank's forward were running in another thread
+                    with self.assertRaisesRegex(hcp.HcpError, "already running on this context"):
+                        ctx.forward(*args, kv_heads=2)
+            outcome[r] = ctx.forward(*args, kv_heads=2)[0]  # afterwards both ranks run normally
+            ctx.close()
+
+        self.assertEqual(run_ranks(world, rank_main), [])
+        self.assertEqual(sorted(outcome), [0, 1])
+
     def test_per_rank_backward_equals_simulate(self):
         rnd = random.Random(5)
         dout = array.array("f", [rnd.uniform(-1, 1) for _ in range(len(self.q))])

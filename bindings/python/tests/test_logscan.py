@@ -45,6 +45,34 @@ class LogscanTest(unittest.TestCase):
         self.assertEqual(scanner.poll(), [])  # nothing new
         self.assertEqual(scanner.finish().verdict, "cp-silently-off")
 
+    def test_one_scanner_fed_from_eight_threads(self):
+        # The C scanner is one thread at a time; the Python object serialises its calls (issue 54, item 4: this
+        # crashed with a double free). Without the lock this run crashed about one time in three.
+        import threading
+        scanner = hcp.LogScanner()
+        scanner.feed(b"[hcp] rank 0: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[2,2] L0=[0,1] L1=[0,2]\n")
+        line = (b" [2026-01-01 00:00:00] iteration        1/    1000 | consumed samples: 8 | elapsed time per "
+                b"iteration (ms): 1000.0 | learning rate: 1.0E-04 | global batch size:     8 | lm loss: 2.0E+00 |\n")
+        errors = []
+
+        def worker():
+            try:
+                for _ in range(400):
+                    scanner.feed(line)
+                    scanner.poll()
+            except Exception as exc:  # pragma: no cover - the assertion below reports it
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        report = scanner.finish()
+        self.assertEqual(report.verdict, "hcp-active")
+        scanner.close()
+
     def test_gpu_option_and_directories(self):
         self.assertEqual(hcp.scan_logs([FIXTURES / "flat_cp_slurm.log"], gpu="a100").verdict, "cp-silently-off")
         self.assertEqual(hcp.scan_logs(FIXTURES / "per_rank_runtime").verdict, "hcp-active")
