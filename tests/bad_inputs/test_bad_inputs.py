@@ -51,6 +51,17 @@ class BadInputs(unittest.TestCase):
         self.check(["lint", str(FILES / "nonpositive.sh")], {1}, "must be a positive integer")
         self.check(["lint", "--format", "json", str(FILES / "garbage.log")], {0, 1, 2})
 
+    def test_lint_yaml_alias_bomb_under_a_memory_limit(self):
+        # 535 bytes, 10 levels of 10 aliases: 10^10 values if expanded. Under a 1 GiB address-space limit it is an
+        # HCP000 finding naming the budget, and the next input is still linted (issue 54, item 1).
+        good = HERE.parents[1] / "examples" / "configs" / "good" / "hcp_bridge.toml"
+        p = subprocess.run(["bash", "-c", 'ulimit -v 1048576 && exec "$0" "$@"', HCP, "lint",
+                            str(FILES / "yaml_alias_bomb.yaml"), str(good)],
+                           capture_output=True, text=True, cwd=self.dir, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("yaml_alias_bomb.yaml:2:16: error[HCP000]: the YAML expands to more than 200000 values", p.stdout)
+        self.assertIn("in 2 inputs; 1 input could not be read", p.stdout)
+
     # An input that cannot be read or parsed is an HCP000 error finding (exit 1) and the run goes on; only a path
     # named on the command line that does not exist, and bad usage, exit 2.
     # hcp plan: every input that describes no problem, or a search too large, is exit 2 with its reason.

@@ -69,6 +69,23 @@ TEST(YamlLoader, ErrorsNameThePosition) {
   EXPECT_THAT(parse_error("f.yaml", deep), HasSubstr("deeper than"));
 }
 
+// Aliases of aliases (an "alias bomb": 10 levels of 10 in 500 bytes are 10^10 values) stop at the value budget
+// with a parse error (HCP000), in bounded time and memory (issue 54, item 1); the same file without the last
+// levels, within the budget, still loads.
+TEST(YamlLoader, AliasBombStopsAtTheValueBudget) {
+  auto bomb = [](int levels) {
+    std::string y = "model:\n  a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+    for (int i = 1; i < levels; ++i) {
+      y += "  a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+      for (int j = 0; j < 10; ++j) y += (j ? ", *a" : "*a") + std::to_string(i - 1);
+      y += "]\n";
+    }
+    return y + "  context_parallel_size: 2\n";
+  };
+  EXPECT_THAT(parse_error("bomb.yaml", bomb(10)), HasSubstr("expands to more than 200000 values"));
+  EXPECT_EQ(load("ok.yaml", bomb(4)).find("model.context_parallel_size")->value.integer, 2);  // 11110 values
+}
+
 TEST(OverridesLoader, HydraGrammar) {
   ConfigTree t;
   load_overrides({"model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p",

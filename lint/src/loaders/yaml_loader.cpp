@@ -8,6 +8,20 @@ namespace hcp::lint {
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Values one file may expand to. yaml-cpp keeps an alias as the node it names, so a file is small, but reading
+// it visits every alias again: ten levels of aliases of aliases in 400 bytes are 10^10 values (an "alias bomb").
+// Real training configs hold a few thousand; the budget stops such a file with HCP000 long before memory matters.
+constexpr size_t kMaxValues = 200000;
+
+// Counts the values read from one file and refuses the one past the budget.
+struct Budget {
+  size_t used = 0;
+  void take(const Location& loc) {
+    if (++used > kMaxValues)
+      throw_parse_error(loc, "the YAML expands to more than " + std::to_string(kMaxValues) +
+                                 " values (aliases of aliases?): not read further");
+  }
+};
 
 // yaml-cpp marks count from the start of the document being loaded; `line_offset` is where that document starts.
 thread_local int line_offset = 0;
@@ -39,8 +53,9 @@ std::vector<std::pair<std::string_view, int>> documents_of(std::string_view text
   return docs;
 }
 
-Value to_value(const SourceText& src, const YAML::Node& node, int depth) {
+Value to_value(const SourceText& src, const YAML::Node& node, int depth, Budget& budget) {
   const Location loc = at(src, node.Mark());
+  budget.take(loc);
   if (depth > kMaxDepth) throw_parse_error(loc, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -51,7 +66,7 @@ Value to_value(const SourceText& src, const YAML::Node& node, int depth) {
       return parse_scalar(node.Scalar(), loc);
     case YAML::NodeType::Sequence: {
       std::vector<Value> items;
-      for (const YAML::Node& item : node) items.push_back(to_value(src, item, depth + 1));
+      for (const YAML::Node& item : node) items.push_back(to_value(src, item, depth + 1, budget));
       return Value::make_list(std::move(items), loc);
     }
     case YAML::NodeType::Map: {
@@ -64,22 +79,24 @@ Value to_value(const SourceText& src, const YAML::Node& node, int depth) {
   return Value::make_null(loc);
 }
 
-void walk(const SourceText& src, const YAML::Node& map, const std::string& prefix, ConfigTree& tree, int depth) {
+void walk(const SourceText& src, const YAML::Node& map, const std::string& prefix, ConfigTree& tree, int depth,
+          Budget& budget) {
   for (const auto& entry : map) {
     const YAML::Node& key = entry.first;
     const YAML::Node& value = entry.second;
+    budget.take(at(src, key.Mark()));
     if (!key.IsScalar()) throw_parse_error(at(src, key.Mark()), "mapping keys must be plain scalars");
     const std::string dotted = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
     if (value.IsMap()) {
       if (depth >= kMaxDepth) throw_parse_error(at(src, value.Mark()), "mappings nested deeper than 64 levels");
-      walk(src, value, dotted, tree, depth + 1);
+      walk(src, value, dotted, tree, depth + 1, budget);
       continue;
     }
     Setting s;
     s.key = dotted;
     s.spelled = dotted;
     s.key_loc = at(src, key.Mark());
-    s.value = to_value(src, value, depth);
+    s.value = to_value(src, value, depth, budget);
     if (s.value.kind == Value::Kind::null) s.value.loc = s.key_loc;  // "key:", "key: ~": point at the key
     tree.set(std::move(s));
   }
@@ -96,13 +113,14 @@ void load_yaml_full(const SourceText& source, ConfigTree& tree) {
   struct ResetOffset {
     ~ResetOffset() { line_offset = 0; }
   } reset;
+  Budget budget;  // for the whole file: many small documents add up
   for (const auto& [text, first_line] : documents_of(source.text)) {
     line_offset = first_line;
     try {
       const YAML::Node doc = YAML::Load(std::string(text));
       if (doc.IsNull()) continue;
       if (!doc.IsMap()) throw_parse_error(at(source, doc.Mark()), "a config document must be a mapping");
-      walk(source, doc, "", tree, 0);
+      walk(source, doc, "", tree, 0, budget);
     } catch (const YAML::Exception& e) {
       throw_parse_error(at(source, e.mark), "invalid YAML: " + e.msg);
     }
