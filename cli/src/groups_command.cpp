@@ -44,8 +44,15 @@ int run_groups(const GroupsOptions& o) {
     SvgOptions svg;
     svg.max_nodes = o.max_nodes;
     out = render_layout_svg(topology, svg);
+  } else if (o.format == "json" && !o.rank) {
+    // Streamed: the whole layout of a large world does not fit in memory as a JSON tree. Nothing after the
+    // topology's construction can fail but the writes themselves.
+    write_layout_json(topology, std::cout);
+    std::cout << "\n" << std::flush;
+    if (!std::cout) throw Error(Errc::io, "cannot write the layout to standard output");
+    return kExitOk;
   } else if (o.format == "json") {
-    out = (o.rank ? rank_json(topology, *o.rank) : layout_json(topology)).dump() + "\n";
+    out = rank_json(topology, *o.rank).dump() + "\n";
   } else {
     out = o.rank ? render_rank_text(topology, *o.rank) : render_layout_text(topology);
   }

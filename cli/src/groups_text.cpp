@@ -14,16 +14,17 @@ std::string kind_label(GroupKind kind, int level) {
   return std::string(group_kind_name(kind));
 }
 
-std::string members_text(const std::vector<int64_t>& ranks) {
+// Group `index` of a kind, summarised: read member by member, so a group of 2^26 ranks costs no memory.
+std::string members_text(const Topology& t, GroupKind kind, int level, int64_t index) {
   std::string s = "[";
-  const auto n = static_cast<int64_t>(ranks.size());
+  const int64_t n = t.group_size(kind, level);
   for (int64_t i = 0; i < n; ++i) {
     if (n > kMaxMembersShown && i == kMaxMembersShown - 2) {
-      s += ",...," + std::to_string(ranks.back());
+      s += ",...," + std::to_string(t.member_at(kind, level, index, n - 1));
       break;
     }
     if (i) s += ',';
-    s += std::to_string(ranks[static_cast<size_t>(i)]);
+    s += std::to_string(t.member_at(kind, level, index, i));
   }
   return s + "]";
 }
@@ -51,11 +52,7 @@ void kind_row(std::ostringstream& o, const Topology& t, GroupKind kind, int leve
   std::snprintf(head, sizeof head, "  %-9s %9lld x %-7lld", kind_label(kind, level).c_str(),
                 static_cast<long long>(count), static_cast<long long>(size));
   o << head;
-  std::vector<int64_t> members(static_cast<size_t>(size));
-  for (int64_t g = 0; g < count && g < kMaxGroupsShown; ++g) {
-    t.group_at(kind, level, g, members);
-    o << " " << members_text(members);
-  }
+  for (int64_t g = 0; g < count && g < kMaxGroupsShown; ++g) o << " " << members_text(t, kind, level, g);
   if (count > kMaxGroupsShown) o << " ... (" << count - kMaxGroupsShown << " more)";
   o << "\n";
 }
@@ -99,7 +96,7 @@ std::string render_rank_text(const Topology& t, int64_t rank) {
     std::snprintf(head, sizeof head, "  %-9s group %lld of %lld, rank %lld of %lld: ", kind_label(kind, level).c_str(),
                   static_cast<long long>(m.group_index), static_cast<long long>(t.group_count(kind, level)),
                   static_cast<long long>(m.rank_in_group), static_cast<long long>(m.group_size));
-    o << head << members_text(t.group_of(rank, kind, level)) << "\n";
+    o << head << members_text(t, kind, level, m.group_index) << "\n";
   };
   for (GroupKind kind : kFlatKindsListed) row(kind, 0);
   for (int k = 0; k < t.num_levels(); ++k) row(GroupKind::hcp, k);

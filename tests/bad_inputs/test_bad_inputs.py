@@ -51,6 +51,29 @@ class BadInputs(unittest.TestCase):
         self.check(["lint", str(FILES / "nonpositive.sh")], {1}, "must be a positive integer")
         self.check(["lint", "--format", "json", str(FILES / "garbage.log")], {0, 1, 2})
 
+    def test_groups_of_huge_worlds_under_a_memory_limit(self):
+        # The layout of 4M ranks as JSON is 293 MB of text (a JSON tree of it was gigabytes and died on bad_alloc,
+        # SIGABRT); a text summary of 2^27 ranks listed a 2^26-rank group first. Under a 1 GiB address-space limit
+        # both now finish, exit 0 (issue 54, item 3).
+        limited = ["bash", "-c", 'ulimit -v 1048576 && exec "$0" "$@"', HCP, "groups"]
+        out = self.dir / "layout.json"
+        with open(out, "wb") as f:
+            p = subprocess.run([*limited, "--world-size", "4194304", "--cp", "2", "--format", "json"], stdout=f,
+                               stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, "rb") as f:
+            head = f.read(200)
+            f.seek(-200, os.SEEK_END)
+            tail = f.read()
+        self.assertTrue(head.startswith(b'{"world_size":4194304,"tp":1,"pp":1,"cp":2,"dp":2097152,'), head)
+        self.assertTrue(tail.endswith(b',4194302,4194303]],"hcp_groups":[],"locality":[]}\n'), tail)
+        self.assertGreater(out.stat().st_size, 290_000_000)
+        out.unlink()
+        p = subprocess.run([*limited, "--world-size", "134217728", "--cp", "2"], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("tp_dp_cp          1 x 134217728 [0,1,2,3,4,5,6,7,...,134217727]", p.stdout)
+
     def test_lint_yaml_alias_bomb_under_a_memory_limit(self):
         # 535 bytes, 10 levels of 10 aliases: 10^10 values if expanded. Under a 1 GiB address-space limit it is an
         # HCP000 finding naming the budget, and the next input is still linted (issue 54, item 1).

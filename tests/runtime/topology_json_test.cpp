@@ -1,6 +1,8 @@
 // The JSON views carry the fixture keys in the fixture's order and equal the fixture's group lists.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "fixture_cases.hpp"
 #include "hcp/topology_json.hpp"
 
@@ -25,6 +27,37 @@ TEST(TopologyJson, LayoutKeysInOrderAndEqualToFixtures) {
       ASSERT_EQ(nlohmann::json::parse(json.at(key).dump()), c.json.at(key)) << key;
     }
     ASSERT_EQ(json.at("locality").size(), c.json.at("hcp_groups").size());
+  }
+}
+
+// The streamed layout (hcp groups --format json) is the same text as the JSON tree's, and member_at is group_at
+// member by member, on every fixture layout and a few more with every order and levels of three.
+TEST(TopologyJson, StreamedLayoutEqualsTheTreeAndMembersEqualGroups) {
+  std::vector<ParallelConfig> configs;
+  for (const auto& c : test::load_fixture_cases()) configs.push_back(c.config());
+  for (Order order : {Order::tp_cp_ep_dp_pp, Order::tp_cp_ep_pp_dp}) {
+    ParallelConfig c;
+    c.world_size = 96, c.tp = 2, c.pp = order == Order::tp_cp_ep_dp_pp ? 2 : 1, c.cp = 12, c.order = order;
+    c.hcp_sizes = std::vector<int64_t>{2, 3, 2};
+    c.gpus_per_node = 4;
+    configs.push_back(c);
+  }
+  ASSERT_GT(configs.size(), 2u);
+  for (const ParallelConfig& c : configs) {
+    const Topology t(c);
+    std::ostringstream streamed;
+    write_layout_json(t, streamed);
+    EXPECT_EQ(streamed.str(), layout_json(t).dump());
+    std::vector<std::pair<GroupKind, int>> kinds;
+    for (GroupKind kind : kFlatKindsListed) kinds.emplace_back(kind, 0);
+    for (int k = 0; k < t.num_levels(); ++k) kinds.emplace_back(GroupKind::hcp, k);
+    for (const auto& [kind, level] : kinds) {
+      std::vector<int64_t> group(static_cast<size_t>(t.group_size(kind, level)));
+      for (int64_t g = 0; g < t.group_count(kind, level); ++g) {
+        t.group_at(kind, level, g, group);
+        for (int64_t j = 0; j < t.group_size(kind, level); ++j) ASSERT_EQ(t.member_at(kind, level, g, j), group[j]);
+      }
+    }
   }
 }
 

@@ -69,6 +69,9 @@ class Topology {
 
   // Group number `index` (in Megatron's order) of a kind, computed from the index alone. `out` as for group_of.
   void group_at(GroupKind kind, int level, int64_t index, std::span<int64_t> out) const;
+  // Member `j` of group number `index`, as group_at writes it at out[j], in O(levels) time and no memory: what
+  // summaries and streamed JSON of worlds too large to hold a group in memory use.
+  int64_t member_at(GroupKind kind, int level, int64_t index, int64_t j) const;
 
   // Every group of a kind, in Megatron's order. `out` must hold world_size values (every kind partitions the world).
   void groups(GroupKind kind, int level, std::span<int64_t> out) const;

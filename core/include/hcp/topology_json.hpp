@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,9 @@ namespace hcp {
 // (null when unset), cp_groups, tp_groups, dp_groups, pp_groups, dp_cp_groups, tp_cp_groups, mp_groups,
 // tp_dp_cp_groups, hcp_groups (a list per level; [] when unset), then locality (one entry per level).
 nlohmann::ordered_json layout_json(const Topology& topology);
+// The same as layout_json(topology).dump(), written as it is made: memory independent of the world size (a world
+// of 4M ranks is 10 lists of 4M numbers, gigabytes as a JSON tree).
+void write_layout_json(const Topology& topology, std::ostream& os);
 
 // One rank: its coordinates, and for each kind (and each hierarchical level) its group, the group's index and the
 // rank's position in it.

@@ -198,6 +198,27 @@ void Topology::group_at(GroupKind kind, int level, int64_t index, std::span<int6
   expand(s.members, s.num_members, base, out.data(), s.group_size);
 }
 
+int64_t Topology::member_at(GroupKind kind, int level, int64_t index, int64_t j) const {
+  const Shape& s = shape(kind, level);
+  const int64_t count = config_.world_size / s.group_size;
+  if (index < 0 || index >= count || j < 0 || j >= s.group_size) {
+    throw Error(Errc::invalid_argument, "member " + std::to_string(j) + " of group " + std::to_string(index) +
+                                            " out of range (" + std::to_string(count) + " groups of " +
+                                            std::to_string(s.group_size) + ")");
+  }
+  // Mixed radix, digit 0 fastest, as expand() counts: the group index over the group digits, j over the members.
+  int64_t rank = 0;
+  for (int i = 0; i < s.num_groups; ++i) {
+    rank += index % s.groups[i].size * s.groups[i].stride;
+    index /= s.groups[i].size;
+  }
+  for (int i = 0; i < s.num_members; ++i) {
+    rank += j % s.members[i].size * s.members[i].stride;
+    j /= s.members[i].size;
+  }
+  return rank;
+}
+
 void Topology::groups(GroupKind kind, int level, std::span<int64_t> out) const {
   const Shape& s = shape(kind, level);
   check_capacity(out, config_.world_size, kind);

@@ -1,5 +1,6 @@
 #include "hcp/topology_json.hpp"
 
+#include <ostream>
 #include <string>
 
 namespace hcp {
@@ -68,6 +69,43 @@ Json layout_json(const Topology& t) {
   out["hcp_groups"] = std::move(levels);
   out["locality"] = std::move(locality);
   return out;
+}
+
+namespace {
+
+// One kind's groups as JSON text, member by member: the same characters as group_list_json(...).dump().
+void write_groups(std::ostream& os, const Topology& t, GroupKind kind, int level) {
+  const int64_t count = t.group_count(kind, level), size = t.group_size(kind, level);
+  os << '[';
+  for (int64_t g = 0; g < count; ++g) {
+    os << (g ? ",[" : "[");
+    for (int64_t j = 0; j < size; ++j) {
+      if (j) os << ',';
+      os << t.member_at(kind, level, g, j);
+    }
+    os << ']';
+  }
+  os << ']';
+}
+
+}  // namespace
+
+void write_layout_json(const Topology& t, std::ostream& os) {
+  std::string head = config_json(t).dump();
+  head.pop_back();  // the closing brace: the groups follow
+  os << head;
+  for (GroupKind kind : kFlatKindsListed) {
+    os << ",\"" << group_kind_name(kind) << "_groups\":";
+    write_groups(os, t, kind, 0);
+  }
+  os << ",\"hcp_groups\":[";
+  for (int k = 0; k < t.num_levels(); ++k) {
+    if (k) os << ',';
+    write_groups(os, t, GroupKind::hcp, k);
+  }
+  os << "],\"locality\":[";
+  for (int k = 0; k < t.num_levels(); ++k) os << (k ? "," : "") << locality_json(t, k).dump();
+  os << "]}";
 }
 
 Json rank_json(const Topology& t, int64_t rank) {
