@@ -1,8 +1,11 @@
 #include "hcp/html_page.hpp"
 
+#include "hcp/printable.hpp"
+
 namespace hcp {
 
-std::string html_escape(std::string_view text) {
+std::string html_escape(std::string_view raw) {
+  const std::string text = printable(raw);  // control characters from inputs shown as escapes, not passed on
   std::string out;
   out.reserve(text.size());
   for (char c : text) {

@@ -51,6 +51,35 @@ class BadInputs(unittest.TestCase):
         self.check(["lint", str(FILES / "nonpositive.sh")], {1}, "must be a positive integer")
         self.check(["lint", "--format", "json", str(FILES / "garbage.log")], {0, 1, 2})
 
+    def assert_no_control_bytes(self, out, what):
+        raw = out.encode("utf-8", "surrogateescape") if isinstance(out, str) else out
+        bad = [b for b in raw if (b < 0x20 and b not in (9, 10)) or b == 0x7F or b == 0x9B]
+        self.assertEqual(bad, [], f"{what}: raw control bytes reach the output")
+        self.assertNotIn(b"\xc2\x9b", raw, what)
+
+    def test_terminal_escapes_in_inputs_are_shown_escaped(self):
+        # An OSC title, a clear-screen, BEL and 8-bit CSIs (U+009B and the raw byte) in a config value, a file name
+        # and log lines never reach the terminal or a report raw (issue 54, item 6).
+        evil = "\x1b]0;owned\x07\x1b[2J\xc2\x9b31m"
+        config = self.dir / "evil\x1b[2J.sh"
+        config.write_bytes(b'torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 4 --cp-comm-type "a2a+p2p' +
+                           evil.encode("latin-1") + b'\x9b" --seq-length 4096\n')
+        log = self.dir / "job.log"
+        log.write_bytes(b"[rank0]: RuntimeError: CUDA error: an illegal memory access" + evil.encode("latin-1") +
+                        b"\x9b\nTraceback (most recent call last):\n  File \"x\x07.py\", line 1\n")
+        for fmt in ("text", "github"):
+            p = subprocess.run([HCP, "lint", "--format", fmt, config.name], capture_output=True, cwd=self.dir,
+                               timeout=60)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn(b"\\x1b]0;owned\\x07", p.stdout)  # shown, escaped
+            self.assert_no_control_bytes(p.stdout + p.stderr, f"lint --format {fmt}")
+        for fmt in ("text", "github", "html"):
+            p = subprocess.run([HCP, "logscan", "--format", fmt, log.name], capture_output=True, cwd=self.dir,
+                               timeout=60)
+            self.assertIn(p.returncode, (0, 1), p.stderr)
+            self.assertIn(b"owned\\x07\\u009b31m\\x9b", p.stdout, fmt)  # the scanner drops ESC itself
+            self.assert_no_control_bytes(p.stdout + p.stderr, f"logscan --format {fmt}")
+
     def test_groups_of_huge_worlds_under_a_memory_limit(self):
         # The layout of 4M ranks as JSON is 293 MB of text (a JSON tree of it was gigabytes and died on bad_alloc,
         # SIGABRT); a text summary of 2^27 ranks listed a 2^26-rank group first. Under a 1 GiB address-space limit

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "hcp/lint/render.hpp"
+#include "hcp/printable.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -23,13 +24,6 @@ const char* severity_color(Severity s) {
   return "0";
 }
 
-// Tabs and control bytes would misplace the caret or mess up a terminal.
-std::string printable(std::string_view line) {
-  std::string out;
-  for (char c : line) out += (c == '\t' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-  return out;
-}
-
 void source_excerpt(std::ostringstream& o, const LintReport& report, const Location& loc, const Paint& paint) {
   const auto it = report.sources.find(loc.file);
   if (it == report.sources.end() || !loc.known()) return;
@@ -39,7 +33,7 @@ void source_excerpt(std::ostringstream& o, const LintReport& report, const Locat
   const std::string pad(number.size(), ' ');
   constexpr size_t kMaxShown = 200;
   o << paint("1;34", pad + " |") << "\n";
-  o << paint("1;34", number + " |") << " " << printable(line.substr(0, kMaxShown)) << (line.size() > kMaxShown ? "..." : "")
+  o << paint("1;34", number + " |") << " " << printable_aligned(line.substr(0, kMaxShown)) << (line.size() > kMaxShown ? "..." : "")
     << "\n";
   const size_t col = loc.col > 0 ? static_cast<size_t>(loc.col - 1) : 0;
   if (col <= kMaxShown) o << paint("1;34", pad + " |") << " " << std::string(col, ' ') << paint("1;31", "^") << "\n";
@@ -59,19 +53,22 @@ std::string render_text(const LintReport& report, const RenderOptions& options) 
     // An input error is shown as its HCP000 finding when there is one (not when --ignore HCP000 drops it).
     const bool as_finding = std::any_of(unit.diagnostics.begin(), unit.diagnostics.end(),
                                         [](const Diagnostic& d) { return d.code == "HCP000" && d.severity == Severity::error; });
-    if (unit.error && !as_finding) o << paint("1;31", "error") << ": " << *unit.error << "\n";
+    // Everything that comes from an input - names, values in messages - through printable_line: control
+    // characters shown as escapes, never passed to the terminal.
+    if (unit.error && !as_finding) o << paint("1;31", "error") << ": " << printable_line(*unit.error) << "\n";
     if (unit.skipped) {
       ++skipped;
-      if (options.verbose) o << paint("1", unit.name) << ": skipped: " << *unit.skipped << "\n";
+      if (options.verbose) o << paint("1", printable_line(unit.name)) << ": skipped: " << printable_line(*unit.skipped) << "\n";
     }
     for (const Diagnostic& d : unit.diagnostics) {
       if (d.severity == Severity::info && !options.show_info) continue;
-      o << paint("1", d.loc.text()) << ": "
+      o << paint("1", printable_line(d.loc.text())) << ": "
         << paint(severity_color(d.severity), std::string(severity_name(d.severity)) + "[" + d.code + "]") << ": "
-        << d.message << "\n";
+        << printable_line(d.message) << "\n";
       source_excerpt(o, report, d.loc, paint);
-      if (!d.hint.empty()) o << "  = " << paint("1", "help") << ": " << d.hint << "\n";
-      for (const Related& r : d.related) o << "  = " << paint("1", "note") << ": " << r.loc.text() << ": " << r.message << "\n";
+      if (!d.hint.empty()) o << "  = " << paint("1", "help") << ": " << printable_line(d.hint) << "\n";
+      for (const Related& r : d.related)
+        o << "  = " << paint("1", "note") << ": " << printable_line(r.loc.text()) << ": " << printable_line(r.message) << "\n";
     }
   }
   size_t input_errors = 0;

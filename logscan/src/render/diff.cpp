@@ -6,6 +6,7 @@
 
 #include "hcp/json_writer.hpp"
 #include "hcp/logscan/render.hpp"
+#include "hcp/printable.hpp"
 
 namespace hcp::logscan {
 namespace {
@@ -143,7 +144,7 @@ std::string render_diff_text(const DiffReport& d) {
   if (d.comparable()) {
     o << (d.regression() ? "regressions beyond " : "no regression beyond ") << cell(d.threshold * 100) << "%\n";
   }
-  return o.str();
+  return printable(o.str());  // control characters from the logs shown as escapes
 }
 
 std::string render_diff_json(const DiffReport& d) {

@@ -2,26 +2,14 @@
 #include <sstream>
 
 #include "hcp/logscan/render.hpp"
+#include "hcp/workflow_command.hpp"
 
 namespace hcp::logscan {
 namespace {
 
-std::string escape(const std::string& s, bool property) {
-  std::string out;
-  for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else if (property && c == ':') out += "%3A";
-    else if (property && c == ',') out += "%2C";
-    else out += c;
-  }
-  return out;
-}
-
 void location(std::ostringstream& o, const SourceRef& r) {
   if (r.file.empty()) return;
-  o << " file=" << escape(r.file, true);
+  o << " file=" << workflow_property(r.file);
   if (r.line) o << ",line=" << r.line;
   o << ",";
 }
@@ -38,17 +26,17 @@ std::string render_github(const ScanReport& r) {
   o << "::" << (bad ? "error" : "notice");
   location(o, where);
   if (where.file.empty()) o << " ";
-  o << "title=hcp-logscan " << verdict_name(r.verdict) << "::" << escape(message, false) << "\n";
+  o << "title=hcp-logscan " << verdict_name(r.verdict) << "::" << workflow_data(message) << "\n";
   for (const Failure& f : r.failures) {
     o << "::error";
     location(o, f.where);
     if (f.where.file.empty()) o << " ";
-    o << "title=" << escape(f.kind + (f.lint_code.empty() ? "" : " " + f.lint_code), true) << "::" << escape(f.message, false)
+    o << "title=" << workflow_property(f.kind + (f.lint_code.empty() ? "" : " " + f.lint_code)) << "::" << workflow_data(f.message)
       << "\n";
   }
   for (const FileReport& f : r.files) {
-    if (f.damage) o << "::warning file=" << escape(f.path, true) << ",title=damaged input::" << escape(*f.damage, false) << "\n";
-    if (f.error) o << "::error file=" << escape(f.path, true) << ",title=unreadable input::" << escape(*f.error, false) << "\n";
+    if (f.damage) o << "::warning file=" << workflow_property(f.path) << ",title=damaged input::" << workflow_data(*f.damage) << "\n";
+    if (f.error) o << "::error file=" << workflow_property(f.path) << ",title=unreadable input::" << workflow_data(*f.error) << "\n";
   }
   return o.str();
 }

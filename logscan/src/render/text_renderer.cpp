@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "hcp/logscan/render.hpp"
+#include "hcp/printable.hpp"
 
 namespace hcp::logscan {
 namespace {
@@ -157,7 +158,7 @@ std::string render_text(const ScanReport& r) {
     if (f.error) o << "  unreadable: " << f.path << ": " << *f.error << "\n";
   }
   o << "step completed: " << (r.step_completed ? "yes" : "no") << "; failed: " << (r.failed ? "yes" : "no") << "\n";
-  return o.str();
+  return printable(o.str());  // control characters from the logs shown as escapes
 }
 
 }  // namespace hcp::logscan
