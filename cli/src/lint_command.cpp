@@ -71,13 +71,6 @@ std::vector<std::string> split_codes(const std::vector<std::string>& values) {
   return out;
 }
 
-lint::SourceText read_stdin() {
-  lint::SourceText s;
-  s.name = "<stdin>";
-  s.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  return s;
-}
-
 int run_lint(const LintArgs& a) {
   using namespace hcp::lint;
   if (!a.explain.empty()) {
@@ -151,12 +144,12 @@ int run_lint(const LintArgs& a) {
   std::vector<std::pair<std::string, std::string>> unreadable;
   for (const std::string& path : collect_inputs(paths, exclude)) {
     try {
-      inputs.push_back(path == "-" ? read_stdin() : read_source(path));
+      inputs.push_back(path == "-" ? read_standard_input() : read_source(path));
     } catch (const Error& e) {
       const bool named = std::find(paths.begin(), paths.end(), path) != paths.end();
       std::error_code ec;
       // A path named on the command line that does not exist is a usage error; anything else is a finding.
-      if (named && !std::filesystem::exists(path, ec)) throw;
+      if (named && path != "-" && !std::filesystem::exists(path, ec)) throw;
       unreadable.emplace_back(path, e.what());
     }
   }

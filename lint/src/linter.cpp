@@ -361,6 +361,23 @@ SourceText read_source(const std::string& path) {
   return s;
 }
 
+SourceText read_standard_input() {
+  SourceText s;
+  s.name = "<stdin>";
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(Errc::io, "<stdin>: cannot read: " + std::string(std::strerror(errno)));
+    if (n == 0) return s;
+    if (s.text.size() + static_cast<size_t>(n) > kMaxInputBytes) {
+      throw Error(Errc::io, "<stdin>: cannot read: more than " + std::to_string(kMaxInputBytes) +
+                                " bytes is too large for a config (limit " + std::to_string(kMaxInputBytes) + ")");
+    }
+    s.text.append(buf, static_cast<size_t>(n));
+  }
+}
+
 std::vector<std::string> collect_inputs(const std::vector<std::string>& paths, const std::vector<std::string>& exclude) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;

@@ -57,6 +57,17 @@ class BadInputs(unittest.TestCase):
         self.assertEqual(bad, [], f"{what}: raw control bytes reach the output")
         self.assertNotIn(b"\xc2\x9b", raw, what)
 
+    def test_lint_stdin_is_capped_like_a_file(self):
+        # `hcp-lint - < /dev/zero` grew about 50 MB/s forever; now it stops at the 16 MiB limit of a file, as an
+        # HCP000 finding, and the next input is still linted (issue 54, item 10).
+        good = HERE.parents[1] / "examples" / "configs" / "good" / "hcp_bridge.toml"
+        with open("/dev/zero", "rb") as zero:
+            p = subprocess.run(["bash", "-c", 'ulimit -v 1048576 && exec "$0" "$@"', HCP, "lint", "-", str(good)],
+                               stdin=zero, capture_output=True, text=True, cwd=self.dir, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("<stdin>: cannot read: more than 16777216 bytes is too large for a config", p.stdout)
+        self.assertIn("in 2 inputs; 1 input could not be read", p.stdout)
+
     def test_terminal_escapes_in_inputs_are_shown_escaped(self):
         # An OSC title, a clear-screen, BEL and 8-bit CSIs (U+009B and the raw byte) in a config value, a file name
         # and log lines never reach the terminal or a report raw (issue 54, item 6).

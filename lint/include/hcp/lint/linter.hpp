@@ -53,6 +53,9 @@ void add_unreadable(LintReport& report, const std::string& path, const std::stri
 
 // Reads a file; throws Error{io} naming it. Directories are refused here (see collect_inputs).
 SourceText read_source(const std::string& path);
+// Standard input as the input "<stdin>", with the same size limit as a file (16 MiB): a stream that goes on past it
+// (`hcp-lint - < /dev/zero`) is refused once the limit is read, never held whole.
+SourceText read_standard_input();
 // Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args, .py (sorted), leaving out the
 // files that match an `exclude` glob. Throws Error{io} for a path that does not exist.
 std::vector<std::string> collect_inputs(const std::vector<std::string>& paths,
