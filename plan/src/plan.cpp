@@ -21,6 +21,17 @@ void validate(const PlanInput& in) {
   const ModelSpec& m = in.model;
   if (m.layers < 1 || m.hidden < 1 || m.ffn_hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1)
     refuse("the model needs positive layers, hidden, ffn_hidden, heads, kv_heads and head_dim");
+  // Beyond any model built, and small enough that every product the estimate forms stays exact in 64 bits: an
+  // INT64_MAX layer count otherwise printed "-1 layers" and a ranked plan.
+  if (m.layers > (int64_t{1} << 16) || m.hidden > (int64_t{1} << 20) || m.ffn_hidden > (int64_t{1} << 22) ||
+      m.heads > (int64_t{1} << 14) || m.kv_heads > (int64_t{1} << 14) || m.head_dim > (int64_t{1} << 14) ||
+      m.vocab > (int64_t{1} << 32) || m.dtype_bytes < 1 || m.dtype_bytes > 8)
+    refuse("the model is beyond what the plan models: at most 2^16 layers, hidden 2^20, ffn_hidden 2^22, 2^14 heads "
+           "and KV heads, head_dim 2^14, vocab 2^32, and 1 to 8 bytes a value (got layers " +
+           std::to_string(m.layers) + ", hidden " + std::to_string(m.hidden) + ", ffn_hidden " +
+           std::to_string(m.ffn_hidden) + ", heads " + std::to_string(m.heads) + ", kv_heads " +
+           std::to_string(m.kv_heads) + ", head_dim " + std::to_string(m.head_dim) + ", vocab " +
+           std::to_string(m.vocab) + ")");
   if (m.seq < 2 || m.micro_batch < 1) refuse("the sequence length must be at least 2 and the micro-batch positive");
   if (m.seq > (int64_t{1} << 40) || m.micro_batch > (int64_t{1} << 20) || m.global_batch > (int64_t{1} << 40))
     refuse("a sequence longer than 2^40 tokens, a micro-batch above 2^20 or a global batch above 2^40 sequences "

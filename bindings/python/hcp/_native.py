@@ -4,7 +4,7 @@ import ctypes
 import os
 import pathlib
 
-from .errors import HcpError, error_for_status
+from .errors import HcpError, InvalidArgumentError, error_for_status
 
 # The C ABI version these bindings were written against (hcp/hcp.h HCP_VERSION_NUMBER).
 EXPECTED_VERSION = (0, 7)
@@ -247,12 +247,30 @@ def _load():
 lib = _load()
 
 
+# Integer field types by ctypes code: (lowest, highest) value.
+_INT_RANGES = {code: ((-(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1) if code.islower() else (0, (1 << (8 * size)) - 1))
+               for code, size in (("b", 1), ("h", 2), ("i", 4), ("l", 8), ("q", 8),
+                                  ("B", 1), ("H", 2), ("I", 4), ("L", 8), ("Q", 8))}
+
+
+def set_field(struct, name, value):
+    """Sets an integer field only to a value it can hold: ctypes would otherwise wrap 2**64 + 32 to 32 silently."""
+    ftype = dict(struct._fields_)[name]
+    rng = _INT_RANGES.get(getattr(ftype, "_type_", None))
+    if rng is not None:
+        if not isinstance(value, int):
+            raise InvalidArgumentError(f"{name} must be an integer, got {value!r}", 1)
+        if not rng[0] <= value <= rng[1]:
+            raise InvalidArgumentError(f"{name} = {value} does not fit ({rng[0]} to {rng[1]})", 1)
+    setattr(struct, name, value)
+
+
 def new(cls, **fields):
     """A struct with the library's defaults (its hcp_<name>_init), then the given fields."""
     value = cls()
     check(getattr(lib, f"hcp_{_INIT_NAMES[cls]}_init")(ctypes.byref(value), ctypes.sizeof(cls)))
     for name, v in fields.items():
-        setattr(value, name, v)
+        set_field(value, name, v)
     return value
 
 

@@ -26,6 +26,8 @@ def plan(format="json", top=10, **options):
     unknown = sorted(set(options) - known)
     if unknown:
         raise InvalidArgumentError(f"plan: unknown option(s) {', '.join(unknown)}", 1)
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise InvalidArgumentError(f"plan: top must be a positive integer, got {top!r}", 1)
     raw = _native.new(PlanOptions)
     for name, value in options.items():
         if value is None:
@@ -34,7 +36,7 @@ def plan(format="json", top=10, **options):
             value = str(value).encode()
         elif name in _FLAGS:
             value = 1 if value else 0
-        setattr(raw, name, value)
+        _native.set_field(raw, name, value)
     out = ctypes.c_void_p()
     check(lib.hcp_plan(ctypes.byref(out), ctypes.byref(raw), format.encode(), top))
     text = _native.take_string(out)

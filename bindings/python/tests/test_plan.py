@@ -18,6 +18,21 @@ class PlanTest(unittest.TestCase):
         page = hcp.plan("html", 5, model="llama3-8b", seq=1 << 20, nodes=64, gpu="h200")
         self.assertTrue(page.startswith("<!DOCTYPE html>"))
 
+    def test_values_that_do_not_fit_are_refused(self):
+        # ctypes wrapped 2**64 + 32 to 32 layers and planned for them; the library refuses INT64_MAX layers and
+        # head dims that overflow its products; top must be positive (issue 54, item 12).
+        base = dict(hidden=1024, ffn_hidden=4096, heads=8, kv_heads=2, seq=8192, nodes=1, gpu="h100")
+        with self.assertRaisesRegex(hcp.InvalidArgumentError, "layers = 18446744073709551648 does not fit"):
+            hcp.plan(layers=2**64 + 32, **base)
+        with self.assertRaisesRegex(hcp.InvalidArgumentError, "beyond what the plan models"):
+            hcp.plan(layers=2**63 - 1, **base)
+        with self.assertRaisesRegex(hcp.InvalidArgumentError, "beyond what the plan models"):
+            hcp.plan(layers=4, **{**base, "heads": 8}, head_dim=2**63 - 1)
+        with self.assertRaisesRegex(hcp.InvalidArgumentError, "top must be a positive integer"):
+            hcp.plan(top=-1, layers=4, **base)
+        with self.assertRaisesRegex(hcp.InvalidArgumentError, "must be an integer"):
+            hcp.plan(layers="4", **base)
+
     def test_custom_shapes_and_errors(self):
         r = hcp.plan(layers=4, hidden=1024, ffn_hidden=4096, heads=8, kv_heads=2, seq=8192, nodes=2,
                      gpus_per_node=4, tp=2, pp=1, peak_tflops=100, memory_gib=40, nvlink_gbs=100, network_gbs=10)
