@@ -192,6 +192,14 @@ class BadInputs(unittest.TestCase):
         subprocess.run(["zstd", "-q", "-o", str(zst), "-"], input=text, check=True)
         zst.write_bytes(zst.read_bytes()[:-100])
         self.check(["logscan", str(zst)], {0, 1}, "truncated zstd stream")
+        # Text of an exact multiple of the decoder's 1 MiB output chunk is whole, not damaged (issue 54, item 8).
+        exact = (b"x" * 1023 + b"\n") * 2048
+        for name, packed in (("exact.zst", subprocess.run(["zstd", "-q", "-c", "-"], input=exact, check=True,
+                                                          capture_output=True).stdout),
+                             ("exact.gz", gzip.compress(exact))):
+            (self.dir / name).write_bytes(packed)
+            out = self.check(["logscan", name], {0, 1}, "2.0 MiB of text")
+            self.assertNotIn("damaged", out)
 
     def test_groups(self):
         self.check(["groups", "--world-size", "9223372036854775807"], {2}, "exceeds the largest NCCL world")

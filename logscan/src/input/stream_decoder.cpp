@@ -90,13 +90,16 @@ void StreamDecoder::decode(const char* data, size_t size) {
     ZSTD_inBuffer in{data, size, 0};
     for (;;) {
       ZSTD_outBuffer out{c.out.data(), c.out.size(), 0};
+      const size_t consumed = in.pos;
       const size_t ret = ZSTD_decompressStream(c.zstd, &out, &in);
       if (ZSTD_isError(ret)) {
         if (out.pos) sink_(c.out.data(), out.pos);
         damage_ = Damage{base + in.pos, std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret)};
         return;
       }
-      c.in_frame = ret != 0;
+      // A call that neither read nor wrote says nothing about the frame: after a frame whose text filled the
+      // output exactly (a multiple of kOutChunk), the extra call reports the next frame's header as wanted.
+      if (in.pos != consumed || out.pos) c.in_frame = ret != 0;
       if (out.pos) sink_(c.out.data(), out.pos);
       if (in.pos == in.size && out.pos < out.size) return;
     }
