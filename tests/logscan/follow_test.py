@@ -27,10 +27,10 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
 class Follow:
     """hcp-logscan --follow in the background; its stdout lines collected as they come."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, pass_fds=()):
         cmd = [HCP, "logscan"] if os.path.basename(HCP) == "hcp" else [HCP]
         self.proc = subprocess.Popen([*cmd, "--follow", "--poll-ms", "20", *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True, pass_fds=pass_fds)
         self.lines = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -111,6 +111,31 @@ class FollowTest(unittest.TestCase):
         self.assertTrue(f.wait_for("failure nccl-timeout rank 0"), f.lines)
         self.assertEqual(f.finish(), 1, f.lines)  # idle: the final report; failures -> exit 1
         self.assertTrue(any(line.startswith("verdict:") for line in f.lines), f.lines)
+
+    def test_pipes_and_named_fifos_are_followed_as_streams(self):
+        # `--follow --exit-on failure <(kubectl logs -f ...) || scancel` read nothing and exited 0 (issue 54, item 7).
+        # A pipe, as <(cmd) gives one: the failure stops the follow with exit 6 while the writer still runs.
+        writer = subprocess.Popen(["bash", "-c", 'cat "$0"; printf "%s" "$1"; sleep 30', BRIDGE, OOM],
+                                  stdout=subprocess.PIPE)
+        try:
+            fd = writer.stdout.fileno()
+            f = Follow("--exit-on", "failure", "/dev/fd/%d" % fd, pass_fds=(fd,))
+            self.assertEqual(f.finish(), 6, f.lines)
+            self.assertIsNone(writer.poll())  # stopped on the failure, not on the writer's end
+            self.assertTrue(any("cuda-oom" in line for line in f.lines), f.lines)
+        finally:
+            writer.kill()
+            writer.wait()
+        # A named FIFO whose writer comes later and then closes: read as it comes, until idle.
+        fifo = os.path.join(self.dir, "job.fifo")
+        os.mkfifo(fifo)
+        f = Follow("--until-idle", "1.5", fifo)
+        time.sleep(0.3)
+        with open(fifo, "w", encoding="utf-8") as w:
+            w.write("".join(self.bridge) + OOM)
+        self.assertTrue(f.wait_for("failure cuda-oom"), f.lines)
+        self.assertEqual(f.finish(), 1, f.lines)
+        self.assertTrue(any("job.fifo" in line for line in f.lines), f.lines)
 
     def test_usage_errors(self):
         cmd = [HCP, "logscan"] if os.path.basename(HCP) == "hcp" else [HCP]

@@ -17,6 +17,9 @@ namespace hcp::logscan {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
+// A stream (FIFO, <(cmd), device) is read at most this much a tick, so one that never pauses (/dev/zero) still
+// lets events, --exit-on and --until-idle be checked between reads.
+constexpr size_t kStreamBytesPerTick = 16 * kChunk;
 
 // One followed file: the descriptor read from, the file it was opened on, how far it was read.
 struct Followed {
@@ -27,6 +30,7 @@ struct Followed {
   int input = -1;      // -1: no input open for it (waiting for the path to be reopened)
   int generation = 0;  // how many files this path has been (rotations)
   bool ignored = false;  // a file already read under another name (a rotated copy), or one that cannot be read
+  bool stream = false;   // a FIFO, pipe or character device: read as it comes, no offsets, rotation or truncation
 };
 
 class Follower {
@@ -82,9 +86,22 @@ class Follower {
       return true;
     }
     struct stat st{};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (::fstat(fd, &st) != 0) {
       ::close(fd);
       return false;
+    }
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      // `--follow <(kubectl logs -f ...)`, a named pipe, a terminal: followed as a stream from its start.
+      f.fd = fd;
+      f.stream = true;
+      f.input = scanner_.open_input(path);
+      return true;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      scanner_.input_error(path, "cannot follow: not a regular file, pipe or device");
+      f.ignored = true;
+      return true;
     }
     if (!read_inodes_.insert({st.st_dev, st.st_ino}).second) {
       ::close(fd);
@@ -101,6 +118,18 @@ class Follower {
 
   bool read_to_end(Followed& f) {
     bool any = false;
+    if (f.stream) {
+      // What the stream holds now (non-blocking): EAGAIN or a writer not there (yet, or any more) reads nothing.
+      for (size_t got = 0; got < kStreamBytesPerTick;) {
+        const ssize_t n = ::read(f.fd, buf_.data(), buf_.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        scanner_.feed_input(f.input, buf_.data(), static_cast<size_t>(n));
+        got += static_cast<size_t>(n);
+        any = true;
+      }
+      return any;
+    }
     for (;;) {
       const ssize_t n = ::pread(f.fd, buf_.data(), buf_.size(), static_cast<off_t>(f.offset));
       if (n <= 0) return any;
@@ -111,6 +140,7 @@ class Follower {
   }
 
   bool follow(const std::string& path, Followed& f) {
+    if (f.stream) return read_to_end(f);
     bool grew = false;
     if (f.fd < 0) {  // rotated away and not reopened yet
       return open_file(path, f) && !f.ignored && read_to_end(f);
