@@ -14,6 +14,7 @@
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
 #include "hcp/lint/rule.hpp"
+#include "loaders/text_encoding.hpp"
 #include "suppressions.hpp"
 
 namespace hcp::lint {
@@ -358,6 +359,7 @@ SourceText read_source(const std::string& path) {
     got += static_cast<size_t>(n);
   }
   s.text.resize(got);
+  decode_byte_order_mark(s.name, s.text);
   return s;
 }
 
@@ -369,7 +371,10 @@ SourceText read_standard_input() {
     const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error(Errc::io, "<stdin>: cannot read: " + std::string(std::strerror(errno)));
-    if (n == 0) return s;
+    if (n == 0) {
+      decode_byte_order_mark(s.name, s.text);
+      return s;
+    }
     if (s.text.size() + static_cast<size_t>(n) > kMaxInputBytes) {
       throw Error(Errc::io, "<stdin>: cannot read: more than " + std::to_string(kMaxInputBytes) +
                                 " bytes is too large for a config (limit " + std::to_string(kMaxInputBytes) + ")");

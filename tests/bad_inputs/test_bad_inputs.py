@@ -57,6 +57,22 @@ class BadInputs(unittest.TestCase):
         self.assertEqual(bad, [], f"{what}: raw control bytes reach the output")
         self.assertNotIn(b"\xc2\x9b", raw, what)
 
+    def test_lint_reads_utf16_and_utf32_with_a_byte_order_mark(self):
+        # A UTF-16 YAML or shell script was skipped with exit 0 (NUL bytes in the reason), so its HCP003 passed
+        # green; now each encoding with a BOM is decoded and linted, and a malformed one is HCP000 naming the byte
+        # (issue 54, item 11).
+        yaml = "model:\n  context_parallel_size: 4\n  seq_length: 4100\n"
+        script = "torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 4 --seq-length 4100\n"
+        cases = {"u16le.yaml": yaml.encode("utf-16"), "u16be.sh": b"\xfe\xff" + script.encode("utf-16-be"),
+                 "u32.toml": "[model]\ncontext_parallel_size = 4\nseq_length = 4100\n".encode("utf-32"),
+                 "u8bom.yaml": b"\xef\xbb\xbf" + yaml.encode()}
+        for name, data in cases.items():
+            (self.dir / name).write_bytes(data)
+            out = self.check(["lint", name], {1}, "error[HCP003]")
+            self.assertIn(name + ":", out)
+        (self.dir / "bad.yaml").write_bytes(b"\xff\xfe" + "model:\n".encode("utf-16-le") + b"\x00\xd8a\x00")
+        self.check(["lint", "bad.yaml"], {1}, "invalid UTF-16LE at byte 16: a high surrogate without its pair")
+
     def test_lint_stdin_is_capped_like_a_file(self):
         # `hcp-lint - < /dev/zero` grew about 50 MB/s forever; now it stops at the 16 MiB limit of a file, as an
         # HCP000 finding, and the next input is still linted (issue 54, item 10).

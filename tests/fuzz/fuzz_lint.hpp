@@ -9,12 +9,19 @@
 #include "hcp/error.hpp"
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/render.hpp"
+#include "loaders/text_encoding.hpp"
 
 inline void fuzz_lint(const uint8_t* data, size_t size, hcp::lint::InputFormat format, const char* name) {
   hcp::lint::SourceText source;
   source.name = name;
   source.format = format;
   source.text.assign(reinterpret_cast<const char*>(data), size);
+  // As read_source does: text with a byte-order mark (UTF-16, UTF-32) decoded first, or refused with the offset.
+  try {
+    hcp::lint::decode_byte_order_mark(source.name, source.text);
+  } catch (const hcp::Error&) {
+    return;
+  }
   hcp::lint::LintOptions options;
   options.cluster.gpus_per_node = 8;  // lets the locality rule build a topology
   const hcp::lint::LintReport report = hcp::lint::lint({source}, options);
