@@ -94,6 +94,12 @@ int run_lint(const LintArgs& a) {
 
   LintOptions options;
   options.format = parse_format_name(a.input_format);
+  // Facts the rules compute with: a count of GPUs or nodes below 1 is a usage error, not a fact.
+  for (const auto& [name, value] : {std::pair{"--world-size", a.world_size}, std::pair{"--nodes", a.nodes},
+                                    std::pair{"--gpus-per-node", a.gpus_per_node}}) {
+    if (value && *value < 1)
+      throw Error(Errc::invalid_argument, std::string(name) + " must be positive, got " + std::to_string(*value));
+  }
   options.cluster.world_size = a.world_size;
   options.cluster.nodes = a.nodes;
   options.cluster.gpus_per_node = a.gpus_per_node;

@@ -151,6 +151,10 @@ std::function<int()> add_logscan_command(CLI::App& app) {
   a->diff->add_option("--gpu", a->gpu, "GPU model when the logs do not name it");
   return [a] {
     if (a->diff->parsed()) return run_diff(*a);
+    // NaN compares false with everything: it would never be reached, and a negative wait means nothing.
+    if (!(a->until_idle >= 0 && a->until_idle <= 1e9))
+      throw Error(Errc::invalid_argument, "--until-idle must be a number of seconds from 0 to 1e9");
+    if (a->poll_ms < 1) throw Error(Errc::invalid_argument, "--poll-ms must be positive");
     if (!a->follow && (!a->exit_on.empty() || a->until_idle != 0)) {
       throw Error(Errc::invalid_argument, "--exit-on and --until-idle need --follow");
     }

@@ -7,7 +7,7 @@ import threading
 
 from . import _native
 from ._native import LogscanEvent, check, lib
-from .errors import InvalidArgumentError
+from .errors import HcpIOError, InvalidArgumentError
 
 
 def _options(gpu, series=False):
@@ -107,7 +107,9 @@ class LogScanner:
 
 def scan_logs(paths, gpu=None, series=False):
     """Scans log files and directories (recursively); returns a LogReport. `series`: keep every iteration line's
-    loss, time and TFLOP/s, for the charts of render("html")."""
+    loss, time and TFLOP/s, for the charts of render("html"). Raises HcpIOError naming every input that could not
+    be read (a missing path among them), as hcp-logscan exits 2 for them: a verdict of "unknown" over nothing read
+    must not pass for a scan."""
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     encoded = [os.fsencode(p) for p in paths]
@@ -117,4 +119,9 @@ def scan_logs(paths, gpu=None, series=False):
     out = ctypes.c_void_p()
     opts = _options(gpu, series)
     check(lib.hcp_logscan_scan_paths(ctypes.byref(out), array, len(encoded), ctypes.byref(opts)))
-    return LogReport(out)
+    report = LogReport(out)
+    unreadable = [f"{f['path']}: {f['error']}" for f in report.to_dict()["files"] if f.get("error")]
+    if unreadable:
+        report.close()
+        raise HcpIOError("cannot read " + "; ".join(unreadable), 5)
+    return report

@@ -78,6 +78,9 @@ class LogscanTest(unittest.TestCase):
         self.assertEqual(hcp.scan_logs(FIXTURES / "per_rank_runtime").verdict, "hcp-active")
         with self.assertRaises(hcp.InvalidArgumentError):
             hcp.scan_logs([])
+        # A missing path is an error, as in the CLI (exit 2), not an "unknown" verdict over nothing read.
+        with self.assertRaisesRegex(hcp.HcpIOError, "/nonexistent/job.log: no such file"):
+            hcp.scan_logs(["/nonexistent/job.log", FIXTURES / "no_cp.log"])
         with self.assertRaises(hcp.InvalidArgumentError):
             hcp.scan_logs(FIXTURES / "no_cp.log").render("xml")
         # A GPU hcp has no peak for would silently turn the peak check off: refused (issue 54, item 9).
