@@ -78,7 +78,12 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   s.batch = o.batch, s.seq = mask.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);
   s.head_dim = o.head_dim, s.causal = o.causal;
   s.packed = mask.packed, s.window_left = mask.window_left, s.window_right = mask.window_right;
-  s.timeout_ms = static_cast<int>(std::min<int64_t>(std::max<int64_t>(o.timeout_ms, 1), INT32_MAX));
+  if (o.timeout_ms < 1 || o.timeout_ms > INT32_MAX)
+    throw Error(Errc::invalid_config, "--timeout-ms must be in [1, " + std::to_string(INT32_MAX) + "], got " +
+                                          std::to_string(o.timeout_ms));
+  s.timeout_ms = static_cast<int>(o.timeout_ms);
+  // The faults are those of a process (killed, hung, aborted): in-process ranks are threads of this one.
+  if (o.fault && o.backend != "mpi") throw Error(Errc::invalid_config, "--inject-fault needs --backend mpi");
   for (auto [name, v] : {std::pair{"--batch", s.batch}, {"--seq", s.seq}, {"--heads", s.heads},
                          {"--kv-heads", s.kv_heads}, {"--head-dim", s.head_dim}})
     if (v < 1) throw Error(Errc::invalid_config, std::string(name) + " must be positive, got " + std::to_string(v));

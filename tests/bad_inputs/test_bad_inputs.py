@@ -7,6 +7,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -138,6 +139,28 @@ class BadInputs(unittest.TestCase):
                            timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("tp_dp_cp          1 x 134217728 [0,1,2,3,4,5,6,7,...,134217727]", p.stdout)
+
+    def test_attn_memory_follows_the_data_not_the_ranks(self):
+        # hcp attn on 1024 in-process ranks and 8192 floats took 1.6 GB and 24 s (a message queue for each of the
+        # 1024^2 pairs of ranks, a shape check gathering 112 bytes from every rank on every rank); now the world's
+        # memory is the data, the pending messages and each rank's thread. 4096 ranks under a 1 GiB address-space
+        # limit are refused up front with the address space their threads need (issue 54, item 2).
+        limited = under_memory_limit()
+        if limited == [HCP]:
+            self.skipTest("a sanitizer build: no address-space limit, and its shadow memory is not the tool's")
+        peak = ("import resource, subprocess, sys\n"
+                "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+                "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.stderr[-500:])")
+        p = subprocess.run([sys.executable, "-c", peak, HCP, "attn", "--cp", "1024", "--seq", "8192", "--heads", "1",
+                            "--head-dim", "1"], capture_output=True, text=True, timeout=300)
+        code, kib, err = p.stdout.split(" ", 2)
+        self.assertEqual(code, "0", err)
+        self.assertLess(int(kib), 300 * 1024, f"peak RSS {kib} KiB for 1024 ranks of 8 floats each")
+        p = subprocess.run([*limited, "attn", "--cp", "4096", "--seq", "8192", "--heads", "1", "--head-dim", "1"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("4096 in-process ranks run on 4096 threads of", p.stderr)
+        self.assertIn("of address space, more than the limit of 1024 MiB (ulimit -v)", p.stderr)
 
     def test_lint_yaml_alias_bomb_under_a_memory_limit(self):
         # 535 bytes, 10 levels of 10 aliases: 10^10 values if expanded. Under a 1 GiB address-space limit it is an

@@ -148,19 +148,23 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     if shape is None:
         hkv = memoryview(k).shape[2]
     q_shape, kv_shape = (b, s, h, d), (b, s, hkv, d)
+    if min(b, s, h, hkv, d) < 1:
+        raise ValueError(f"shape (B, S, H, D) = {q_shape} and kv heads {hkv} must be positive")
     keep = []
+    # The inputs first: their buffers must hold the shape, which bounds the outputs allocated after them (a shape
+    # larger than q raises here, not as a MemoryError for outputs of that shape).
+    q_t, k_t, v_t = (_tensor(q, q_shape, code, elem, False, keep), _tensor(k, kv_shape, code, elem, False, keep),
+                     _tensor(v, kv_shape, code, elem, False, keep))
+    dout_t = None if dout is None else _tensor(dout, q_shape, code, elem, False, keep)
     out = array.array(fmt, bytes(b * s * h * d * elem))
     lse = array.array("f", bytes(b * h * s * 4))
-    tensors = [_tensor(q, q_shape, code, elem, False, keep), _tensor(k, kv_shape, code, elem, False, keep),
-               _tensor(v, kv_shape, code, elem, False, keep), _tensor(out, q_shape, code, elem, True, keep),
-               _tensor(lse, (b, h, s), 0, 4, True, keep)]
+    tensors = [q_t, k_t, v_t, _tensor(out, q_shape, code, elem, True, keep), _tensor(lse, (b, h, s), 0, 4, True, keep)]
     result = {"out": out, "lse": lse}
     if dout is not None:
         result["dq"] = array.array(fmt, bytes(len(out) * elem))
         result["dk"] = array.array(fmt, bytes(b * s * hkv * d * elem))
         result["dv"] = array.array(fmt, bytes(b * s * hkv * d * elem))
-        tensors += [_tensor(dout, q_shape, code, elem, False, keep),
-                    _tensor(result["dq"], q_shape, code, elem, True, keep),
+        tensors += [dout_t, _tensor(result["dq"], q_shape, code, elem, True, keep),
                     _tensor(result["dk"], kv_shape, code, elem, True, keep),
                     _tensor(result["dv"], kv_shape, code, elem, True, keep)]
     ptrs = [ctypes.byref(t) for t in tensors] + [None] * (9 - len(tensors))

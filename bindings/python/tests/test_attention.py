@@ -106,6 +106,12 @@ class AttentionSimulate(unittest.TestCase):
             hcp.attention_simulate(self.q, self.k, self.v, cp=3, shape=(1, 16, 4, 8), kv_heads=2)
         with self.assertRaises(ValueError):
             hcp.attention_simulate(self.q, self.k, self.v, cp=2, comm="ring", shape=(1, 16, 4, 8), kv_heads=2)
+        # A shape larger than the buffers is refused before any output of that shape is allocated (it was a
+        # MemoryError for 2^40 elements; issue 54).
+        with self.assertRaisesRegex(ValueError, "buffer holds 2048 bytes, 8796093022208 expected"):
+            hcp.attention_simulate(self.q, self.k, self.v, cp=2, shape=(1, 2**36, 4, 8), kv_heads=2)
+        with self.assertRaisesRegex(ValueError, "must be positive"):
+            hcp.attention_simulate(self.q, self.k, self.v, cp=2, shape=(1, -16, 4, 8), kv_heads=2)
 
     def test_per_rank_api_with_threads(self):
         world = hcp.World(2, timeout_ms=20000)

@@ -12,11 +12,11 @@
 namespace hcp {
 
 struct TrafficTally {
-  int64_t send_recv = 0;       // ring messages (send bytes)
+  int64_t send_recv = 0;       // ring messages of 256 bytes or more (send bytes)
   int64_t all_to_all = 0;      // chunks sent to the other members
   int64_t all_gather = 0;      // this rank's chunk, to each other member (chunks of 256 bytes or more)
   int64_t reduce_scatter = 0;  // the blocks of the other members
-  int64_t control = 0;         // all-gathers of under 256 bytes a rank: the CP layer's shape and device checks
+  int64_t control = 0;         // messages and all-gathers of under 256 bytes: the CP layer's shape and device checks
 };
 
 class CountingCommunicator final : public Communicator {

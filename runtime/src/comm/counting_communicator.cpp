@@ -4,8 +4,9 @@
 
 namespace hcp {
 namespace {
-// The CP layer's control exchanges (the shape check: 14 integers; the engines' devices) are all-gathers of a few
-// bytes; data all-gathers carry K and V blocks of kilobytes at least.
+// The CP layer's control exchanges (the shape check: 14 integers to the ring neighbour, one verdict byte
+// gathered; the engines' devices) are messages of a few bytes; data messages carry K and V blocks of kilobytes at
+// least.
 constexpr size_t kControlMessage = 256;
 }
 
@@ -21,7 +22,7 @@ void CountingCommunicator::count(int64_t* field, size_t chunk_bytes, int64_t tim
 
 Status CountingCommunicator::post_send_recv(const void* send, size_t send_bytes, int dst, void* recv,
                                             size_t recv_bytes, int src) {
-  if (dst != rank()) tally_->send_recv += static_cast<int64_t>(send_bytes);
+  if (dst != rank()) count(send_bytes < kControlMessage ? &tally_->control : &tally_->send_recv, send_bytes, 1);
   return inner_->post_send_recv(send, send_bytes, dst, recv, recv_bytes, src);
 }
 

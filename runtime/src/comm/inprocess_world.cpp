@@ -1,8 +1,14 @@
-// The in-process backend. Every operation is built from one primitive, a posted message that the receiver copies
-// straight out of the sender's buffer (rendezvous), so a collective is as faithful as the ring: ranks post all
-// their sends first, then receive, then wait until their own sends were consumed, which cannot deadlock when all
-// ranks call operations in the same order. One mutex and condition variable per world keep the state simple; the
-// copies themselves run outside the lock.
+// The in-process backend. A rank sees another rank's data only by copying it straight out of the owner's buffer
+// (rendezvous), never through a shared copy, so the exchanges are as faithful as a network's:
+// - a ring step posts a message on the (sender, receiver) queue, which the receiver copies out of; the sender
+//   waits until it was consumed;
+// - a collective publishes each member's buffer in the group's current round; once every member has joined, each
+//   copies what it needs out of the others' buffers, and none leaves before all have finished reading.
+// Memory is bounded by the data and the pending messages, not by the number of ranks squared: queues exist only
+// while they hold a message (a ring touches 2 of the W^2 pairs per rank) and a collective keeps one pointer per
+// member. Each rank waits on its own condition variable and is woken only by what concerns it (a message for it,
+// its message consumed, its group's round complete, a failure), so W ranks cost O(W) wake-ups a step, not O(W^2).
+// One mutex per world keeps the state simple; the copies themselves run outside the lock.
 #include "hcp/inprocess_world.hpp"
 
 #include <algorithm>
@@ -14,10 +20,15 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <new>
 #include <numeric>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 
 namespace hcp {
 namespace inprocess {
@@ -26,14 +37,26 @@ struct Post {
   enum class State { queued, copying, done };
   const void* data = nullptr;
   size_t bytes = 0;
-  int from = 0;  // group rank of the sender, for messages
+  int from = 0;  // group rank of the sender
   State state = State::queued;
+};
+
+// One collective: the members' buffers and how far the members got. Two rounds alternate: a member can start
+// collective n+1 only after every member finished reading collective n, so round n-1 (the same slot) is over.
+struct Round {
+  uint64_t number = std::numeric_limits<uint64_t>::max();
+  std::vector<const void*> data;  // per group rank
+  std::vector<size_t> bytes;
+  int arrived = 0;   // members that published their buffer
+  int reading = 0;   // members that started copying (none starts once the world failed)
+  int finished = 0;  // members done copying
 };
 
 struct Group {
   uint64_t id = 0;
-  std::vector<int> world_ranks;            // group rank -> world rank, for messages
-  std::vector<std::deque<Post*>> queues;   // [src * size + dst]
+  std::vector<int> world_ranks;                          // group rank -> world rank
+  std::unordered_map<uint64_t, std::deque<Post*>> queues;  // src * size + dst, present while non-empty
+  Round rounds[2];
   int size() const { return static_cast<int>(world_ranks.size()); }
 };
 
@@ -43,8 +66,10 @@ struct PendingSplit {
 };
 
 struct WorldState {
+  explicit WorldState(int ranks) : wake(static_cast<size_t>(ranks)) {}
+
   std::mutex mu;
-  std::condition_variable cv;
+  std::vector<std::condition_variable> wake;  // per world rank: its thread waits on it
   std::chrono::milliseconds timeout{};
   bool failed = false;
   Errc failure_code = Errc::ok;
@@ -52,14 +77,14 @@ struct WorldState {
   uint64_t next_group_id = 1;
   std::map<std::tuple<uint64_t, uint64_t, int>, PendingSplit> splits;  // (parent id, split number, color)
 
-  // Records the first failure; later ones do not replace the root cause. Caller holds mu.
+  // Records the first failure; later ones do not replace the root cause. Wakes every rank. Caller holds mu.
   void fail_locked(Errc code, std::string message) {
     if (!failed) {
       failed = true;
       failure_code = code;
       failure = std::move(message);
     }
-    cv.notify_all();
+    for (auto& cv : wake) cv.notify_all();
   }
   Status peer_failure_locked(int world_rank, const char* op) const {
     return Status(Errc::comm, "rank " + std::to_string(world_rank) + ": " + op + " aborted: " + failure);
@@ -78,7 +103,7 @@ class Comm final : public Communicator {
     // one cannot have posts left when the owner destroys the communicator after its last wait.
     std::unique_lock lock(world_->mu);
     for (auto& post : posts_) {
-      while (post->state == Post::State::copying) world_->cv.wait(lock);
+      while (post->state == Post::State::copying) my_wake().wait(lock);
     }
   }
 
@@ -103,53 +128,50 @@ class Comm final : public Communicator {
   Status wait_send_recv() override {
     if (!exchange_posted_) return misuse("wait_send_recv", "no exchange is posted");
     exchange_posted_ = false;
-    return settled(receive(recv_src_, recv_, recv_bytes_, "send/recv"), "send/recv");
+    Status received = receive(recv_src_, recv_, recv_bytes_);
+    Status posts = wait_posts();
+    return received.ok() ? posts : received;
   }
 
   Status all_to_all(const void* send, void* recv, size_t chunk_bytes) override {
     HCP_TRY(check_idle("all_to_all"));
-    auto* in = static_cast<const unsigned char*>(send);
     auto* out = static_cast<unsigned char*>(recv);
-    for (int j = 0; j < size(); ++j) post(j, in + j * chunk_bytes, chunk_bytes);
-    return settled(receive_chunks(out, chunk_bytes, "all_to_all"), "all_to_all");
+    return collective(send, chunk_bytes, "all_to_all", [&](int j, const unsigned char* theirs) {
+      std::memcpy(out + j * chunk_bytes, theirs + rank_ * chunk_bytes, chunk_bytes);
+    });
   }
 
   Status all_gather(const void* send, void* recv, size_t chunk_bytes) override {
     HCP_TRY(check_idle("all_gather"));
     auto* out = static_cast<unsigned char*>(recv);
-    for (int j = 0; j < size(); ++j) post(j, send, chunk_bytes);
-    return settled(receive_chunks(out, chunk_bytes, "all_gather"), "all_gather");
+    return collective(send, chunk_bytes, "all_gather",
+                      [&](int j, const unsigned char* theirs) { std::memcpy(out + j * chunk_bytes, theirs, chunk_bytes); });
   }
 
-  // Each rank adds its block straight out of every sender's buffer, in rank order, as a receive that adds instead
-  // of copying: no staging copy of all blocks (CP all_gather's backward reduces 135 MB a rank at 16k packed tokens,
-  // and a fresh staging buffer each call cost its page faults and zeroing, most of that backward's time). Where
-  // recv overlaps send, zeroing recv would change what is still to be read: the blocks are staged first then.
+  // Each rank adds its block straight out of every member's buffer, in rank order: no staging copy of all blocks
+  // (CP all_gather's backward reduces 135 MB a rank at 16k packed tokens, and a fresh staging buffer each call cost
+  // its page faults and zeroing, most of that backward's time). Where recv overlaps send, zeroing recv would change
+  // what others still read: send is staged first then.
   Status reduce_scatter_sum(const float* send, float* recv, size_t count) override {
     HCP_TRY(check_idle("reduce_scatter_sum"));
     const size_t ranks = static_cast<size_t>(size());
     if (count > std::numeric_limits<size_t>::max() / sizeof(float) / ranks)
       return misuse("reduce_scatter_sum", "count * size() floats overflow the address space");
     const auto at = [](const float* f) { return reinterpret_cast<uintptr_t>(f); };
+    std::vector<float> staged;
     if (at(recv + count) > at(send) && at(send + count * ranks) > at(recv)) {
-      std::vector<float> blocks(count * ranks);
-      HCP_TRY(all_to_all(send, blocks.data(), count * sizeof(float)));
-      std::fill(recv, recv + count, 0.0f);
-      for (size_t j = 0; j < ranks; ++j) add_floats(recv, blocks.data() + j * count, count);
-      return {};
+      staged.assign(send, send + count * ranks);
+      send = staged.data();
     }
-    for (size_t j = 0; j < ranks; ++j) post(static_cast<int>(j), send + j * count, count * sizeof(float));
     std::fill(recv, recv + count, 0.0f);
-    Status received;
-    for (int j = 0; j < size() && received.ok(); ++j)
-      received = receive(j, recv, count * sizeof(float), "reduce_scatter_sum", Arrival::add_floats);
-    return settled(received, "reduce_scatter_sum");
+    return collective(send, count * sizeof(float), "reduce_scatter_sum", [&](int, const unsigned char* theirs) {
+      add_floats(recv, reinterpret_cast<const float*>(theirs) + static_cast<size_t>(rank_) * count, count);
+    });
   }
 
   Status barrier() override {
-    unsigned char token = 0;
-    std::vector<unsigned char> all(static_cast<size_t>(size()));
-    return all_gather(&token, all.data(), 1);
+    HCP_TRY(check_idle("barrier"));
+    return collective(nullptr, 0, "barrier", [](int, const unsigned char*) {});
   }
 
   Status split(int color, int key, std::unique_ptr<Communicator>* out) override {
@@ -177,7 +199,6 @@ class Comm final : public Communicator {
         auto fresh = std::make_shared<Group>();
         fresh->id = world_->next_group_id++;
         for (int m : members) fresh->world_ranks.push_back(group_->world_ranks[m]);
-        fresh->queues.resize(members.size() * members.size());
         it = world_->splits.emplace(key_tuple, PendingSplit{fresh, static_cast<int>(members.size())}).first;
       }
       group = it->second.group;
@@ -203,6 +224,22 @@ class Comm final : public Communicator {
   int world_rank() const { return group_->world_ranks[rank_]; }
   bool valid_rank(int r) const { return r >= 0 && r < size(); }
   Deadline deadline() const { return std::chrono::steady_clock::now() + world_->timeout; }
+  std::condition_variable& my_wake() const { return wake_of(rank_); }
+  std::condition_variable& wake_of(int group_rank) const {
+    return world_->wake[static_cast<size_t>(group_->world_ranks[group_rank])];
+  }
+  uint64_t queue_key(int src, int dst) const {
+    return static_cast<uint64_t>(src) * static_cast<uint64_t>(size()) + static_cast<uint64_t>(dst);
+  }
+
+  // Waits on this rank's condition variable until done() or the deadline; false on timeout. Caller holds mu.
+  template <typename Done>
+  bool wait_locked(std::unique_lock<std::mutex>& lock, Deadline until, Done done) {
+    while (!done()) {
+      if (my_wake().wait_until(lock, until) == std::cv_status::timeout) return done();
+    }
+    return true;
+  }
 
   Status misuse(const char* op, const char* what) {
     Status status(Errc::invalid_argument,
@@ -220,6 +257,23 @@ class Comm final : public Communicator {
     if (exchange_posted_) return misuse(op, "called while a send/recv exchange is posted");
     return check_healthy(op);
   }
+  Status timed_out_locked(const char* op, const std::string& waiting_for) {
+    Status status(Errc::timeout, "rank " + std::to_string(world_rank()) + ": " + op + " timed out after " +
+                                     std::to_string(world_->timeout.count()) + " ms waiting for " + waiting_for);
+    world_->fail_locked(status.code(), status.message());
+    return status;
+  }
+  Status disagree_locked(const char* op, int peer, size_t theirs, size_t mine) {
+    Status status(Errc::shape, "rank " + std::to_string(world_rank()) + ": " + op + ": rank " +
+                                   std::to_string(group_->world_ranks[peer]) + " sent " + std::to_string(theirs) +
+                                   " bytes, " + std::to_string(mine) + " expected (ranks disagree on shapes)");
+    world_->fail_locked(status.code(), status.message());
+    return status;
+  }
+
+  static void add_floats(float* dst, const float* src, size_t n) {
+    for (size_t i = 0; i < n; ++i) dst[i] += src[i];
+  }
 
   void post(int dst, const void* data, size_t bytes) {
     auto& slot = posts_.emplace_back(std::make_unique<Post>());
@@ -227,90 +281,103 @@ class Comm final : public Communicator {
     slot->bytes = bytes;
     slot->from = rank_;
     std::lock_guard lock(world_->mu);
-    group_->queues[static_cast<size_t>(rank_) * size() + dst].push_back(slot.get());
-    world_->cv.notify_all();
+    group_->queues[queue_key(rank_, dst)].push_back(slot.get());
+    wake_of(dst).notify_all();
   }
 
-  Status timed_out_locked(const char* op, const std::string& waiting_for) {
-    Status status(Errc::timeout, "rank " + std::to_string(world_rank()) + ": " + op + " timed out after " +
-                                     std::to_string(world_->timeout.count()) + " ms waiting for " + waiting_for);
-    world_->fail_locked(status.code(), status.message());
-    return status;
-  }
-
-  // What a receive does with the message: copies it into the buffer, or adds it to the floats there.
-  enum class Arrival { copy, add_floats };
-  static void add_floats(float* dst, const float* src, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] += src[i];
-  }
-
-  Status receive(int src, void* buf, size_t bytes, const char* op, Arrival arrival = Arrival::copy) {
+  Status receive(int src, void* buf, size_t bytes) {
+    const char* op = "send/recv";
     std::unique_lock lock(world_->mu);
-    auto& queue = group_->queues[static_cast<size_t>(src) * size() + rank_];
-    const auto until = deadline();
-    while (!world_->failed && queue.empty()) {
-      if (world_->cv.wait_until(lock, until) == std::cv_status::timeout && queue.empty() && !world_->failed)
-        return timed_out_locked(op, "a message from rank " + std::to_string(group_->world_ranks[src]));
-    }
+    // The receiver alone removes its queues, so the reference stays valid while it waits.
+    const uint64_t key = queue_key(src, rank_);
+    auto& queue = group_->queues[key];
+    if (!wait_locked(lock, deadline(), [&] { return world_->failed || !queue.empty(); }))
+      return timed_out_locked(op, "a message from rank " + std::to_string(group_->world_ranks[src]));
     if (world_->failed) return world_->peer_failure_locked(world_rank(), op);
     Post* message = queue.front();
-    if (message->bytes != bytes) {
-      Status status(Errc::shape, "rank " + std::to_string(world_rank()) + ": " + op + ": rank " +
-                                     std::to_string(group_->world_ranks[src]) + " sent " +
-                                     std::to_string(message->bytes) + " bytes, " + std::to_string(bytes) +
-                                     " expected (ranks disagree on shapes)");
-      world_->fail_locked(status.code(), status.message());
-      return status;
-    }
+    if (message->bytes != bytes) return disagree_locked(op, src, message->bytes, bytes);
     queue.pop_front();
+    if (queue.empty()) group_->queues.erase(key);
     message->state = Post::State::copying;
     lock.unlock();
-    if (arrival == Arrival::add_floats) {
-      add_floats(static_cast<float*>(buf), static_cast<const float*>(message->data), bytes / sizeof(float));
-    } else if (bytes) {
-      std::memcpy(buf, message->data, bytes);
-    }
+    if (bytes) std::memcpy(buf, message->data, bytes);
     lock.lock();
     message->state = Post::State::done;
-    world_->cv.notify_all();
+    wake_of(message->from).notify_all();
     return {};
   }
 
-  // Chunk j of `out` from rank j, for every j; stops at the first failure.
-  Status receive_chunks(unsigned char* out, size_t chunk_bytes, const char* op) {
-    for (int j = 0; j < size(); ++j) HCP_TRY(receive(j, out + j * chunk_bytes, chunk_bytes, op));
-    return {};
-  }
-
-  // Ends an operation whose receives gave `received`: its posts are waited for even when a receive failed (the
-  // world has failed then), since a peer may be copying out of the caller's buffer, which is the caller's to free
-  // once the operation returns.
-  Status settled(Status received, const char* op) {
-    Status posts = wait_posts(op);
-    return received.ok() ? posts : received;
-  }
-
-  // Waits until every posted send was consumed.
-  Status wait_posts(const char* op) {
+  // Waits until every posted send was consumed: the caller's buffer is the caller's to free once this returns, so
+  // it also waits for copies in progress when the world failed.
+  Status wait_posts() {
+    const char* op = "send/recv";
     std::unique_lock lock(world_->mu);
     const auto until = deadline();
     for (auto& post : posts_) {
-      while (post->state != Post::State::done) {
-        if (world_->failed && post->state == Post::State::queued) break;
-        if (world_->cv.wait_until(lock, until) == std::cv_status::timeout && post->state == Post::State::queued &&
-            !world_->failed)
-          return timed_out_locked(op, "its send to be received");
-      }
+      const bool settled = wait_locked(lock, until, [&] {
+        return post->state == Post::State::done || (world_->failed && post->state == Post::State::queued);
+      });
+      if (!settled) return timed_out_locked(op, "its send to be received");
     }
     if (world_->failed) {
       // Keep posts that someone might still copy from alive until they are done; queued ones are never read.
       for (auto& post : posts_)
-        while (post->state == Post::State::copying) world_->cv.wait(lock);
+        while (post->state == Post::State::copying) my_wake().wait(lock);
       posts_.clear();
       return world_->peer_failure_locked(world_rank(), op);
     }
     posts_.clear();
     return {};
+  }
+
+  // Publishes `send` (bytes, which every member must agree on) in the group's next round, waits for every member,
+  // calls read(j, member j's buffer) for each j in rank order, and returns once every member finished reading - or,
+  // when the world failed, once no one still reads this rank's buffer.
+  template <typename Read>
+  Status collective(const void* send, size_t bytes, const char* op, Read read) {
+    const uint64_t number = collectives_done_++;
+    Round& round = group_->rounds[number & 1];
+    const int n = size();
+    const auto wake_group = [&] {
+      for (int j = 0; j < n; ++j) wake_of(j).notify_all();
+    };
+    std::unique_lock lock(world_->mu);
+    if (world_->failed) return world_->peer_failure_locked(world_rank(), op);
+    if (round.number != number) {  // the first member here opens the round
+      round.number = number;
+      round.data.assign(static_cast<size_t>(n), nullptr);
+      round.bytes.assign(static_cast<size_t>(n), 0);
+      round.arrived = round.reading = round.finished = 0;
+    }
+    round.data[rank_] = send;
+    round.bytes[rank_] = bytes;
+    if (++round.arrived == n) wake_group();
+    const auto until = deadline();
+    if (!wait_locked(lock, until, [&] { return world_->failed || round.arrived == n; }))
+      return timed_out_locked(op, "every rank of its group to join");
+    // Every member sees the same sizes once all joined: each reports the disagreement as its own shape error.
+    for (int j = 0; j < n && round.arrived == n; ++j)
+      if (round.bytes[j] != bytes) {
+        Status shape = disagree_locked(op, j, round.bytes[j], bytes);
+        static_cast<void>(left_failed_locked(lock, round, op));
+        return shape;
+      }
+    if (world_->failed) return left_failed_locked(lock, round, op);
+    ++round.reading;
+    lock.unlock();
+    for (int j = 0; j < n; ++j) read(j, static_cast<const unsigned char*>(round.data[j]));
+    lock.lock();
+    if (++round.finished == n || world_->failed) wake_group();
+    // No deadline here: every member that started reading finishes, and no one starts after a failure.
+    while (round.finished != n && !(world_->failed && round.finished == round.reading)) my_wake().wait(lock);
+    if (round.finished != n) return world_->peer_failure_locked(world_rank(), op);
+    return {};
+  }
+
+  // Leaves a round of a failed world once the members reading this rank's buffer are done with it.
+  Status left_failed_locked(std::unique_lock<std::mutex>& lock, Round& round, const char* op) {
+    while (round.finished != round.reading) my_wake().wait(lock);
+    return world_->peer_failure_locked(world_rank(), op);
   }
 
   std::shared_ptr<WorldState> world_;
@@ -322,23 +389,23 @@ class Comm final : public Communicator {
   size_t recv_bytes_ = 0;
   int recv_src_ = 0;
   uint64_t splits_done_ = 0;
+  uint64_t collectives_done_ = 0;
 };
 
 }  // namespace inprocess
 
-InProcessWorld::InProcessWorld(int ranks, std::chrono::milliseconds timeout)
-    : state_(std::make_shared<inprocess::WorldState>()) {
+InProcessWorld::InProcessWorld(int ranks, std::chrono::milliseconds timeout) {
   if (ranks < 1 || ranks > 4096)
     throw Error(Errc::invalid_argument, "in-process world: ranks must be in [1, 4096], got " + std::to_string(ranks));
   if (timeout.count() <= 0)
     throw Error(Errc::invalid_argument,
                 "in-process world: timeout must be positive, got " + std::to_string(timeout.count()) + " ms");
+  state_ = std::make_shared<inprocess::WorldState>(ranks);
   state_->timeout = timeout;
   auto group = std::make_shared<inprocess::Group>();
   group->id = 0;
   group->world_ranks.resize(static_cast<size_t>(ranks));
   std::iota(group->world_ranks.begin(), group->world_ranks.end(), 0);
-  group->queues.resize(static_cast<size_t>(ranks) * static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) comms_.push_back(std::make_unique<inprocess::Comm>(state_, group, r));
 }
 
@@ -351,23 +418,64 @@ Communicator& InProcessWorld::comm(int rank) {
   return *comms_[static_cast<size_t>(rank)];
 }
 
+namespace {
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+// The rank threads' stacks alone against the address-space limit (ulimit -v): refused up front with what they
+// would need, rather than a thread that fails to start part way through.
+Status check_stacks_fit(size_t ranks) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
+  pthread_attr_t attr;
+  size_t stack = 0;
+  if (pthread_getattr_default_np(&attr) != 0) return {};
+  pthread_attr_getstacksize(&attr, &stack);
+  pthread_attr_destroy(&attr);
+  const uint64_t need = static_cast<uint64_t>(ranks) * stack;
+  if (need < limit.rlim_cur) return {};
+  return Status(Errc::out_of_memory, std::to_string(ranks) + " in-process ranks run on " + std::to_string(ranks) +
+                                         " threads of " + mib(stack) + " stack each: " + mib(need) +
+                                         " of address space, more than the limit of " + mib(limit.rlim_cur) +
+                                         " (ulimit -v); use fewer ranks, or one process per rank");
+}
+
+}  // namespace
+
 Status InProcessWorld::run(const std::function<Status(Communicator&)>& fn) {
+  if (Status fits = check_stacks_fit(comms_.size()); !fits.ok()) {
+    std::lock_guard lock(state_->mu);
+    state_->fail_locked(fits.code(), fits.message());
+    return fits;
+  }
   std::vector<std::thread> threads;
   threads.reserve(comms_.size());
   for (auto& comm : comms_) {
-    threads.emplace_back([&fn, c = comm.get()] {
-      Status status;
-      try {
-        status = fn(*c);
-      } catch (const Error& e) {
-        status = Status(e.code(), e.what());
-      } catch (const std::exception& e) {
-        status = Status(Errc::internal, e.what());
-      } catch (...) {
-        status = Status(Errc::internal, "unknown exception");
-      }
-      if (!status.ok()) static_cast<inprocess::Comm*>(c)->fail_with(status);
-    });
+    auto* c = static_cast<inprocess::Comm*>(comm.get());
+    try {
+      threads.emplace_back([&fn, c] {
+        Status status;
+        try {
+          status = fn(*c);
+        } catch (const Error& e) {
+          status = Status(e.code(), e.what());
+        } catch (const std::bad_alloc&) {
+          status = Status(Errc::out_of_memory, "rank " + std::to_string(c->rank()) + ": out of memory");
+        } catch (const std::exception& e) {
+          status = Status(Errc::internal, e.what());
+        } catch (...) {
+          status = Status(Errc::internal, "unknown exception");
+        }
+        if (!status.ok()) c->fail_with(status);
+      });
+    } catch (const std::system_error& e) {
+      // No thread for this rank (the process's thread or address-space limit): the ranks already running stop at
+      // their first operation with it, and the world reports why.
+      c->fail_with(Status(Errc::out_of_memory, "could not start the thread of rank " + std::to_string(c->rank()) +
+                                                   " of " + std::to_string(size()) + " (each in-process rank runs "
+                                                   "on its own thread): " + e.what()));
+      break;
+    }
   }
   for (auto& t : threads) t.join();
   return failure();
