@@ -393,23 +393,32 @@ std::vector<std::string> collect_inputs(const std::vector<std::string>& paths, c
       continue;
     }
     std::vector<std::string> found;
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) throw Error(Errc::io, path + ": cannot list directory: " + ec.message());
-    for (; it != end; it.increment(ec)) {
-      if (ec) break;
-      const fs::path& p = it->path();
-      const std::string name = p.filename().string();
-      if (it->is_directory(ec) && !name.empty() && name[0] == '.') {
-        it.disable_recursion_pending();  // .git, .github: not training configs
-        continue;
-      }
-      const std::string ext = p.extension().string();
-      if (it->is_regular_file(ec) && (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args" || ext == ".py")) {
-        const std::string found_path = p.string();
-        if (std::none_of(exclude.begin(), exclude.end(), [&](const std::string& g) { return path_matches(g, found_path); })) {
-          found.push_back(found_path);
+    // Depth first, a directory at a time, so that one that cannot be listed is named: an error that stops the
+    // walk, never a silent partial read.
+    std::vector<fs::path> dirs{fs::path(path)};
+    while (!dirs.empty()) {
+      const fs::path dir = std::move(dirs.back());
+      dirs.pop_back();
+      fs::directory_iterator it(dir, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        const fs::path& p = it->path();
+        const std::string name = p.filename().string();
+        std::error_code entry_ec;
+        if (it->is_directory(entry_ec)) {
+          if (!name.empty() && name[0] != '.' && !it->is_symlink(entry_ec)) dirs.push_back(p);  // not .git, .github
+          continue;
+        }
+        const std::string ext = p.extension().string();
+        // By name: a FIFO, a device or a link to one (or to nothing) with a config's name is an input too, which
+        // read_source reports as unreadable (HCP000) instead of leaving it out in silence.
+        if (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args" || ext == ".py") {
+          const std::string found_path = p.string();
+          if (std::none_of(exclude.begin(), exclude.end(), [&](const std::string& g) { return path_matches(g, found_path); })) {
+            found.push_back(found_path);
+          }
         }
       }
+      if (ec) throw Error(Errc::io, dir.string() + ": cannot list directory: " + ec.message());
     }
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());

@@ -213,6 +213,16 @@ class BadInputs(unittest.TestCase):
         deep_yaml.write_text("model:\n" + "".join(" " * (i + 1) + "k:\n" for i in range(3000)))
         self.check(["lint", str(deep_yaml)], {1}, "deep.yaml:")
         self.check(["lint", "model.x=[1,2", "model.y=3"], {1}, "<overrides>:1:")
+        # Inside a directory, a FIFO or a link to a device with a config's name is an unreadable input (HCP000),
+        # and a subdirectory that cannot be listed is an error naming it: both were left out in silence (issue 54).
+        configs = self.dir / "configs"
+        configs.mkdir()
+        shutil.copy(HERE.parents[1] / "examples" / "configs" / "good" / "hcp_bridge.toml", configs)
+        os.mkfifo(configs / "pipe.yaml")
+        os.symlink("/dev/zero", configs / "zero.toml")
+        out = self.check(["lint", str(configs)], {1}, "in 3 inputs; 2 inputs could not be read")
+        self.assertIn("pipe.yaml: error[HCP000]: cannot read: not a regular file", out)
+        self.assertIn("zero.toml: error[HCP000]: cannot read: not a regular file", out)
 
     def test_logscan(self):
         self.check(["logscan", str(FILES / "empty.log")], {0}, "unknown")
@@ -222,6 +232,17 @@ class BadInputs(unittest.TestCase):
         fifo = self.dir / "pipe.log"
         os.mkfifo(fifo)
         self.check(["logscan", str(fifo)], {2}, "not a regular file")
+        # The same inside a directory: listed as unreadable with what it is (issue 54).
+        logs = self.dir / "logs"
+        logs.mkdir()
+        shutil.copy(HERE.parent / "logscan" / "fixtures" / "megatron_hcp_active.log", logs)
+        os.mkfifo(logs / "pipe.log")
+        os.symlink("/dev/zero", logs / "zero.log")
+        os.symlink(self.dir / "nothing", logs / "dangling.log")
+        out = self.check(["logscan", str(logs)], {2}, "hcp-active")
+        self.assertIn("pipe.log: not read: a FIFO", out)
+        self.assertIn("zero.log: not read: a symbolic link to a device", out)
+        self.assertIn("dangling.log: not read: a symbolic link to nothing readable: No such file or directory", out)
         line = self.dir / "line.log"
         with open(line, "wb") as f:
             f.write(b"CONTEXT_PARALLEL_GROUP " + b"x" * (200 << 20) + b"\n")

@@ -55,10 +55,21 @@ TEST_F(Tree, FilesInNaturalOrderHiddenSkippedDirectoryLinksNotFollowed) {
   fs::create_symlink(root_ / "outside", root_ / "logs" / "linked_dir");
   fs::create_symlink(root_ / "outside" / "other.log", root_ / "logs" / "linked.log");
   fs::create_symlink(root_ / "outside" / "missing.log", root_ / "logs" / "dangling.log");
+  ::mkfifo((root_ / "logs" / "pipe.log").c_str(), 0600);
+  fs::create_symlink("/dev/null", root_ / "logs" / "null.log");
+  // A link to nothing, a FIFO and a link to a device are listed as unreadable, never left out in silence.
   const std::vector<std::string> want = {"attempt_9/rank_2.log", "attempt_9/rank_10.log", "attempt_10/rank_1.log",
-                                         "linked.log"};
-  EXPECT_EQ(listed(1), want);
-  EXPECT_EQ(listed(4), want);
+                                         "dangling.log", "linked.log", "null.log", "pipe.log"};
+  for (unsigned jobs : {1u, 4u}) {
+    std::vector<ScanInput> all;
+    EXPECT_EQ(listed(jobs, &all), want);
+    ASSERT_EQ(all.size(), want.size());
+    EXPECT_EQ(all[3].kind, ScanInput::Kind::error);
+    EXPECT_EQ(all[3].error, "not read: a symbolic link to nothing readable: No such file or directory");
+    EXPECT_EQ(all[4].kind, ScanInput::Kind::file);
+    EXPECT_EQ(all[5].error, "not read: a symbolic link to a device");
+    EXPECT_EQ(all[6].error, "not read: a FIFO");
+  }
 }
 
 TEST_F(Tree, SameListForAnyNumberOfThreads) {

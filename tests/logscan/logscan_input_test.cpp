@@ -145,6 +145,26 @@ TEST(LogscanInput, TruncatedAndCorruptStreamsKeepWhatCameBefore) {
   }
 }
 
+// After the last gzip member: zero padding is ignored (as gzip does), anything else is damage at its offset - it
+// was dropped in silence (issue 54). Split over chunks too.
+TEST(LogscanInput, TrailingDataAfterTheLastGzipMemberIsDamageButZeroPaddingIsNot) {
+  const std::string text = read("megatron_hcp_active.log");
+  const std::string gz = gzip(text);
+  for (size_t piece : {size_t{1} << 20, size_t{7}}) {
+    const ScanReport padded = feed(gz + std::string(512, '\0'), {piece});
+    EXPECT_FALSE(padded.files[0].damage) << *padded.files[0].damage;
+    EXPECT_EQ(padded.files[0].text_bytes, text.size());
+    const ScanReport junk = feed(gz + std::string(5, '\0') + "not a member\n", {piece});
+    ASSERT_TRUE(junk.files[0].damage);
+    EXPECT_NE(junk.files[0].damage->find("byte " + std::to_string(gz.size() + 5) +
+                                          ": trailing data after the last gzip member"),
+              std::string::npos)
+        << *junk.files[0].damage;
+    EXPECT_EQ(junk.files[0].text_bytes, text.size());
+    EXPECT_EQ(junk.verdict, Verdict::hcp_active);
+  }
+}
+
 TEST(LogscanInput, GarbageAndNulBytesDoNotStopTheScan) {
   std::mt19937 rng(3);
   std::string junk(1 << 20, '\0');
@@ -301,6 +321,25 @@ TEST(LogscanInput, FailuresAreCountedOnceWithTheirGroupAndRank) {
   EXPECT_EQ(r.failures[1].kind, "cuda-oom");
   EXPECT_EQ(r.failures[1].where.rank, 0);
   EXPECT_EQ(r.failures[2].kind, "traceback");  // the ECC error, once
+}
+
+// An out-of-memory line outside a traceback: its message starts at the exception's whole name (a fixed offset
+// before the words gave "OfMemoryError: CUDA out of memory..."; issue 54).
+TEST(LogscanInput, OutOfMemoryMessagesStartAtTheExceptionsName) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"},
+      {"2: RuntimeError: CUDA error: out of memory\n", "RuntimeError: CUDA error: out of memory"},
+      {"[W] allocator says HIP out of memory on device 1\n", "HIP out of memory on device 1"},
+      {"ValueError was fixed long ago in this job; much later: CUDA out of memory on rank 2\n",
+       "CUDA out of memory on rank 2"},
+  };
+  for (const auto& [line, message] : cases) {
+    const ScanReport r = feed(line);
+    ASSERT_EQ(r.failure_count, 1u) << line;
+    EXPECT_EQ(r.failures[0].kind, "cuda-oom");
+    EXPECT_EQ(r.failures[0].message, message);
+  }
 }
 
 TEST(LogscanInput, RedrawnIterationLinesAreEachRead) {

@@ -5,11 +5,35 @@
 // failure_blocks.cpp.
 #include <re2/re2.h>
 
+#include <cctype>
+#include <string_view>
+
 #include "../match/triggers.hpp"
 #include "scan_state.hpp"
 
 namespace hcp::logscan {
 namespace {
+
+// Where an out-of-memory message starts: at the exception's whole (dotted) name before the words -
+// "torch.OutOfMemoryError: CUDA out of memory", "RuntimeError: CUDA out of memory" - or, without one, at the
+// "CUDA"/"HIP" the words follow; never inside a name ("OfMemoryError: ..." was what a fixed offset gave).
+size_t oom_message_start(std::string_view text) {
+  const size_t words = text.find("out of memory");
+  size_t name_end = text.rfind("Error", words);
+  // A name only when it introduces the words ("Error: CUDA error: out of memory"), not one earlier in the line.
+  if (words != std::string_view::npos && name_end != std::string_view::npos && words - name_end > 24)
+    name_end = std::string_view::npos;
+  size_t from = words == std::string_view::npos ? 0 : words;
+  if (name_end != std::string_view::npos) {
+    from = name_end;
+  } else {
+    for (std::string_view device : {"CUDA ", "HIP ", "CUDA error: ", "HIP error: "})
+      if (from >= device.size() && text.substr(from - device.size(), device.size()) == device) from -= device.size();
+  }
+  auto in_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  while (from > 0 && in_name(text[from - 1])) --from;
+  return from;
+}
 
 constexpr size_t kMaxMessage = 400;
 constexpr size_t npos = std::string_view::npos;
@@ -233,10 +257,8 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
     gpu_fault_line(s, line);
   } else if (triggers & kOutOfMemory) {
     if (gpu_fault_kind(line.text) == "cuda-oom") {
-      // From a little before the words (the exception's name), or the whole line ("OutOfMemoryError" alone).
-      const size_t at = line.text.find("out of memory");
-      const size_t from = at != std::string_view::npos && at > 20 ? at - 20 : 0;
-      s.add_failure({"cuda-oom", clip_message(line.text.substr(from)), "", "", line.ref()}, "out of memory");
+      s.add_failure({"cuda-oom", clip_message(line.text.substr(oom_message_start(line.text))), "", "", line.ref()},
+                    "out of memory");
     }
   } else if (triggers & kCudaError) {
     exception_line(s, line);

@@ -3,6 +3,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct StreamDecoder::Codec {
   bool gz_ready = false;
   bool in_frame = false;  // inside a frame or member that has not ended yet
   bool after_member = false;
+  bool trailing = false;  // past the last member: only zero bytes may follow (gzip pads with them)
   std::vector<char> out = std::vector<char>(kOutChunk);
   ~Codec() {
     if (zstd) ZSTD_freeDCtx(zstd);
@@ -104,12 +106,22 @@ void StreamDecoder::decode(const char* data, size_t size) {
       if (in.pos == in.size && out.pos < out.size) return;
     }
   }
-  // gzip: members follow one another; anything after the last member that is not another member is ignored.
+  // gzip: members follow one another. After the last one, zero bytes are padding (ignored, as gzip does); any
+  // other byte is damage - the rest of the file is not read as text, and the report says so (gzip warns too).
   c.gz.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
   c.gz.avail_in = static_cast<uInt>(size);
   while (c.gz.avail_in > 0) {
+    if (c.after_member && (c.trailing || c.gz.next_in[0] != 0x1F)) {
+      c.trailing = true;
+      const char* rest = reinterpret_cast<const char*>(c.gz.next_in);
+      const char* end = rest + c.gz.avail_in;
+      const char* junk = std::find_if(rest, end, [](char b) { return b != 0; });
+      if (junk != end)
+        damage_ = Damage{base + static_cast<uint64_t>(junk - data),
+                         "trailing data after the last gzip member: not gzip, not read"};
+      return;
+    }
     if (c.after_member) {
-      if (c.gz.next_in[0] != 0x1F) return;  // trailing bytes after the last member (gzip ignores them too)
       inflateReset(&c.gz);
       c.after_member = false;
     }

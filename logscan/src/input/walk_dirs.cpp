@@ -18,17 +18,39 @@
 namespace hcp::logscan {
 namespace {
 
-enum class Type { skip, file, directory };
+enum class Type { skip, file, directory, special };
+
+// What a path that is neither a file nor a directory is, for the entry that says why it was not read.
+const char* special_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
 
 // What an entry whose d_type did not say is: a directory only if it is one itself (links to directories are not
-// followed, as in std::filesystem's recursive iterator), a file if it is one or links to one.
-Type type_by_stat(int dir_fd, const char* name) {
+// followed, as in std::filesystem's recursive iterator), a file if it is one or links to one; anything else
+// (FIFOs, devices, sockets, links to them or to nothing) is special, with `why`.
+Type type_by_stat(int dir_fd, const char* name, std::string* why) {
   struct stat st {};
-  if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return Type::skip;
+  if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    *why = std::string("cannot stat: ") + std::strerror(errno);
+    return Type::special;
+  }
   if (S_ISDIR(st.st_mode)) return Type::directory;
   if (S_ISREG(st.st_mode)) return Type::file;
-  if (S_ISLNK(st.st_mode) && ::fstatat(dir_fd, name, &st, 0) == 0 && S_ISREG(st.st_mode)) return Type::file;
-  return Type::skip;
+  if (!S_ISLNK(st.st_mode)) {
+    *why = special_kind(st.st_mode);
+  } else if (::fstatat(dir_fd, name, &st, 0) != 0) {
+    *why = std::string("a symbolic link to nothing readable: ") + std::strerror(errno);
+  } else if (S_ISREG(st.st_mode)) {
+    return Type::file;
+  } else if (S_ISDIR(st.st_mode)) {
+    return Type::skip;
+  } else {
+    *why = std::string("a symbolic link to ") + special_kind(st.st_mode);
+  }
+  return Type::special;
 }
 
 std::string join(const std::string& dir, const char* name) {
@@ -58,10 +80,13 @@ bool list_one(const std::string& dir, std::vector<WalkEntry>& files, std::vector
       const auto* e = reinterpret_cast<const struct dirent64*>(buf + at);
       at += e->d_reclen;
       if (e->d_name[0] == '.') continue;  // ".", ".." and hidden names
-      Type type = e->d_type == DT_DIR ? Type::directory : e->d_type == DT_REG ? Type::file : Type::skip;
-      if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) type = type_by_stat(fd, e->d_name);
+      std::string why;
+      Type type = e->d_type == DT_DIR ? Type::directory : e->d_type == DT_REG ? Type::file : Type::special;
+      if (type == Type::special) type = type_by_stat(fd, e->d_name, &why);
       if (type == Type::file) files.push_back({join(dir, e->d_name), ""});
       if (type == Type::directory) dirs.push_back(join(dir, e->d_name));
+      // Listed, never left out in silence: a FIFO or a link to /dev/zero in a log directory is not a log.
+      if (type == Type::special) files.push_back({join(dir, e->d_name), "not read: " + why});
     }
   }
   ::close(fd);
