@@ -13,8 +13,13 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
+// Out of range is said with the bound that was passed: "does not fit in 64 bits" was also said of values that fit
+// 64 bits unsigned, such as 2^64 - 1.
 std::string int_error(const std::string& item, std::errc ec) {
-  return "'" + item + "'" + (ec == std::errc::result_out_of_range ? " does not fit in 64 bits" : " is not an integer");
+  if (ec != std::errc::result_out_of_range) return "'" + item + "' is not an integer";
+  const bool negative = item.find('-') != std::string::npos;
+  return "'" + item + "' is " + (negative ? "below the smallest integer accepted, -9223372036854775808"
+                                          : "above the largest integer accepted, 9223372036854775807 (2^63 - 1)");
 }
 
 bool parse_exact(const std::string& item, int64_t& v, std::errc& ec) {

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "cli_options.hpp"
 #include "exit_codes.hpp"
@@ -45,7 +47,22 @@ plan::PlanInput build_input(const PlanOptions& o) {
                               {&m.vocab, o.vocab}, {&m.seq, o.seq}, {&m.micro_batch, o.micro_batch},
                               {&m.window, o.window}, {&m.global_batch, o.global_batch}})
     if (value) *field = *value;
-  if (!o.head_dim && m.head_dim == 0 && m.heads > 0 && m.hidden % m.heads == 0) m.head_dim = m.hidden / m.heads;
+  // What is missing, named by its option (the plan's own check would only say which values are not positive).
+  std::string missing;
+  for (auto [name, value] : {std::pair{"--layers", m.layers}, {"--hidden", m.hidden}, {"--ffn-hidden", m.ffn_hidden},
+                             {"--heads", m.heads}})
+    if (value == 0) missing += std::string(missing.empty() ? "" : ", ") + name;
+  if (!missing.empty()) {
+    std::string names;
+    for (const std::string& n : plan::model_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    usage("the model is not given: --model NAME (" + names + "), or its shape; missing " + missing);
+  }
+  if (!o.head_dim && m.head_dim == 0 && m.heads > 0) {
+    if (m.hidden % m.heads)
+      usage("--hidden " + std::to_string(m.hidden) + " is not a multiple of --heads " + std::to_string(m.heads) +
+            ": give --head-dim");
+    m.head_dim = m.hidden / m.heads;
+  }
   if (!o.kv_heads && m.kv_heads == 0) m.kv_heads = m.heads;
   m.packed = o.packed;
   m.dtype_bytes = o.dtype == "fp32" ? 4 : 2;
@@ -67,9 +84,18 @@ plan::PlanInput build_input(const PlanOptions& o) {
     in.cluster.gpu.source = "command line";
   }
   plan::GpuSpec& g = in.cluster.gpu;
-  for (auto [field, value] : {std::pair{&g.peak_tflops, o.peak_tflops}, {&g.memory_gib, o.memory_gib},
-                              {&g.nvlink_gbs, o.nvlink_gbs}, {&g.network_gbs, o.network_gbs}})
+  missing.clear();
+  for (auto [field, value, name] :
+       {std::tuple{&g.peak_tflops, o.peak_tflops, "--peak-tflops"}, {&g.memory_gib, o.memory_gib, "--memory-gib"},
+        {&g.nvlink_gbs, o.nvlink_gbs, "--nvlink-gbs"}, {&g.network_gbs, o.network_gbs, "--network-gbs"}}) {
     if (value) *field = *value;
+    if (o.gpu.empty() && !value) missing += std::string(missing.empty() ? "" : ", ") + name;
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const std::string& n : plan::gpu_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    usage("the GPU is not given: --gpu NAME (" + names + "), or all of its figures; missing " + missing);
+  }
   in.fixed.tp = o.tp;
   in.fixed.pp = o.pp;
   in.fixed.full_recompute = o.recompute == "full";

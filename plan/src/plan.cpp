@@ -19,8 +19,13 @@ constexpr size_t kMaxLayouts = 20000;
 
 void validate(const PlanInput& in) {
   const ModelSpec& m = in.model;
-  if (m.layers < 1 || m.hidden < 1 || m.ffn_hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1)
-    refuse("the model needs positive layers, hidden, ffn_hidden, heads, kv_heads and head_dim");
+  std::string not_positive;
+  for (auto [name, value] : {std::pair{"layers", m.layers}, {"hidden", m.hidden}, {"ffn_hidden", m.ffn_hidden},
+                             {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}})
+    if (value < 1) not_positive += std::string(not_positive.empty() ? "" : ", ") + name + " " + std::to_string(value);
+  if (!not_positive.empty())
+    refuse("the model needs positive layers, hidden, ffn_hidden, heads, kv_heads and head_dim (got " + not_positive +
+           ")");
   // Beyond any model built, and small enough that every product the estimate forms stays exact in 64 bits: an
   // INT64_MAX layer count otherwise printed "-1 layers" and a ranked plan.
   if (m.layers > (int64_t{1} << 16) || m.hidden > (int64_t{1} << 20) || m.ffn_hidden > (int64_t{1} << 22) ||
@@ -44,8 +49,14 @@ void validate(const PlanInput& in) {
   if (in.cluster.gpus_per_node > 4096 || in.cluster.nodes > kMaxGpus / in.cluster.gpus_per_node)
     refuse("the cluster has more than " + std::to_string(kMaxGpus) + " GPUs: beyond any the plan is meant for");
   const GpuSpec& g = in.cluster.gpu;
-  if (!(g.peak_tflops > 0) || !(g.memory_gib > 0) || !(g.nvlink_gbs > 0) || !(g.network_gbs > 0))
-    refuse("the GPU needs positive peak TFLOP/s, memory and NVLink and network bandwidths");
+  std::string bad_figures;
+  for (auto [name, value] : {std::pair{"peak TFLOP/s", g.peak_tflops}, {"memory GiB", g.memory_gib},
+                             {"NVLink GB/s", g.nvlink_gbs}, {"network GB/s", g.network_gbs}})
+    if (!(value > 0 && std::isfinite(value)))
+      bad_figures += std::string(bad_figures.empty() ? "" : ", ") + name + " " + std::to_string(value);
+  if (!bad_figures.empty())
+    refuse("the GPU needs positive, finite peak TFLOP/s, memory and NVLink and network bandwidths (got " +
+           bad_figures + ")");
   const Efficiency& e = in.efficiency;
   for (double f : {e.gemm, e.attention, e.memory})
     if (!(f > 0 && f <= 1)) refuse("efficiencies must be in (0, 1]");

@@ -57,7 +57,7 @@ class BadInputs(unittest.TestCase):
         out = self.check(["lint", str(FILES / "int64_limits.toml")], {1}, "int64_limits.toml:")
         self.assertIn("overflows", out)
         self.check(["lint", str(FILES / "int64_overflow.toml")], {1}, "int64_overflow.toml:2:")
-        self.check(["lint", str(FILES / "int64_overflow.yaml")], {1}, "does not fit in 64 bits")
+        self.check(["lint", str(FILES / "int64_overflow.yaml")], {1}, "(beyond a signed 64-bit integer)")
         self.check(["lint", str(FILES / "nonpositive.sh")], {1}, "must be a positive integer")
         self.check(["lint", "--format", "json", str(FILES / "garbage.log")], {0, 1, 2})
 
@@ -190,8 +190,16 @@ class BadInputs(unittest.TestCase):
         self.check([*base, "--seq", "4096", "--nodes", "1", "--te-version", "\udcff", "--format", "json"], {0, 2})
         self.check([*base, "--seq", "4096", "--nodes", "1", "--gemm-efficiency", "nan"], {2})
         self.check([*base, "--seq", "4096", "--nodes", "1", "--memory-gib", "-1"], {2}, "positive")
+        # What is missing is named by its option (issue 54: "needs positive ..." named neither --gpu nor the value).
         self.check(["plan", "--layers", "2", "--hidden", "64", "--ffn-hidden", "64", "--heads", "4", "--seq", "64",
-                    "--nodes", "1"], {2}, "peak TFLOP/s")
+                    "--nodes", "1"], {2}, "the GPU is not given: --gpu NAME (a100, h100, h200, b200, gb200), or all "
+                                          "of its figures; missing --peak-tflops, --memory-gib, --nvlink-gbs, "
+                                          "--network-gbs")
+        self.check(["plan", "--layers", "2", "--hidden", "64", "--heads", "4", "--seq", "64", "--nodes", "1",
+                    "--gpu", "h100"], {2}, "the model is not given: --model NAME (")
+        self.check(["plan", "--layers", "2", "--hidden", "64", "--ffn-hidden", "64", "--heads", "3", "--seq", "64",
+                    "--nodes", "1", "--gpu", "h100"], {2}, "--hidden 64 is not a multiple of --heads 3: give --head-dim")
+        self.check([*base, "--seq", "4096", "--nodes", "1", "--peak-tflops", "1e400"], {2}, "(got peak TFLOP/s inf)")
         self.check([*base, "--seq", "4096", "--nodes", "90090"], {2}, "layouts to check")
         self.check(["groups", "--world-size", "8", "--cp", "8", "--svg", "--max-nodes", "0"], {2}, "--max-nodes")
         self.check(["groups", "--world-size", "4096", "--gpus-per-node", "2048", "--svg"], {2}, "up to 1024 GPUs")
@@ -272,7 +280,8 @@ class BadInputs(unittest.TestCase):
 
     def test_groups(self):
         self.check(["groups", "--world-size", "9223372036854775807"], {2}, "exceeds the largest NCCL world")
-        self.check(["groups", "--world-size", "9223372036854775808"], {2}, "does not fit in 64 bits")
+        self.check(["groups", "--world-size", "9223372036854775808"], {2}, "above the largest integer accepted")
+        self.check(["groups", "--world-size", "18446744073709551615"], {2}, "above the largest integer accepted, 9223372036854775807")
         self.check(["groups", "--world-size", "8", "--tp", "0"], {2}, "must be positive (got 0)")
         self.check(["groups", "--world-size", "8", "--cp", "-2"], {2}, "must be positive (got -2)")
         self.check(["groups", "--world-size", "8", "--cp", "4", "--hcp-sizes", "0,4"], {2}, "level 0 must be positive")

@@ -14,7 +14,7 @@ inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   int64_t r = 0;
   if (__builtin_mul_overflow(a, b, &r)) {
     throw Error(Errc::invalid_config, std::string(what) + " overflows: " + std::to_string(a) + " * " +
-                                          std::to_string(b) + " does not fit in 64 bits");
+                                          std::to_string(b) + " exceeds 2^63 - 1");
   }
   return r;
 }

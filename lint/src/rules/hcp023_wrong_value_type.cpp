@@ -21,7 +21,7 @@ void check(const LintContext& ctx, Reporter& r) {
                           v.text.find_first_not_of("+-0123456789") == std::string::npos;
     r.report(p.setting->key_loc,
              p.setting->spelled + " must be " + p.expected + ", got " + std::string(v.kind_name()) + " " + v.display() +
-                 (overflow ? " (does not fit in 64 bits)" : ""),
+                 (overflow ? " (beyond a signed 64-bit integer)" : ""),
              fix(*p.setting, p.expected));
   }
 }
@@ -32,7 +32,7 @@ const Rule& rule_hcp023() {
   static const Rule rule{
       {"HCP023", "wrong-value-type", Severity::error, "a CP-related key has a value of the wrong type",
        {"A key the linter checks has a value of the wrong type (a string where an integer is needed, a number "
-        "that does not fit in 64 bits, a scalar where a list is needed). The other rules ignore such a value.",
+        "beyond a signed 64-bit integer, a scalar where a list is needed). The other rules ignore such a value.",
         "Bridge's dataclasses and Megatron's argparse either reject it at start-up or, worse, accept it and "
         "compare it as a string.",
         "[model]\ncontext_parallel_size = \"four\"",
