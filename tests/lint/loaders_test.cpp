@@ -389,5 +389,29 @@ TEST(ScriptLoader, SourcedFilesOutsideTheScriptsFolderAreNeverRead) {
   fs::remove_all(top);
 }
 
+// A file that sources a file being read already, under any spelling (./a.sh, sub/../a.sh): followed once, then
+// named as a cycle - the spellings were compared as text, so the loop went five levels deep and every finding of
+// the script was reported five times over (issue 54).
+TEST(ScriptLoader, ASourceCycleIsFoundWhateverThePathsSpelling) {
+  namespace fs = std::filesystem;
+  const fs::path top = fs::temp_directory_path() / ("hcp-cycle-" + std::to_string(::getpid()));
+  fs::remove_all(top);
+  fs::create_directories(top / "sub");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(top / "sub" / "env.sh", "source ../train.sh\nexport SEQ=8192\n");
+  const std::string text = "source ./sub/env.sh\nsource ./train.sh\n"
+                           "torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2 --seq-length $SEQ\n";
+  write(top / "train.sh", text);
+  const LoadedInput in = load_input(SourceText{(top / "train.sh").string(), text, InputFormat::automatic});
+  ASSERT_EQ(in.variants.size(), 1u);
+  EXPECT_EQ(in.variants[0].tree.find("model.seq_length")->value.integer, 8192);
+  ASSERT_EQ(in.sourced.size(), 1u);  // env.sh once; train.sh never again
+  int cycles = 0;
+  for (const auto& [where, why] : in.unread)
+    cycles += why.find(": a cycle, " + (top / "train.sh").string() + " is being read already") != std::string::npos;
+  EXPECT_EQ(cycles, 2);  // ../train.sh from env.sh, ./train.sh from train.sh
+  fs::remove_all(top);
+}
+
 }  // namespace
 }  // namespace hcp::lint

@@ -1,5 +1,6 @@
 // Statements and paths: runs a script's syntax tree over a set of interpreter states, one per path.
 #include <algorithm>
+#include <filesystem>
 
 #include "shell_interpreter.hpp"
 #include "slurm_directives.hpp"
@@ -707,6 +708,28 @@ States Interpreter::exec_script_text(const std::string& text, const std::string&
   return produced;
 }
 
+namespace {
+
+// One file is named many ways - a.sh, ./a.sh, x/../a.sh, a link to it: the path with links and dots resolved
+// (stat and readlink only; nothing is opened), or the lexical form when that fails.
+std::string file_identity(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  if (ec) return fs::path(path).lexically_normal().string();
+  const fs::path resolved = fs::weakly_canonical(absolute, ec);
+  return (ec ? absolute.lexically_normal() : resolved).string();
+}
+
+}  // namespace
+
+const Interpreter::Reading* Interpreter::reading(const std::string& path) const {
+  const std::string id = file_identity(path);
+  for (const Reading& r : source_stack_)
+    if (r.identity == id) return &r;
+  return nullptr;
+}
+
 States Interpreter::exec_source(const std::vector<Pieces>& words, BashNode n, State s) {
   if (words.size() < 2 || !all_known(words[1])) {
     skip(n, "source of a file whose path is not known here" +
@@ -720,14 +743,18 @@ States Interpreter::exec_source(const std::vector<Pieces>& words, BashNode n, St
   if (!named.empty() && named[0] != '/' && dir_ != ".") candidates.push_back(dir_ + "/" + named);
   std::optional<SourceText> text;
   std::string path = candidates.back(), refused;
+  const Reading* cycle = nullptr;  // a file being read that a candidate names again
   if (options_.read_sourced && s.depth < options_.max_source_depth) {
     for (const std::string& c : candidates) {
-      if (std::find(source_stack_.begin(), source_stack_.end(), c) != source_stack_.end()) continue;
       if (options_.may_source) {
         if (std::string why = options_.may_source(c); !why.empty()) {
           refused = std::move(why);  // the last candidate's: the script's folder, the one bash would most likely use
           continue;
         }
+      }
+      if (const Reading* r = reading(c)) {
+        cycle = r;
+        continue;
       }
       if ((text = options_.read_sourced(c))) {
         path = c;
@@ -735,8 +762,9 @@ States Interpreter::exec_source(const std::vector<Pieces>& words, BashNode n, St
       }
     }
   }
-  if (std::find(source_stack_.begin(), source_stack_.end(), path) != source_stack_.end()) {
-    skip(n, "source of " + path + " inside itself");
+  if (!text && cycle) {
+    skip(n, "source of " + named + ": a cycle, " + cycle->name + " is being read already (bash would recurse " +
+                "until it fails)");
     return {std::move(s)};
   }
   if (s.depth >= options_.max_source_depth || !options_.read_sourced) {
@@ -754,7 +782,7 @@ States Interpreter::exec_source(const std::vector<Pieces>& words, BashNode n, St
   const std::string saved_file = file_, saved_dir = dir_;
   file_ = out_.sourced.back().name;
   dir_ = folder_of(file_);
-  source_stack_.push_back(path);
+  source_stack_.push_back({file_identity(path), path});
   ++s.depth;
   States produced = exec_block(root, 0, root.child_count(), States{std::move(s)});
   source_stack_.pop_back();
@@ -771,7 +799,7 @@ void Interpreter::run(const SourceText& script) {
   file_ = script.name;
   script_name_ = script.name;
   dir_ = folder_of(script.name);
-  source_stack_.push_back(script.name);
+  source_stack_.push_back({file_identity(script.name), script.name});
   BashTree tree(script.text);
   const BashNode root = tree.root();
   State start;

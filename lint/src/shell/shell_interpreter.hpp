@@ -164,7 +164,13 @@ class Interpreter {
  private:
   std::string script_name_;  // $0 and BASH_SOURCE
   States finished_;  // paths ended by `exit`
-  std::vector<std::string> source_stack_;
+  // The files being read, outermost first: their resolved paths (a cycle is found whatever the spelling) and
+  // their names as given, for the message.
+  struct Reading {
+    std::string identity, name;
+  };
+  std::vector<Reading> source_stack_;
+  const Reading* reading(const std::string& path) const;
   std::vector<std::unique_ptr<std::string>> texts_;  // texts of eval'd strings, alive while their trees are
   std::vector<ShellWord> outer_;  // the command whose `bash -c` is running
   std::vector<std::unique_ptr<BashTree>> trees_;      // sourced files' trees (function bodies point into them)
