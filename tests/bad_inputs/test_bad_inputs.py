@@ -161,6 +161,12 @@ class BadInputs(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("4096 in-process ranks run on 4096 threads of", p.stderr)
         self.assertIn("of address space, more than the limit of 1024 MiB (ulimit -v)", p.stderr)
+        # Data that does not fit: a clean exit 2 saying so, from the main thread or from a rank's.
+        for args in (["--cp", "2", "--seq", "1048576", "--heads", "16", "--head-dim", "128"],
+                     ["--cp", "8", "--seq", "65536", "--heads", "4", "--head-dim", "64", "--comm", "all_gather"]):
+            p = subprocess.run([*limited, "attn", *args], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("out of memory", p.stderr)
 
     def test_lint_yaml_alias_bomb_under_a_memory_limit(self):
         # 535 bytes, 10 levels of 10 aliases: 10^10 values if expanded. Under a 1 GiB address-space limit it is an

@@ -37,7 +37,7 @@ class CpuEngine final : public CpEngine {
 
   Status alloc(size_t bytes, EngineBuffer* out) override {
     if (bytes > std::numeric_limits<size_t>::max() - 63)  // rounding up would wrap to a small block
-      return {Errc::out_of_memory, "CP buffer of " + std::to_string(bytes) + " bytes"};
+      return {Errc::out_of_memory, "out of memory for a CP buffer of " + std::to_string(bytes) + " bytes"};
     const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
     void* ptr = nullptr;
     if (auto it = pool_.find(rounded); it != pool_.end()) {
@@ -46,7 +46,8 @@ class CpuEngine final : public CpEngine {
       pool_.erase(it);
     } else {
       ptr = std::aligned_alloc(64, rounded);
-      if (ptr == nullptr) return {Errc::out_of_memory, "CP buffer of " + std::to_string(bytes) + " bytes"};
+      if (ptr == nullptr)
+        return {Errc::out_of_memory, "out of memory for a CP buffer of " + std::to_string(bytes) + " bytes"};
     }
     sizes_[ptr] = rounded;
     live_bytes_ += rounded;
