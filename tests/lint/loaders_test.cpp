@@ -339,6 +339,48 @@ TEST(ScriptLoader, RayRuntimeEnvironment) {
   EXPECT_EQ(in.variants[0].tree.find("env.CUDA_DEVICE_MAX_CONNECTIONS")->value.text, "1");
 }
 
+// Form detection never guesses (issue 51): each loader claims a file only by positive evidence of its form. The four
+// misdetections found on real files, each as it was met.
+TEST(FormDetection, OtherToolsFilesAreSkippedWithWhatTheyAre) {
+  // torchtitan's TOML was linted as a Bridge tree (84 false HCP022 on its train_configs).
+  const LoadedInput titan = input("llama3_8b.toml",
+                                  "[job]\ndump_folder = \"./outputs\"\n[model]\nname = \"llama3\"\n"
+                                  "[parallelism]\ncontext_parallel_degree = 8\n");
+  ASSERT_TRUE(titan.skipped);
+  EXPECT_EQ(*titan.skipped, "a TOML file of none of the training-config forms hcp-lint reads (top-level keys: job, "
+                            "model, parallelism)");
+  EXPECT_FALSE(input("bridge.toml", "[model]\ncontext_parallel_size = 2\n[cluster]\nnodes = 1\n").skipped);
+  // NeMo-RL's key=value arguments: its logger.* was read as Bridge's logger section.
+  const LoadedInput rl = input("grpo.sh", "uv run python examples/run_grpo_math.py policy.megatron_cfg.enabled=True "
+                                          "logger.wandb_enabled=True cluster.gpus_per_node=8\n");
+  ASSERT_TRUE(rl.skipped);
+  EXPECT_NE(rl.skipped->find("overrides of sections that are not Megatron-Bridge's or NeMo 2's (policy, cluster)"),
+            std::string::npos)
+      << *rl.skipped;
+  EXPECT_FALSE(input("bridge.sh", "python scripts/training/run_recipe.py --recipe llama3_8b "
+                                  "model.context_parallel_size=2 logger.log_interval=1\n").skipped);
+  // DeepSpeed's JSON (and the same as a .yaml) passed the YAML form check.
+  const std::string deepspeed = "{\n  \"train_batch_size\": 8,\n  \"zero_optimization\": {\"stage\": 2}\n}\n";
+  for (const char* name : {"ds_config.json", "ds_config.yaml"}) {
+    const LoadedInput ds = input(name, deepspeed);
+    ASSERT_TRUE(ds.skipped) << name;
+    EXPECT_EQ(*ds.skipped, "a JSON or JSON-style YAML file of none of the training-config forms hcp-lint reads "
+                           "(top-level keys: train_batch_size, zero_optimization)");
+  }
+  const LoadedInput flow = input("flow.yaml", "---\n{model: {context_parallel_size: 2}}\n");
+  ASSERT_FALSE(flow.skipped);
+  EXPECT_EQ(flow.variants[0].tree.find("model.context_parallel_size")->value.integer, 2);
+  // NeMo 2's partial(recipe, ...)(...) was read only when its result was named `recipe` (or the like).
+  const LoadedInput nemo = input("nemo2.py", "from functools import partial\nfrom nemo.collections import llm\n"
+                                             "job = partial(llm.llama3_8b.pretrain_recipe, num_nodes=2, "
+                                             "num_gpus_per_node=8)()\n"
+                                             "job.trainer.strategy.context_parallel_size = 4\n");
+  ASSERT_FALSE(nemo.skipped) << *nemo.skipped;
+  ASSERT_EQ(nemo.variants.size(), 1u);
+  EXPECT_EQ(nemo.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_EQ(nemo.variants[0].tree.find("cluster.nodes")->value.integer, 2);
+}
+
 TEST(ScriptLoader, PerformanceScriptFlagsOnlyForBridgePerformanceScripts) {
   const LoadedInput perf = input("p.sh", "python scripts/performance/setup_experiment.py -ng 64 -gn 8 -tp 2 -cp 4\n");
   ASSERT_EQ(perf.variants.size(), 1u);

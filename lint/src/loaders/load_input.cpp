@@ -28,6 +28,7 @@ LoadedInput load_input(const SourceText& source) {
   if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
   if (format == InputFormat::megatron) return load_megatron_script(source);
   if (format == InputFormat::python) return load_python(source);
+  if (format == InputFormat::toml) return load_toml_input(source);
   LoadedInput out;
   if (format == InputFormat::yaml) {
     const YamlClass c = classify_yaml(source.text);

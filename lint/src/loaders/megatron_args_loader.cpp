@@ -12,6 +12,7 @@
 #include "megatron_flag_reader.hpp"
 #include "megatron_flags.hpp"
 #include "source_sandbox.hpp"
+#include "yaml_forms.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -149,10 +150,45 @@ static std::optional<std::string> canonical_override_key(const std::string& key)
   return std::nullopt;
 }
 
+// The sections a Bridge or NeMo 2 program's overrides may name: ConfigContainer's (Megatron-Bridge
+// src/megatron/bridge/training/config.py; OmegaConf refuses any other key of the structured config) and NeMo 2's
+// `nemo llm` task arguments (trainer, log, optim, resume, data). hcp's own cluster / env are not overrides.
+static bool bridge_or_nemo2_section(std::string_view section) {
+  static constexpr std::string_view kNemo2[] = {"trainer", "log", "optim", "resume", "data"};
+  if (section == "cluster" || section == "env") return false;
+  return is_bridge_section(section) || std::find(std::begin(kNemo2), std::end(kNemo2), section) != std::end(kNemo2);
+}
+
+// Dotted override keys (`policy.megatron_cfg.x=1`) whose section no Bridge or NeMo 2 program takes: the program
+// is another framework's (NeMo-RL's policy / grpo, verl's actor_rollout_ref), and its logger.* keys are not
+// Bridge's logger. The sections, comma-separated; empty when there are none.
+static std::string foreign_override_sections(const std::vector<ShellWord>& words, size_t from) {
+  std::vector<std::string_view> foreign;
+  for (size_t i = from; i < words.size(); ++i) {
+    std::string_view text = words[i].text;
+    while (!text.empty() && (text.front() == '+' || text.front() == '~')) text.remove_prefix(1);
+    const size_t eq = text.find('='), dot = text.find('.');
+    if (text.rfind("-", 0) == 0 || eq == std::string_view::npos || dot == std::string_view::npos || dot > eq ||
+        eq > words[i].known_prefix)
+      continue;
+    const std::string_view section = text.substr(0, dot);
+    if (section.find_first_of(" \t$\"'/") != std::string_view::npos || bridge_or_nemo2_section(section)) continue;
+    if (std::find(foreign.begin(), foreign.end(), section) == foreign.end()) foreign.push_back(section);
+  }
+  std::string listed;
+  for (std::string_view section : foreign) listed.append(listed.empty() ? "" : ", ").append(section);
+  return listed;
+}
+
 // Megatron-Bridge launch scripts: Hydra overrides (`model.context_parallel_size=4`, `+x.y=z`) among a Python
 // program's arguments (scripts/training/run_recipe.py and the like), and NeMo 2's. True when one sets a
-// ConfigContainer section.
-bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree) {
+// ConfigContainer section. Only for a program whose overrides all name Bridge or NeMo 2 sections (positive
+// evidence: NeMo-RL's `logger.wandb_enabled=True` was read as Bridge's logger); `foreign` gets the others.
+bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree, std::string* foreign) {
+  if (std::string others = foreign_override_sections(words, from); !others.empty()) {
+    if (foreign) *foreign = std::move(others);
+    return false;
+  }
   bool any = false;
   for (size_t i = from; i < words.size(); ++i) {
     const ShellWord& w = words[i];
@@ -236,6 +272,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
   options.keep = [](const std::vector<ShellWord>& words) { return training_arguments_start(words) < words.size(); };
   ShellRun run = run_shell(source, options);
   std::string program;  // a Python program it launches without flags or overrides that say anything here
+  std::string foreign;  // the sections of its overrides that are another framework's
   for (const ShellPath& path : run.paths) {
     for (const ShellCommand& c : path.commands) {
       const size_t start = training_arguments_start(c.words);
@@ -243,7 +280,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
       if (program.empty() && start > 0) program = c.words[start - 1].text;
       ConfigVariant v;
       const bool megatron = read_megatron_flags(c.words, start, v.tree);
-      const bool bridge = read_bridge_overrides(c.words, start, v.tree);
+      const bool bridge = read_bridge_overrides(c.words, start, v.tree, foreign.empty() ? &foreign : nullptr);
       if (!megatron && !bridge) continue;
       read_launcher(c, start, run, v.tree);
       read_environment(c, v.tree);
@@ -259,6 +296,9 @@ LoadedInput load_megatron_script(const SourceText& source) {
   if (out.variants.empty() && all_exit) {
     out.skipped = "a shell script that exits on every path before it launches training (as written; a value it "
                   "tests may be meant to be edited)";
+  } else if (out.variants.empty() && !foreign.empty()) {
+    out.skipped = "a shell script whose Python programs (" + program + ") take overrides of sections that are not "
+                  "Megatron-Bridge's or NeMo 2's (" + foreign + "): another framework's configuration";
   } else if (out.variants.empty() && !program.empty()) {
     out.skipped = "a shell script whose Python programs (" + program + ") get no Megatron-LM training flags or "
                   "Megatron-Bridge overrides here: their configuration is in Python or in files they load";

@@ -2,6 +2,7 @@
 // functional-test YAML, whose harness turns MODEL_ARGS into the same words.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "hcp/lint/config_tree.hpp"
@@ -13,6 +14,7 @@ namespace hcp::lint {
 bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree);
 
 // Reads Megatron-Bridge (and NeMo 2) Hydra overrides among words[from...]; true when one sets a config section.
-bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree);
+bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree,
+                           std::string* foreign = nullptr);
 
 }  // namespace hcp::lint

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "hcp/lint/loaders.hpp"
+#include "yaml_forms.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -61,16 +62,36 @@ void walk(const SourceText& src, const toml::table& table, const std::string& pr
   }
 }
 
-}  // namespace
-
-void load_toml(const SourceText& source, ConfigTree& tree) {
-  toml::table table;
+toml::table parse_table(const SourceText& source) {
   try {
-    table = toml::parse(source.text, source.name);
+    return toml::parse(source.text, source.name);
   } catch (const toml::parse_error& e) {
     throw_parse_error(at(source, e.source()), "invalid TOML: " + std::string(e.description()));
   }
-  walk(source, table, "", tree, 0);
+}
+
+}  // namespace
+
+void load_toml(const SourceText& source, ConfigTree& tree) { walk(source, parse_table(source), "", tree, 0); }
+
+// Claimed only by positive evidence, as YAML is: every top-level key a section of Bridge's ConfigContainer (or
+// hcp's own cluster / env). torchtitan's [job] / [training] / [parallelism], pyproject.toml and the linter's own
+// hcp-lint.toml are other tools' TOML, skipped with their keys (torchtitan's was linted as Bridge: 84 false HCP022).
+LoadedInput load_toml_input(const SourceText& source) {
+  LoadedInput out;
+  const toml::table table = parse_table(source);
+  std::vector<std::string> keys;
+  bool foreign = false;
+  for (const auto& [key, node] : table) {
+    keys.emplace_back(key.str());
+    foreign = foreign || !is_bridge_section(key.str());
+  }
+  if (foreign) {
+    out.skipped = unknown_form_reason("TOML", keys);
+    return out;
+  }
+  walk(source, table, "", out.variants.emplace_back().tree, 0);
+  return out;
 }
 
 }  // namespace hcp::lint

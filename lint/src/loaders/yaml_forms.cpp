@@ -44,6 +44,59 @@ std::vector<std::string> top_level_keys(std::string_view text, bool* list_first)
   return keys;
 }
 
+// Where the first content is (past blank lines, comments, directives and the "---" document start), or npos.
+size_t first_content(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    const bool line_start = i == 0 || text[i - 1] == '\n';
+    if (c == '#' || (line_start && (c == '%' || text.substr(i, 4) == "---\n" || text.substr(i, 4) == "--- "))) {
+      i = text.find('\n', i);
+      if (i == std::string_view::npos) return i;
+    } else if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+      return i;
+    }
+    ++i;
+  }
+  return std::string_view::npos;
+}
+
+// The keys of the flow mapping that opens at `open` (JSON, or YAML written as JSON), as written; what nests under
+// them is skipped.
+std::vector<std::string> flow_mapping_keys(std::string_view text, size_t open) {
+  std::vector<std::string> keys;
+  int depth = 0;
+  bool expect_key = false;
+  for (size_t i = open; i < text.size() && keys.size() < 256; ++i) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      std::string quoted;
+      size_t j = i + 1;
+      for (; j < text.size() && text[j] != c; ++j) {
+        if (c == '"' && text[j] == '\\' && j + 1 < text.size()) ++j;
+        quoted += text[j];
+      }
+      if (depth == 1 && expect_key) keys.push_back(std::move(quoted));
+      expect_key = false;
+      i = j;
+    } else if (c == '{' || c == '[') {
+      expect_key = ++depth == 1;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) break;
+    } else if (depth == 1 && c == ',') {
+      expect_key = true;
+    } else if (depth == 1 && expect_key && c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+      const size_t end = text.find_first_of(":,}", i);
+      std::string_view plain = text.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+      while (!plain.empty() && (plain.back() == ' ' || plain.back() == '\t')) plain.remove_suffix(1);
+      keys.emplace_back(plain);
+      expect_key = false;
+      i = (end == std::string_view::npos ? text.size() : end) - 1;
+    }
+  }
+  return keys;
+}
+
 bool has(const std::vector<std::string>& keys, std::string_view k) {
   return std::find(keys.begin(), keys.end(), k) != keys.end();
 }
@@ -55,10 +108,21 @@ bool is_bridge_section(std::string_view k) {
 }
 
 YamlClass classify_yaml(std::string_view text) {
+  // JSON, or YAML written as JSON (DeepSpeed's configs), is claimed as Bridge only with Bridge's sections, like
+  // the block style: such files passed unchecked and were linted as Bridge trees.
+  const size_t at = first_content(text);
+  if (at == std::string_view::npos) return {YamlForm::bridge, ""};  // empty: nothing to lint
+  if (text[at] == '[') return {YamlForm::other, "a YAML list, not a training configuration"};
+  if (text[at] == '{') {
+    const std::vector<std::string> flow = flow_mapping_keys(text, at);
+    if (std::all_of(flow.begin(), flow.end(), [](const std::string& k) { return is_bridge_section(k); }))
+      return {YamlForm::bridge, ""};
+    return {YamlForm::other, unknown_form_reason("JSON or JSON-style YAML", flow)};
+  }
   bool list_first = false;
   const std::vector<std::string> keys = top_level_keys(text, &list_first);
   if (list_first) return {YamlForm::other, "a YAML list, not a training configuration"};
-  if (keys.empty()) return {YamlForm::bridge, ""};  // empty or flow style: the Bridge reader decides
+  if (keys.empty()) return {YamlForm::bridge, ""};  // a scalar or an odd document: the Bridge reader decides
   const bool model_args = std::any_of(keys.begin(), keys.end(), [](const std::string& k) {
     return k == "MODEL_ARGS" || k.rfind("MODEL_ARGS_", 0) == 0;
   });
@@ -68,11 +132,15 @@ YamlClass classify_yaml(std::string_view text) {
   if (std::all_of(keys.begin(), keys.end(), [](const std::string& k) { return is_bridge_section(k); })) {
     return {YamlForm::bridge, ""};
   }
+  return {YamlForm::other, unknown_form_reason("YAML", keys)};
+}
+
+std::string unknown_form_reason(std::string_view kind, const std::vector<std::string>& keys) {
   std::string listed;
   for (size_t i = 0; i < keys.size() && i < 4; ++i) listed += (i ? ", " : "") + keys[i];
   if (keys.size() > 4) listed += ", ...";
-  std::string what = "a YAML file of none of the training-config forms hcp-lint reads (top-level keys: " + listed + ")";
-  return {YamlForm::other, what};
+  return "a " + std::string(kind) + " file of none of the training-config forms hcp-lint reads (top-level keys: " +
+         listed + ")";
 }
 
 }  // namespace hcp::lint

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hcp::lint {
 
@@ -25,5 +26,8 @@ YamlClass classify_yaml(std::string_view text);
 
 // A section of Bridge's ConfigContainer ("model", "dataset", "dist", ...) or hcp's own "cluster" / "env".
 bool is_bridge_section(std::string_view key);
+
+// Why a file of `kind` ("YAML", "TOML", "JSON") with these top-level keys is skipped: none of the forms read.
+std::string unknown_form_reason(std::string_view kind, const std::vector<std::string>& keys);
 
 }  // namespace hcp::lint

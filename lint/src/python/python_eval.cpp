@@ -365,21 +365,39 @@ std::vector<std::string> bridge_recipe_argument(const std::string& k) {
   return {};
 }
 
+// The arguments of a call, in order (comments left out).
+void append_arguments(const SyntaxNode& args, std::vector<SyntaxNode>* out, bool skip_first_positional) {
+  for (uint32_t i = 0; args.is("argument_list") && i < args.named_child_count(); ++i) {
+    const SyntaxNode a = args.named_child(i);
+    if (a.is("comment")) continue;
+    const bool positional = !a.is("keyword_argument") && !a.is("dictionary_splat") && !a.is("list_splat");
+    if (positional && skip_first_positional) {
+      skip_first_positional = false;
+      continue;
+    }
+    out->push_back(a);
+  }
+}
+
 PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
-  const SyntaxNode fn = n.field("function");
+  SyntaxNode fn = n.field("function");
   const SyntaxNode args = n.field("arguments");
+  std::vector<SyntaxNode> arguments;
+  // functools.partial(llm.llama3_8b.pretrain_recipe, name=..., num_nodes=...)(...): the function called with the
+  // partial's arguments, then the call's - whatever the result is named (only `recipe` and the like were read).
+  if (const SyntaxNode inner = fn.is("call") ? fn.field("arguments") : SyntaxNode();
+      fn.is("call") && (dotted(fn.field("function")) == "partial" || dotted(fn.field("function")) == "functools.partial") &&
+      inner.is("argument_list") && inner.named_child_count() > 0 && !dotted(inner.named_child(0)).empty()) {
+    append_arguments(inner, &arguments, true);
+    fn = inner.named_child(0);
+  }
+  append_arguments(args, &arguments, false);
   const std::string name = dotted(fn);
   // The method's name even on a call's result: AutoBridge.from_hf_pretrained(...).to_megatron_provider().
   std::string cls = fn.is("attribute") ? str(fn.field("attribute")) : last_part(name);
   std::vector<SyntaxNode> positional;
-  if (args.is("argument_list")) {
-    for (uint32_t i = 0; i < args.named_child_count(); ++i) {
-      const SyntaxNode a = args.named_child(i);
-      if (!a.is("keyword_argument") && !a.is("dictionary_splat") && !a.is("list_splat") && !a.is("comment")) {
-        positional.push_back(a);
-      }
-    }
-  }
+  for (const SyntaxNode& a : arguments)
+    if (!a.is("keyword_argument") && !a.is("dictionary_splat") && !a.is("list_splat")) positional.push_back(a);
   if (fn.is("identifier") && cx.functions && cx.call_function &&
       std::find(cx.functions->begin(), cx.functions->end(), name) != cx.functions->end()) {
     return (*cx.call_function)(p, own_call(p, cx, n, name, args, depth));
@@ -425,11 +443,10 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
     p.objects[static_cast<size_t>(obj)].opaque = cls.size() > 8 && cls.compare(cls.size() - 8, 8, "Strategy") == 0;
   } else {
     // Its arguments are still evaluated: they may build config objects or call the file's own functions.
-    for (uint32_t i = 0; args.is("argument_list") && i < args.named_child_count(); ++i) {
-      const SyntaxNode a = args.named_child(i);
+    for (const SyntaxNode& a : arguments) {
       if (a.is("keyword_argument")) {
         eval(p, cx, a.field("value"), depth + 1);
-      } else if (!a.is("comment")) {
+      } else {
         eval(p, cx, a.is("dictionary_splat") || a.is("list_splat") ? a.named_child(0) : a, depth + 1);
       }
     }
@@ -438,9 +455,8 @@ PyValue call(PyPath& p, const PyContext& cx, const SyntaxNode& n, int depth) {
   const PyObject& made = p.objects[static_cast<size_t>(obj)];
   if (made.placed) p.builds = true;
   std::vector<std::string> given;
-  if (args.is("argument_list")) {
-    for (uint32_t i = 0; i < args.named_child_count(); ++i) {
-      const SyntaxNode a = args.named_child(i);
+  {
+    for (const SyntaxNode& a : arguments) {
       if (a.is("keyword_argument")) {
         const SyntaxNode key = a.field("name");
         const std::string k = str(key);

@@ -48,6 +48,7 @@ struct LoadedInput {
 // Any input: scripts through the shell model, the other forms as one configuration.
 LoadedInput load_input(const SourceText& source);
 LoadedInput load_megatron_script(const SourceText& source);
+LoadedInput load_toml_input(const SourceText& source);  // Bridge ConfigContainer TOML; other TOML is skipped
 LoadedInput load_functional_test(const SourceText& source);  // Megatron-LM functional-test model_config.yaml
 LoadedInput load_nemo_launcher(const SourceText& source);    // NeMo-1 / NeMo-Framework-Launcher training YAML
 LoadedInput load_megatron_yaml_cfg(const SourceText& source);  // Megatron-LM --yaml-cfg YAML
