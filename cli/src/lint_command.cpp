@@ -148,7 +148,11 @@ int run_lint(const LintArgs& a) {
 
   std::vector<SourceText> inputs;
   std::vector<std::pair<std::string, std::string>> unreadable;
-  for (const std::string& path : collect_inputs(paths, exclude)) {
+  for (const auto& [path, refused] : collect_inputs(paths, exclude)) {
+    if (!refused.empty()) {
+      unreadable.emplace_back(path, path + ": not read: " + refused);
+      continue;
+    }
     try {
       inputs.push_back(path == "-" ? read_standard_input() : read_source(path));
     } catch (const Error& e) {

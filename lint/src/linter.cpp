@@ -383,16 +383,27 @@ SourceText read_standard_input() {
   }
 }
 
-std::vector<std::string> collect_inputs(const std::vector<std::string>& paths, const std::vector<std::string>& exclude) {
+std::vector<CollectedInput> collect_inputs(const std::vector<std::string>& paths,
+                                           const std::vector<std::string>& exclude) {
   namespace fs = std::filesystem;
-  std::vector<std::string> out;
+  std::vector<CollectedInput> out;
   for (const std::string& path : paths) {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
-      out.push_back(path);  // read_source reports a missing or unreadable file with its name
+      out.push_back({path, ""});  // read_source reports a missing or unreadable file with its name
       continue;
     }
-    std::vector<std::string> found;
+    // Links are followed only where they stay inside the directory named: a link in a pull request must not make a
+    // CI job read the runner's files into a public report (the rule `source` follows too).
+    const fs::path root = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    auto leads_out = [&](const fs::path& link) {
+      std::error_code link_ec;
+      const fs::path target = fs::weakly_canonical(fs::absolute(link, link_ec), link_ec);
+      if (link_ec) return false;  // a link to nothing: read_source says so
+      const auto rel = target.lexically_relative(root);
+      return rel.empty() || *rel.begin() == "..";
+    };
+    std::vector<CollectedInput> found;
     // Depth first, a directory at a time, so that one that cannot be listed is named: an error that stops the
     // walk, never a silent partial read.
     std::vector<fs::path> dirs{fs::path(path)};
@@ -414,13 +425,16 @@ std::vector<std::string> collect_inputs(const std::vector<std::string>& paths, c
         if (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args" || ext == ".py") {
           const std::string found_path = p.string();
           if (std::none_of(exclude.begin(), exclude.end(), [&](const std::string& g) { return path_matches(g, found_path); })) {
-            found.push_back(found_path);
+            const bool out_of_tree = it->is_symlink(entry_ec) && leads_out(p);
+            found.push_back({found_path, out_of_tree ? "a symbolic link that leads out of " + path +
+                                                           " (name it on the command line to lint it)"
+                                                     : ""});
           }
         }
       }
       if (ec) throw Error(Errc::io, dir.string() + ": cannot list directory: " + ec.message());
     }
-    std::sort(found.begin(), found.end());
+    std::sort(found.begin(), found.end(), [](const CollectedInput& a, const CollectedInput& b) { return a.path < b.path; });
     out.insert(out.end(), found.begin(), found.end());
   }
   return out;

@@ -236,7 +236,16 @@ class BadInputs(unittest.TestCase):
         os.symlink("/dev/zero", configs / "zero.toml")
         out = self.check(["lint", str(configs)], {1}, "in 3 inputs; 2 inputs could not be read")
         self.assertIn("pipe.yaml: error[HCP000]: cannot read: not a regular file", out)
-        self.assertIn("zero.toml: error[HCP000]: cannot read: not a regular file", out)
+        self.assertIn("zero.toml: error[HCP000]: not read: a symbolic link that leads out of", out)
+        # A link found in the directory that leads out of it is never opened (a pull request's link to the
+        # runner's files printed their lines), like `source`; named on the command line, it is read.
+        outside = self.dir / "outside.toml"
+        outside.write_text("[model]\ncontext_parallel_size = 'sk-live-SECRET'\n")
+        os.symlink(outside, configs / "leak.toml")
+        out = self.check(["lint", str(configs)], {1}, "leak.toml: error[HCP000]: not read: a symbolic link that "
+                                                      "leads out of " + str(configs))
+        self.assertNotIn("SECRET", out)
+        self.check(["lint", str(configs / "leak.toml")], {1}, "sk-live-SECRET")
 
     def test_logscan(self):
         self.check(["logscan", str(FILES / "empty.log")], {0}, "unknown")
