@@ -9,6 +9,7 @@
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/loaders.hpp"
 #include "hcp/lint/rule.hpp"
+#include "loaders/toml_guard.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -82,13 +83,7 @@ bool path_matches(const std::string& glob, const std::string& path) {
 }
 
 std::optional<LintConfig> read_lint_config(const SourceText& source, bool pyproject) {
-  toml::table doc;
-  try {
-    doc = toml::parse(source.text, source.name);
-  } catch (const toml::parse_error& e) {
-    throw_parse_error({source.name, static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)},
-                      "invalid TOML: " + std::string(e.description()));
-  }
+  const toml::table doc = parse_toml(source);
   const toml::table* root = &doc;
   if (pyproject) {
     root = doc["tool"]["hcp-lint"].as_table();

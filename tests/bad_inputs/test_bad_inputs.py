@@ -223,6 +223,14 @@ class BadInputs(unittest.TestCase):
         deep = self.dir / "deep.toml"
         deep.write_text("x = " + "[" * 100000 + "]" * 100000 + "\n")
         self.check(["lint", str(deep)], {1}, "deep.toml:1:")
+        # toml++ recursed once per dotted key part: 50,000 parts (100 KB) was SIGSEGV, also as a pyproject.toml in
+        # the working directory (issue 54).
+        dotted = self.dir / "dotted.toml"
+        dotted.write_text("[model]\n" + ".".join(["a"] * 50000) + " = 1\n")
+        self.check(["lint", str(dotted)], {1}, "dotted.toml:2:1: error[HCP000]: a key of more than 64 dotted parts")
+        header = self.dir / "header.toml"
+        header.write_text("[" + ".".join(["a"] * 50000) + "]\n")
+        self.check(["lint", str(header)], {1}, "header.toml:1:1: error[HCP000]: a key of more than 64 dotted parts")
         deep_yaml = self.dir / "deep.yaml"
         deep_yaml.write_text("model:\n" + "".join(" " * (i + 1) + "k:\n" for i in range(3000)))
         self.check(["lint", str(deep_yaml)], {1}, "deep.yaml:")

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "hcp/lint/loaders.hpp"
+#include "toml_guard.hpp"
 #include "yaml_forms.hpp"
 
 namespace hcp::lint {
@@ -62,24 +63,16 @@ void walk(const SourceText& src, const toml::table& table, const std::string& pr
   }
 }
 
-toml::table parse_table(const SourceText& source) {
-  try {
-    return toml::parse(source.text, source.name);
-  } catch (const toml::parse_error& e) {
-    throw_parse_error(at(source, e.source()), "invalid TOML: " + std::string(e.description()));
-  }
-}
-
 }  // namespace
 
-void load_toml(const SourceText& source, ConfigTree& tree) { walk(source, parse_table(source), "", tree, 0); }
+void load_toml(const SourceText& source, ConfigTree& tree) { walk(source, parse_toml(source), "", tree, 0); }
 
 // Claimed only by positive evidence, as YAML is: every top-level key a section of Bridge's ConfigContainer (or
 // hcp's own cluster / env). torchtitan's [job] / [training] / [parallelism], pyproject.toml and the linter's own
 // hcp-lint.toml are other tools' TOML, skipped with their keys (torchtitan's was linted as Bridge: 84 false HCP022).
 LoadedInput load_toml_input(const SourceText& source) {
   LoadedInput out;
-  const toml::table table = parse_table(source);
+  const toml::table table = parse_toml(source);
   std::vector<std::string> keys;
   bool foreign = false;
   for (const auto& [key, node] : table) {
