@@ -179,6 +179,21 @@ class BadInputs(unittest.TestCase):
         self.assertIn("yaml_alias_bomb.yaml:2:16: error[HCP000]: the YAML expands to more than 200000 values", p.stdout)
         self.assertIn("in 2 inputs; 1 input could not be read", p.stdout)
 
+    def test_lint_yaml_size_bounded_before_parsing(self):
+        # yaml-cpp keeps a node for every value and recurses into flow collections: 16 MB of nested JSON took 2 GB
+        # and ended the run "out of memory". Bounded before parsing: HCP000 at the place, the next input linted.
+        good = HERE.parents[1] / "examples" / "configs" / "good" / "hcp_bridge.toml"
+        nested = self.dir / "nested.json"
+        nested.write_text('{"model": ' + "[" * 4000000 + "]" * 4000000 + "}")
+        wide = self.dir / "wide.yaml"
+        wide.write_text("model:\n  x: [" + ",".join(["1"] * 300000) + "]\n")
+        p = subprocess.run([*under_memory_limit(), "lint", str(nested), str(wide), str(good)], capture_output=True,
+                           text=True, cwd=self.dir, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("nested.json:1:74: error[HCP000]: flow collections nested deeper than 64 levels", p.stdout)
+        self.assertIn("wide.yaml:2:400002: error[HCP000]: more than 200000 values in the YAML", p.stdout)
+        self.assertIn("in 3 inputs; 2 inputs could not be read", p.stdout)
+
     # An input that cannot be read or parsed is an HCP000 error finding (exit 1) and the run goes on; only a path
     # named on the command line that does not exist, and bad usage, exit 2.
     # hcp plan: every input that describes no problem, or a search too large, is exit 2 with its reason.

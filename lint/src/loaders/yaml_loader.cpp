@@ -23,6 +23,43 @@ struct Budget {
   }
 };
 
+// What yaml-cpp would build, bounded before it builds it: it keeps a node of a hundred bytes and more for every
+// value, and recurses into every flow collection, so a 16 MB `[[[[...]]]]` took 2 GB. Flow collections nested
+// deeper than the tree's limit, and more entries than the value budget (counted as separators: ", ", "- ", ": ",
+// and the flow brackets), are HCP000 at the place they pass the limit.
+void check_size(const SourceText& src) {
+  std::string_view t = src.text;
+  int depth = 0, line = 1;
+  size_t entries = 0, line_start = 0;
+  auto refuse = [&](size_t at, const std::string& what) {
+    throw_parse_error({src.name, line, static_cast<int>(at - line_start) + 1}, what + ": not read");
+  };
+  for (size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    const char before = i > line_start ? t[i - 1] : ' ';
+    if (c == '\n') {
+      ++line, line_start = i + 1;
+    } else if (c == '#' && (before == ' ' || before == '\t' || i == line_start)) {
+      while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
+    } else if ((c == '"' || c == '\'') && (before == ' ' || before == '\t' || before == ',' || before == '[' ||
+                                          before == '{' || before == ':' || i == line_start)) {
+      // A quoted scalar (only where one can start: an apostrophe inside a plain word opens nothing).
+      for (++i; i < t.size() && t[i] != c; ++i) {
+        if (c == '"' && t[i] == '\\') ++i;
+        if (i < t.size() && t[i] == '\n') ++line, line_start = i + 1;
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) refuse(i, "flow collections nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      ++entries;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    } else if (c == ',' || ((c == '-' || c == ':') && i + 1 < t.size() && (t[i + 1] == ' ' || t[i + 1] == '\n'))) {
+      ++entries;
+    }
+    if (entries > kMaxValues) refuse(i, "more than " + std::to_string(kMaxValues) + " values in the YAML");
+  }
+}
+
 // yaml-cpp marks count from the start of the document being loaded; `line_offset` is where that document starts.
 thread_local int line_offset = 0;
 
@@ -102,14 +139,7 @@ void walk(const SourceText& src, const YAML::Node& map, const std::string& prefi
   }
 }
 
-}  // namespace
-
-void load_yaml(const SourceText& source, ConfigTree& tree) {
-  if (load_simple_yaml(source, tree)) return;
-  load_yaml_full(source, tree);
-}
-
-void load_yaml_full(const SourceText& source, ConfigTree& tree) {
+void load_checked_yaml(const SourceText& source, ConfigTree& tree) {
   struct ResetOffset {
     ~ResetOffset() { line_offset = 0; }
   } reset;
@@ -125,6 +155,19 @@ void load_yaml_full(const SourceText& source, ConfigTree& tree) {
       throw_parse_error(at(source, e.mark), "invalid YAML: " + e.msg);
     }
   }
+}
+
+}  // namespace
+
+void load_yaml(const SourceText& source, ConfigTree& tree) {
+  check_size(source);
+  if (load_simple_yaml(source, tree)) return;
+  load_checked_yaml(source, tree);
+}
+
+void load_yaml_full(const SourceText& source, ConfigTree& tree) {
+  check_size(source);
+  load_checked_yaml(source, tree);
 }
 
 }  // namespace hcp::lint
