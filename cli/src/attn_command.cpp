@@ -22,6 +22,7 @@
 #include "hcp/cp_attention.hpp"
 #include "hcp/dtype_convert.hpp"
 #include "hcp/json_writer.hpp"
+#include "hcp/printable.hpp"
 #include "int_list.hpp"
 
 namespace hcp::cli {
@@ -328,7 +329,7 @@ int run_attn(const AttnOptions& o) {
     if (!mpi) throw;
     // Printed here, before the ranks failing together leave together (MpiRun::failing): the first process to
     // exit makes the launcher stop the others, who must have said what happened to them by then.
-    const std::string line = std::string("hcp attn: error: ") + e.what() + "\n";
+    const std::string line = "hcp attn: error: " + printable(e.what()) + "\n";
     std::fwrite(line.data(), 1, line.size(), stderr);  // one write: the ranks share the launcher's stderr
     std::fflush(stderr);
     mpi->failing(e.what());

@@ -7,6 +7,7 @@
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
 #include "hcp/logscan/render.hpp"
+#include "hcp/printable.hpp"
 #include "hcp/logscan/scanner.hpp"
 #include "logscan_follow.hpp"
 
@@ -92,7 +93,7 @@ int run_diff(const LogscanArgs& a) {
   std::cout << out << std::flush;
   for (const auto* r : {&base, &next}) {
     for (const auto& f : r->files) {
-      if (f.error) std::cerr << "hcp logscan: error: " << f.path << ": " << *f.error << "\n";
+      if (f.error) std::cerr << "hcp logscan: error: " << printable(f.path + ": " + *f.error) << "\n";
     }
     if (r->unreadable_inputs()) return kExitInput;
   }
@@ -110,7 +111,7 @@ int run_scan(const LogscanArgs& a) {
   else out = logscan::render_text(r);
   std::cout << out << std::flush;
   for (const auto& f : r.files) {
-    if (f.error) std::cerr << "hcp logscan: error: " << f.path << ": " << *f.error << "\n";
+    if (f.error) std::cerr << "hcp logscan: error: " << printable(f.path + ": " + *f.error) << "\n";
   }
   if (r.unreadable_inputs()) return kExitInput;
   const bool bad = r.verdict == logscan::Verdict::cp_silently_off || r.verdict == logscan::Verdict::hcp_not_active;

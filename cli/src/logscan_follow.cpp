@@ -8,6 +8,7 @@
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
 #include "hcp/json_writer.hpp"
+#include "hcp/printable.hpp"
 #include "hcp/logscan/follow.hpp"
 #include "hcp/logscan/render.hpp"
 
@@ -36,7 +37,7 @@ std::string event_text(const logscan::LiveEvent& e) {
   } else {
     out += "warning " + e.warning.kind + " at " + e.warning.where.text() + ": " + e.warning.message;
   }
-  return out;
+  return printable_line(out);  // a log line's BEL or 8-bit CSI must not reach the terminal
 }
 
 std::string event_json(const logscan::LiveEvent& e) {

@@ -15,6 +15,7 @@
 #include "plan_command.hpp"
 #include "hcp/error.hpp"
 #include "hcp/hcp_version.hpp"
+#include "hcp/printable.hpp"
 
 namespace {
 
@@ -52,14 +53,15 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "hcp: error: " << e.what() << " (see hcp --help)\n";
+    std::cerr << "hcp: error: " << hcp::printable(e.what()) << " (see hcp --help)\n";
     return kExitInput;
   }
   const std::string name = app.get_subcommands().front()->get_name();
   try {
     return commands.at(name)();
   } catch (const hcp::Error& e) {
-    std::cerr << "hcp " << name << ": error: " << e.what() << "\n";
+    // Messages carry file names and arguments as given: shown escaped, never as terminal controls.
+    std::cerr << "hcp " << name << ": error: " << hcp::printable(e.what()) << "\n";
     if (e.code() == hcp::Errc::internal) return kExitInternal;
     return kExitInput;
   }
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
     std::cerr << "hcp: error: out of memory\n";
     return hcp::cli::kExitInput;
   } catch (const std::exception& e) {
-    std::cerr << "hcp: internal error: " << e.what() << "\n";
+    std::cerr << "hcp: internal error: " << hcp::printable(e.what()) << "\n";
     return hcp::cli::kExitInternal;
   }
 }

@@ -116,6 +116,17 @@ class BadInputs(unittest.TestCase):
             self.assertIn(p.returncode, (0, 1), p.stderr)
             self.assertIn(b"owned\\x07\\u009b31m\\x9b", p.stdout, fmt)  # the scanner drops ESC itself
             self.assert_no_control_bytes(p.stdout + p.stderr, f"logscan --format {fmt}")
+        # The live events of --follow, and error messages naming a file or an argument as typed.
+        p = subprocess.run([HCP, "logscan", "--follow", "--until-idle", "0.5", log.name], capture_output=True,
+                           cwd=self.dir, timeout=60)
+        self.assertIn(b"\\x07\\u009b31m", p.stdout)
+        self.assert_no_control_bytes(p.stdout + p.stderr, "logscan --follow")
+        for args in (["lint", "missing" + evil + ".toml"], ["logscan", "missing" + evil + ".log"],
+                     ["groups", "--world-size", "8" + evil]):
+            p = subprocess.run([HCP, *args], capture_output=True, cwd=self.dir, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(b"\\x1b]0;owned\\x07", p.stderr)
+            self.assert_no_control_bytes(p.stdout + p.stderr, " ".join(args[:1]))
 
     def test_groups_of_huge_worlds_under_a_memory_limit(self):
         # The layout of 4M ranks as JSON is 293 MB of text (a JSON tree of it was gigabytes and died on bad_alloc,
