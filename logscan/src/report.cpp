@@ -133,8 +133,11 @@ std::string_view verdict_name(Verdict v) {
   return "unknown";
 }
 
+// A compressed input of which nothing could be decoded (a window too large, a stream cut in its header) was not
+// read at all, as one that could not be opened; damage after some text is reported but not fatal.
 bool ScanReport::unreadable_inputs() const {
-  return std::any_of(files.begin(), files.end(), [](const FileReport& f) { return f.error.has_value(); });
+  return std::any_of(files.begin(), files.end(),
+                     [](const FileReport& f) { return f.error.has_value() || (f.damage && f.text_bytes == 0); });
 }
 
 }  // namespace hcp::logscan

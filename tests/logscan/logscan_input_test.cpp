@@ -80,7 +80,7 @@ TEST(LogscanInput, CompressedInputsGiveTheSameReport) {
     const ScanReport z = feed(zstd(text));
     EXPECT_EQ(essence(z), plain);
     EXPECT_EQ(z.files[0].compression, "zstd");
-    EXPECT_FALSE(z.files[0].damage);
+    EXPECT_FALSE(z.files[0].damage) << *z.files[0].damage;
     const ScanReport g = feed(gzip(text));
     EXPECT_EQ(essence(g), plain);
     EXPECT_EQ(g.files[0].compression, "gzip");
@@ -163,6 +163,24 @@ TEST(LogscanInput, TrailingDataAfterTheLastGzipMemberIsDamageButZeroPaddingIsNot
     EXPECT_EQ(junk.files[0].text_bytes, text.size());
     EXPECT_EQ(junk.verdict, Verdict::hcp_active);
   }
+}
+
+// A zstd stream may start with a skippable frame (pzstd writes one): it was read as plain text. And a file that is
+// only the start of a gzip header is a cut gzip stream, not text; nothing decoded at all makes it unreadable.
+TEST(LogscanInput, SkippableZstdFramesAndCutGzipHeaders) {
+  const std::string text = read("megatron_hcp_active.log");
+  const std::string skippable = std::string("\x50\x2a\x4d\x18\x04\x00\x00\x00", 8) + "wxyz";
+  const ScanReport z = feed(skippable + zstd(text));
+  EXPECT_EQ(z.files[0].compression, "zstd");
+  EXPECT_FALSE(z.files[0].damage) << *z.files[0].damage;
+  EXPECT_EQ(z.files[0].text_bytes, text.size());
+  EXPECT_EQ(z.verdict, Verdict::hcp_active);
+  const ScanReport g = feed(std::string("\x1f\x8b", 2));
+  EXPECT_EQ(g.files[0].compression, "gzip");
+  ASSERT_TRUE(g.files[0].damage);
+  EXPECT_NE(g.files[0].damage->find("truncated gzip stream"), std::string::npos) << *g.files[0].damage;
+  EXPECT_TRUE(g.unreadable_inputs());
+  EXPECT_FALSE(feed(gzip(text).substr(0, 4000)).unreadable_inputs());  // damaged after some text: reported only
 }
 
 TEST(LogscanInput, GarbageAndNulBytesDoNotStopTheScan) {

@@ -65,7 +65,9 @@ void StreamDecoder::feed(const char* data, size_t size) {
     size -= take;
     if (magic_.size() < 4) return;
     const auto* m = reinterpret_cast<const unsigned char*>(magic_.data());
-    if (m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) {
+    // zstd frames, or a skippable frame first (magic 0x184D2A50-5F: pzstd writes one ahead of its frames).
+    const bool skippable = (m[0] & 0xF0) == 0x50 && m[1] == 0x2A && m[2] == 0x4D && m[3] == 0x18;
+    if ((m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) || skippable) {
       start(Compression::zstd);
     } else if (m[0] == 0x1F && m[1] == 0x8B) {
       start(Compression::gzip);
@@ -146,6 +148,14 @@ void StreamDecoder::decode(const char* data, size_t size) {
 }
 
 void StreamDecoder::finish() {
+  if (!started_ && magic_.size() >= 2 && static_cast<unsigned char>(magic_[0]) == 0x1F &&
+      static_cast<unsigned char>(magic_[1]) == 0x8B) {
+    // Shorter than a gzip header: a cut gzip stream, not two or three bytes of text.
+    start(Compression::gzip);
+    raw_bytes_ = magic_.size();
+    damage_ = Damage{raw_bytes_, "truncated gzip stream: it ends inside a member"};
+    return;
+  }
   if (!started_) {
     start(Compression::plain);
     const std::string head = std::move(magic_);

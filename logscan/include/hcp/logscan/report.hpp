@@ -204,6 +204,7 @@ struct ScanReport {
   uint64_t series_stride = 1;
   static constexpr size_t kMaxSeries = 1 << 16;
 
+  // An input that could not be opened, or a compressed one of which nothing could be decoded.
   bool unreadable_inputs() const;
 };
 
