@@ -83,7 +83,9 @@ bool expectation_met(const std::string& expect, logscan::Verdict v) {
 }
 
 int run_diff(const LogscanArgs& a) {
-  if (a.threshold < 0) throw Error(Errc::invalid_argument, "--threshold must be >= 0 (percent)");
+  // Written so that nan fails too: no regression would ever pass a nan threshold.
+  if (!(a.threshold >= 0 && a.threshold <= 1e6))
+    throw Error(Errc::invalid_argument, "--threshold must be a percentage in [0, 1e6]");
   const logscan::ScanReport base = logscan::scan_paths({a.base}, options(a));
   const logscan::ScanReport next = logscan::scan_paths({a.next}, options(a));
   const logscan::DiffReport d = logscan::diff_reports(base, next, a.threshold / 100);

@@ -289,6 +289,16 @@ class BadInputs(unittest.TestCase):
         fifo = self.dir / "pipe.log"
         os.mkfifo(fifo)
         self.check(["logscan", str(fifo)], {2}, "not a regular file")
+        # Standard input once however often it is named; closed, it is one unreadable input (it was listed twice,
+        # clean and then with its error); a nan threshold is refused (no regression could pass it).
+        p = subprocess.run([HCP, "logscan", "--format", "json", "-", "-"], input=b"x\n", capture_output=True,
+                           timeout=60)
+        self.assertEqual(p.stdout.count(b'"path"'), 1, p.stdout)
+        p = subprocess.run([HCP, "logscan", "--format", "json", "-"], stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=60, preexec_fn=lambda: os.close(0))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stdout.count(b'"path"'), 1, p.stdout)
+        self.check(["logscan", "diff", "--threshold", "nan", "a.log", "b.log"], {2}, "--threshold must be")
         # The same inside a directory: listed as unreadable with what it is (issue 54).
         logs = self.dir / "logs"
         logs.mkdir()
@@ -317,7 +327,8 @@ class BadInputs(unittest.TestCase):
         zst = self.dir / "run.zst"
         subprocess.run(["zstd", "-q", "-o", str(zst), "-"], input=text, check=True)
         zst.write_bytes(zst.read_bytes()[:-100])
-        self.check(["logscan", str(zst)], {0, 1}, "truncated zstd stream")
+        # Cut inside its only block, nothing of it decodes: not read at all, exit 2 (zstd -d gets nothing either).
+        self.check(["logscan", str(zst)], {2}, "truncated zstd stream")
         # Text of an exact multiple of the decoder's 1 MiB output chunk is whole, not damaged (issue 54, item 8).
         exact = (b"x" * 1023 + b"\n") * 2048
         for name, packed in (("exact.zst", subprocess.run(["zstd", "-q", "-c", "-"], input=exact, check=True,

@@ -38,9 +38,15 @@ uint64_t known_size(const struct stat& st) {
 // the same snapshot a mapping of it would read). The first `have` bytes of buf were read already.
 void scan_fd(LogScanner& scanner, int fd, const std::string& name, std::vector<char>& buf,
              uint64_t size = UINT64_MAX, size_t have = 0) {
-  scanner.begin_input(name);
+  // Begun at the first bytes (or the end): an input whose first read fails is one unreadable input, not an empty
+  // one and then an error (a closed standard input was listed twice).
+  bool begun = false;
+  auto begin = [&] {
+    if (!begun) scanner.begin_input(name);
+    begun = true;
+  };
   uint64_t total = have;
-  if (have > 0) scanner.feed(buf.data(), have);
+  if (have > 0) begin(), scanner.feed(buf.data(), have);
   while (total < size) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
@@ -50,14 +56,17 @@ void scan_fd(LogScanner& scanner, int fd, const std::string& name, std::vector<c
     }
     if (n == 0) break;
     total += static_cast<uint64_t>(n);
+    begin();
     scanner.feed(buf.data(), static_cast<size_t>(n));
   }
+  begin();
   scanner.end_input();
 }
 
 bool compressed_magic(const char* p, size_t n) {
   const auto* m = reinterpret_cast<const unsigned char*>(p);
   return (n >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) ||
+         (n >= 4 && (m[0] & 0xF0) == 0x50 && m[1] == 0x2A && m[2] == 0x4D && m[3] == 0x18) ||  // skippable frame
          (n >= 2 && m[0] == 0x1F && m[1] == 0x8B);
 }
 
@@ -136,8 +145,8 @@ std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths, unsi
   std::vector<ScanInput> out;
   std::vector<ScanInput> files;
   for (const std::string& path : paths) {
-    if (path == "-") {
-      out.push_back({ScanInput::Kind::stdin_, "<stdin>", ""});
+    if (path == "-") {  // standard input once, however often it is named
+      if (out.empty()) out.push_back({ScanInput::Kind::stdin_, "<stdin>", ""});
       continue;
     }
     std::error_code ec;
