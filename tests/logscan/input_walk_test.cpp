@@ -44,7 +44,7 @@ class Tree : public ::testing::Test {
   fs::path root_;
 };
 
-TEST_F(Tree, FilesInNaturalOrderHiddenSkippedDirectoryLinksNotFollowed) {
+TEST_F(Tree, FilesInNaturalOrderHiddenSkippedLinksOnlyInside) {
   touch("logs/attempt_10/rank_1.log");
   touch("logs/attempt_9/rank_10.log");
   touch("logs/attempt_9/rank_2.log");
@@ -57,9 +57,11 @@ TEST_F(Tree, FilesInNaturalOrderHiddenSkippedDirectoryLinksNotFollowed) {
   fs::create_symlink(root_ / "outside" / "missing.log", root_ / "logs" / "dangling.log");
   ::mkfifo((root_ / "logs" / "pipe.log").c_str(), 0600);
   fs::create_symlink("/dev/null", root_ / "logs" / "null.log");
-  // A link to nothing, a FIFO and a link to a device are listed as unreadable, never left out in silence.
+  fs::create_symlink("attempt_9/rank_2.log", root_ / "logs" / "inner.log");
+  // A link to nothing, a FIFO and a link to a device are listed as unreadable, never left out in silence; a link
+  // to a file is read only where it stays inside the directory named.
   const std::vector<std::string> want = {"attempt_9/rank_2.log", "attempt_9/rank_10.log", "attempt_10/rank_1.log",
-                                         "dangling.log", "linked.log", "null.log", "pipe.log"};
+                                         "dangling.log", "inner.log", "linked.log", "null.log", "pipe.log"};
   for (unsigned jobs : {1u, 4u}) {
     std::vector<ScanInput> all;
     EXPECT_EQ(listed(jobs, &all), want);
@@ -67,8 +69,9 @@ TEST_F(Tree, FilesInNaturalOrderHiddenSkippedDirectoryLinksNotFollowed) {
     EXPECT_EQ(all[3].kind, ScanInput::Kind::error);
     EXPECT_EQ(all[3].error, "not read: a symbolic link to nothing readable: No such file or directory");
     EXPECT_EQ(all[4].kind, ScanInput::Kind::file);
-    EXPECT_EQ(all[5].error, "not read: a symbolic link to a device");
-    EXPECT_EQ(all[6].error, "not read: a FIFO");
+    EXPECT_EQ(all[5].error, "not read: a symbolic link that leads out of the directory named");
+    EXPECT_EQ(all[6].error, "not read: a symbolic link to a device");
+    EXPECT_EQ(all[7].error, "not read: a FIFO");
   }
 }
 

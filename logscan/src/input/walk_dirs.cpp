@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -31,7 +33,7 @@ const char* special_kind(mode_t mode) {
 // What an entry whose d_type did not say is: a directory only if it is one itself (links to directories are not
 // followed, as in std::filesystem's recursive iterator), a file if it is one or links to one; anything else
 // (FIFOs, devices, sockets, links to them or to nothing) is special, with `why`.
-Type type_by_stat(int dir_fd, const char* name, std::string* why) {
+Type type_by_stat(int dir_fd, const char* name, const std::string& root, std::string* why) {
   struct stat st {};
   if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     *why = std::string("cannot stat: ") + std::strerror(errno);
@@ -44,7 +46,17 @@ Type type_by_stat(int dir_fd, const char* name, std::string* why) {
   } else if (::fstatat(dir_fd, name, &st, 0) != 0) {
     *why = std::string("a symbolic link to nothing readable: ") + std::strerror(errno);
   } else if (S_ISREG(st.st_mode)) {
-    return Type::file;
+    // Only where it stays inside the directory named: a link must not make a CI job read the runner's files
+    // (hcp-lint and `source` follow the same rule).
+    char target[PATH_MAX];
+    const int fd = ::openat(dir_fd, name, O_PATH | O_CLOEXEC);
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = fd < 0 ? -1 : ::readlink(proc.c_str(), target, sizeof target - 1);
+    if (fd >= 0) ::close(fd);
+    const std::string resolved = n > 0 ? std::string(target, static_cast<size_t>(n)) : "";
+    if (!resolved.empty() && resolved.rfind(root + "/", 0) == 0) return Type::file;
+    *why = "a symbolic link that leads out of the directory named";
+    return Type::special;
   } else if (S_ISDIR(st.st_mode)) {
     return Type::skip;
   } else {
@@ -62,7 +74,8 @@ std::string join(const std::string& dir, const char* name) {
 
 // Lists one directory: its files into `files`, its subdirectories into `dirs`; false with errno set if it could
 // not be opened or read.
-bool list_one(const std::string& dir, std::vector<WalkEntry>& files, std::vector<std::string>& dirs) {
+bool list_one(const std::string& dir, const std::string& root, std::vector<WalkEntry>& files,
+              std::vector<std::string>& dirs) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return false;
   alignas(8) char buf[32768];
@@ -82,7 +95,7 @@ bool list_one(const std::string& dir, std::vector<WalkEntry>& files, std::vector
       if (e->d_name[0] == '.') continue;  // ".", ".." and hidden names
       std::string why;
       Type type = e->d_type == DT_DIR ? Type::directory : e->d_type == DT_REG ? Type::file : Type::special;
-      if (type == Type::special) type = type_by_stat(fd, e->d_name, &why);
+      if (type == Type::special) type = type_by_stat(fd, e->d_name, root, &why);
       if (type == Type::file) files.push_back({join(dir, e->d_name), ""});
       if (type == Type::directory) dirs.push_back(join(dir, e->d_name));
       // Listed, never left out in silence: a FIFO or a link to /dev/zero in a log directory is not a log.
@@ -97,6 +110,8 @@ bool list_one(const std::string& dir, std::vector<WalkEntry>& files, std::vector
 
 std::vector<WalkEntry> walk_directory(const std::string& root, unsigned jobs) {
   std::vector<WalkEntry> out;
+  char resolved_root[PATH_MAX];
+  const std::string real_root = ::realpath(root.c_str(), resolved_root) ? resolved_root : root;
   std::vector<std::string> pending{root};
   std::mutex mu;
   std::condition_variable cv;
@@ -114,7 +129,7 @@ std::vector<WalkEntry> walk_directory(const std::string& root, unsigned jobs) {
       lock.unlock();
       files.clear();
       dirs.clear();
-      const bool listed = list_one(dir, files, dirs);
+      const bool listed = list_one(dir, real_root, files, dirs);
       const std::string error = listed ? "" : std::string("cannot list directory: ") + std::strerror(errno);
       lock.lock();
       --busy;
