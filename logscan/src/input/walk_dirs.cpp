@@ -31,9 +31,11 @@ const char* special_kind(mode_t mode) {
 }
 
 // What an entry whose d_type did not say is: a directory only if it is one itself (links to directories are not
-// followed, as in std::filesystem's recursive iterator), a file if it is one or links to one; anything else
-// (FIFOs, devices, sockets, links to them or to nothing) is special, with `why`.
-Type type_by_stat(int dir_fd, const char* name, const std::string& root, std::string* why) {
+// followed, as in std::filesystem's recursive iterator), a file if it is one or links to one inside `root` (the
+// resolved directory named); anything else (FIFOs, devices, sockets, links to them, to nothing or out of `root`)
+// is special, with `why`.
+Type type_by_stat(int dir_fd, const char* name, const std::string& path, const std::string& root,
+                  std::string* why) {
   struct stat st {};
   if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     *why = std::string("cannot stat: ") + std::strerror(errno);
@@ -49,12 +51,7 @@ Type type_by_stat(int dir_fd, const char* name, const std::string& root, std::st
     // Only where it stays inside the directory named: a link must not make a CI job read the runner's files
     // (hcp-lint and `source` follow the same rule).
     char target[PATH_MAX];
-    const int fd = ::openat(dir_fd, name, O_PATH | O_CLOEXEC);
-    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t n = fd < 0 ? -1 : ::readlink(proc.c_str(), target, sizeof target - 1);
-    if (fd >= 0) ::close(fd);
-    const std::string resolved = n > 0 ? std::string(target, static_cast<size_t>(n)) : "";
-    if (!resolved.empty() && resolved.rfind(root + "/", 0) == 0) return Type::file;
+    if (::realpath(path.c_str(), target) && std::string(target).rfind(root + "/", 0) == 0) return Type::file;
     *why = "a symbolic link that leads out of the directory named";
     return Type::special;
   } else if (S_ISDIR(st.st_mode)) {
@@ -95,7 +92,7 @@ bool list_one(const std::string& dir, const std::string& root, std::vector<WalkE
       if (e->d_name[0] == '.') continue;  // ".", ".." and hidden names
       std::string why;
       Type type = e->d_type == DT_DIR ? Type::directory : e->d_type == DT_REG ? Type::file : Type::special;
-      if (type == Type::special) type = type_by_stat(fd, e->d_name, root, &why);
+      if (type == Type::special) type = type_by_stat(fd, e->d_name, join(dir, e->d_name), root, &why);
       if (type == Type::file) files.push_back({join(dir, e->d_name), ""});
       if (type == Type::directory) dirs.push_back(join(dir, e->d_name));
       // Listed, never left out in silence: a FIFO or a link to /dev/zero in a log directory is not a log.
