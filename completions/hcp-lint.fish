@@ -29,6 +29,7 @@ complete -c hcp-lint -l exclude -x -d 'Leave out files found in directories that
 complete -c hcp-lint -l config -r -F -d 'Read this hcp-lint.toml or pyproject.toml instead of looking for one'
 complete -c hcp-lint -l no-config -d 'Do not look for hcp-lint.toml / pyproject.toml'
 complete -c hcp-lint -l version -d "Print hcp-lint's version"
+complete -c hcp-lint -l show-facts -d 'Show what each launch resolves to'
 complete -c hcp-lint -l show-info -d 'Show info findings in text and github output'
 complete -c hcp-lint -s v -l verbose -d 'List the inputs skipped as none of the linted forms, and why'
 complete -c hcp-lint -l select -x -a '(__fish_complete_list , __hcp_rule_codes)' -d 'Only these rule codes or prefixes'

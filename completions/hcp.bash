@@ -94,7 +94,7 @@ _hcp_lint() {
   esac
   if [[ $cur == -* ]]; then
     _hcp_reply "-h --help --input-format --overrides-file --world-size --nodes --gpus-per-node --te-version --gpu
-      --format --color --fail-on --strict --exclude --config --no-config --version --show-info -v --verbose --select
+      --format --color --fail-on --strict --exclude --config --no-config --version --show-facts --show-info -v --verbose --select
       --ignore --severity --explain --list-rules --rules-markdown"
   else
     _hcp_files

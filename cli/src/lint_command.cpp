@@ -35,6 +35,7 @@ struct LintArgs {
   bool no_config = false;
   bool version = false;
   bool show_info = false;
+  bool show_facts = false;
   bool verbose = false;
   std::vector<std::string> select, ignore, severity;
   std::string explain;
@@ -105,6 +106,7 @@ int run_lint(const LintArgs& a) {
   options.cluster.gpus_per_node = a.gpus_per_node;
   if (!a.te_version.empty()) options.cluster.te_version = a.te_version;
   if (!a.gpu.empty()) options.cluster.gpu = a.gpu;
+  options.show_facts = a.show_facts;
   options.select = split_codes(a.select);
   options.ignore = split_codes(a.ignore);
   for (const std::string& s : a.severity) {
@@ -205,6 +207,8 @@ std::function<int()> add_lint_command(CLI::App& app) {
   cmd->add_option("--config", a->config, "Read this hcp-lint.toml or pyproject.toml instead of looking for one");
   cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml");
   cmd->add_flag("--version", a->version, "Print hcp-lint's version");
+  cmd->add_flag("--show-facts", a->show_facts,
+                "Show what each launch resolves to (parallel sizes, CP type, heads, world size), known, default or unknown");
   cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text and github output");
   cmd->add_flag("--verbose,-v", a->verbose, "List the inputs skipped as none of the linted forms, and why");
   // One value per use (repeatable), so a path after the option is not taken as another code.

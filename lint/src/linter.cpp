@@ -104,9 +104,9 @@ Diagnostic input_error(const std::string& name, const std::string& message) {
   return d;
 }
 
-std::vector<Diagnostic> run_rules(const ConfigTree& tree, const LintOptions& o, const std::string& name) {
+std::vector<Diagnostic> run_rules(const ConfigTree& tree, const Facts& facts, const LintOptions& o,
+                                  const std::string& name) {
   std::vector<Diagnostic> out;
-  const Facts facts = resolve_facts(tree, cluster_for(name, o));
   const LintContext ctx{tree, facts, name};
   Reporter reporter(out);
   for (const Rule* rule : all_rules()) {
@@ -240,7 +240,11 @@ UnitReport lint_unit(const SourceText* input, const LintOptions& o, const Source
     unit.diagnostics.push_back(std::move(d));
   }
   std::vector<std::vector<Diagnostic>> found;
-  for (const ConfigVariant& v : loaded.variants) found.push_back(run_rules(v.tree, o, unit.name));
+  for (const ConfigVariant& v : loaded.variants) {
+    const Facts facts = resolve_facts(v.tree, cluster_for(unit.name, o));
+    found.push_back(run_rules(v.tree, facts, o, unit.name));
+    if (o.show_facts) unit.launches.push_back({v.conditions, shown_facts(facts, v.base)});
+  }
   std::vector<Diagnostic> merged = merge_paths(loaded.variants, found);
   unit.diagnostics.insert(unit.diagnostics.end(), merged.begin(), merged.end());
   return unit;
@@ -281,6 +285,7 @@ void validate_options(const LintOptions& o) {
 LintReport lint(std::vector<SourceText> inputs, const LintOptions& o) {
   validate_options(o);
   LintReport report;
+  report.facts_shown = o.show_facts;
   std::vector<SourceText> sourced;
   std::optional<SourceText> overrides;
   if (!o.overrides.empty()) overrides = overrides_source(o.overrides);

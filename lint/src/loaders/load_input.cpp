@@ -44,6 +44,8 @@ LoadedInput load_input(const SourceText& source) {
   typed.format = format;
   out.variants.emplace_back();
   load_source(typed, out.variants.back().tree);
+  if (format == InputFormat::yaml) out.variants.back().base = "the recipe this Megatron-Bridge YAML overrides";
+  if (format == InputFormat::overrides) out.variants.back().base = "the recipe these overrides apply to";
   return out;
 }
 

@@ -284,6 +284,10 @@ LoadedInput load_megatron_script(const SourceText& source) {
       if (!megatron && !bridge) continue;
       read_launcher(c, start, run, v.tree);
       read_environment(c, v.tree);
+      // Bridge programs (overrides, or the performance scripts' own flags) start from a recipe, not from
+      // Megatron-LM's defaults.
+      const std::string launched = start > 0 ? c.words[start - 1].text : std::string("the program");
+      if (!megatron || launched.find("performance/") != std::string::npos) v.base = "the recipe " + launched + " builds";
       v.conditions = path.conditions;
       v.path_index = static_cast<int>(&path - run.paths.data());
       out.variants.push_back(std::move(v));

@@ -42,6 +42,9 @@ LoadedInput load_nemo_launcher(const SourceText& source) {
   env.key_loc = {source.name, 0, 0};
   env.value = Value::make_string("1", env.key_loc);
   v.tree.set(std::move(env));
+  // Fine-tuning and PEFT configs start from a checkpoint's model config (model.restore_from_path): what they do not
+  // set is the checkpoint's.
+  if (yaml.find("model.restore_from_path")) v.base = "the checkpoint model.restore_from_path names";
   out.variants.push_back(std::move(v));
   return out;
 }

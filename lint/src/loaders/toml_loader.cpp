@@ -84,6 +84,7 @@ LoadedInput load_toml_input(const SourceText& source) {
     return out;
   }
   walk(source, table, "", out.variants.emplace_back().tree, 0);
+  out.variants.back().base = "the recipe this Megatron-Bridge TOML overrides";
   return out;
 }
 

@@ -530,6 +530,7 @@ void add_unit(PythonRun& run, std::string name, std::vector<PyPath>& paths) {
     v.tree = std::move(p.tree);
     v.conditions = std::move(p.conditions);
     v.path_index = index++;
+    v.base = "the recipe or model provider the code starts from";
     unit.variants.push_back(std::move(v));
   }
   run.units.push_back(std::move(unit));

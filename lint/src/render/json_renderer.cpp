@@ -44,6 +44,53 @@ void diagnostic(JsonWriter& w, const Diagnostic& d) {
   w.end_object();
 }
 
+void config_value(JsonWriter& w, const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::null: return w.null();
+    case Value::Kind::boolean: return w.value(v.boolean);
+    case Value::Kind::integer: return w.value(v.integer);
+    case Value::Kind::real: return w.value(v.real);
+    case Value::Kind::string: return w.value(v.text);
+    case Value::Kind::list:
+    case Value::Kind::table:
+      w.begin_array();
+      for (const Value& item : v.items) config_value(w, item);
+      w.end_array();
+      return;
+  }
+}
+
+// --show-facts: what the linter believes each launch of the input runs, by Megatron-LM argument name.
+void launches(JsonWriter& w, const UnitReport& u) {
+  w.key("launches");
+  w.begin_array();
+  for (const LaunchFacts& launch : u.launches) {
+    w.begin_object();
+    w.key("conditions");
+    w.begin_array();
+    for (const std::string& c : launch.conditions) w.value(c);
+    w.end_array();
+    w.key("facts");
+    w.begin_object();
+    for (const ShownFact& f : launch.facts) {
+      w.key(f.name);
+      w.begin_object();
+      w.key("value");
+      config_value(w, f.value);
+      w.key("state");
+      w.value(fact_state_name(f.state));
+      w.key("at");
+      if (f.at.known()) w.value(f.at.file + ":" + std::to_string(f.at.line)); else if (!f.at.file.empty()) w.value(f.at.file); else w.null();
+      w.key("why");
+      if (f.why.empty()) w.null(); else w.value(f.why);
+      w.end_object();
+    }
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
+}
+
 }  // namespace
 
 std::string render_json(const LintReport& report) {
@@ -88,6 +135,7 @@ std::string render_json(const LintReport& report) {
     w.begin_array();
     for (const Diagnostic& d : u.diagnostics) diagnostic(w, d);
     w.end_array();
+    if (report.facts_shown) launches(w, u);
     w.end_object();
   }
   w.end_array();

@@ -39,6 +39,30 @@ void source_excerpt(std::ostringstream& o, const LintReport& report, const Locat
   if (col <= kMaxShown) o << paint("1;34", pad + " |") << " " << std::string(col, ' ') << paint("1;31", "^") << "\n";
 }
 
+// --show-facts: per launch a table of name, value, state and where it came from (or why it is a default or unknown).
+void facts_table(std::ostringstream& o, const UnitReport& unit, const Paint& paint) {
+  for (size_t i = 0; i < unit.launches.size(); ++i) {
+    const LaunchFacts& launch = unit.launches[i];
+    std::string when;
+    for (const std::string& c : launch.conditions) when += (when.empty() ? " when " : " and ") + c;
+    o << paint("1", printable_line(unit.name)) << ": facts of launch " << i + 1 << " of " << unit.launches.size()
+      << printable_line(when) << "\n";
+    for (const ShownFact& f : launch.facts) {
+      std::string value = f.state == ShownFact::State::unknown ? "?" : f.value.display();
+      if (value.size() > 24) value = value.substr(0, 21) + "...";
+      std::string where = f.at.known() ? f.at.text() : f.why;
+      if (f.at.known() && f.state != ShownFact::State::known && !f.why.empty()) where += " (" + f.why + ")";
+      o << "  " << f.name << std::string(f.name.size() < 37 ? 37 - f.name.size() : 1, ' ') << printable_line(value)
+        << std::string(value.size() < 26 ? 26 - value.size() : 1, ' ') << fact_state_name(f.state)
+        << std::string(9 - fact_state_name(f.state).size(), ' ') << printable_line(where) << "\n";
+    }
+  }
+  if (unit.launches.empty() && !unit.error) {
+    o << paint("1", printable_line(unit.name)) << ": no launch to show facts of"
+      << (unit.skipped ? " (skipped: " + printable_line(*unit.skipped) + ")" : std::string()) << "\n";
+  }
+}
+
 std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -70,6 +94,7 @@ std::string render_text(const LintReport& report, const RenderOptions& options) 
       for (const Related& r : d.related)
         o << "  = " << paint("1", "note") << ": " << printable_line(r.loc.text()) << ": " << printable_line(r.message) << "\n";
     }
+    if (report.facts_shown) facts_table(o, unit, paint);
   }
   size_t input_errors = 0;
   for (const UnitReport& u : report.units) input_errors += u.error ? 1 : 0;

@@ -102,6 +102,69 @@ def lint(hcp_lint, paths, cwd=HERE):
     return out
 
 
+# The corpus's fact names -> hcp-lint --show-facts names (Megatron-LM's arguments).
+FACT_NAMES = {"cp": "context_parallel_size", "tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size",
+              "cp_comm_type": "cp_comm_type", "hcp_sizes": "hierarchical_context_parallel_sizes",
+              "num_layers": "num_layers", "num_attention_heads": "num_attention_heads",
+              "num_query_groups": "num_query_groups", "seq_length": "seq_length", "world_size": "world_size",
+              "ep": "expert_model_parallel_size", "etp": "expert_tensor_parallel_size"}
+
+
+def fact_agrees(expected, shown):
+    """Whether one launch's shown fact says what the corpus says: a value, "default" (nothing in the input sets
+    it) or "unknown" (the input cannot know it)."""
+    if expected == "unknown":
+        return shown["state"] == "unknown"
+    if expected == "default":
+        return shown["at"] is None and shown["state"] in ("default", "unknown")
+    value = shown["value"]
+    if isinstance(expected, str) and expected.lstrip("-").isdigit():
+        expected = int(expected)
+    if isinstance(expected, str) and isinstance(value, list):
+        value = str(value)
+    if isinstance(expected, list) or isinstance(value, list):
+        return shown["state"] != "unknown" and [str(v) for v in (value or [])] == [str(v) for v in expected]
+    return shown["state"] != "unknown" and value == expected
+
+
+def compare_facts(hcp_lint, entries, verbose):
+    """Per corpus fact name, how many files' --show-facts agree with what reading the upstream code says (a
+    per-path expectation, a dict, is not compared)."""
+    with_facts = [e for e in entries if e.get("facts") and e["form"] in SUPPORTED and e["form"] != "other"]
+    shown = {}
+    paths = [e["path"] for e in with_facts]
+    command = [hcp_lint, "lint"] if os.path.basename(hcp_lint) == "hcp" else [hcp_lint]
+    for i in range(0, len(paths), 200):
+        r = subprocess.run([*command, "--format", "json", "--show-facts", *paths[i:i + 200]], cwd=HERE,
+                           capture_output=True, text=True, timeout=300)
+        for unit in json.loads(r.stdout)["inputs"]:
+            shown[unit["path"]] = unit.get("launches") or []
+    agree, compared, disagreements = Counter(), Counter(), []
+    for e in with_facts:
+        launches = shown.get(e["path"], [])
+        if not launches:
+            continue
+        for name, expected in e["facts"].items():
+            if name not in FACT_NAMES or isinstance(expected, dict):
+                continue
+            compared[name] += 1
+            got = [launch["facts"][FACT_NAMES[name]] for launch in launches]
+            if all(fact_agrees(expected, g) for g in got):
+                agree[name] += 1
+            else:
+                disagreements.append(f"{e['path']}: {name} expected {expected!r}, shown "
+                                     + ", ".join(f"{g['value']!r} ({g['state']})" for g in got[:3]))
+    print(f"\n--show-facts agreement with the corpus ({len(with_facts)} files of supported forms with facts):")
+    for name in FACT_NAMES:
+        if compared[name]:
+            print(f"  {name:22} {agree[name]:4}/{compared[name]:<4} {100.0 * agree[name] / compared[name]:5.1f}%")
+    total_agree, total = sum(agree.values()), sum(compared.values())
+    print(f"  {'all':22} {total_agree:4}/{total:<4} {100.0 * total_agree / max(total, 1):5.1f}%")
+    if verbose:
+        print("\n".join(disagreements))
+    return total_agree, total
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
@@ -138,6 +201,7 @@ def main():
     for form, s in sorted(by_form.items()):
         print(f"{form:28} {s['files']:6} {s['skipped']:8} {s['false findings']:6} {s['missed findings']:7} "
               f"{s['expected findings']:9} {s['input errors']:13}  {'yes' if form in SUPPORTED else 'not yet read'}")
+    compare_facts(hcp_lint, entries, verbose)
     for path in unread_scripts(hcp_lint, entries):
         failures.append(f"{path}: not read to its end (the appended sentinel launch is not reported)")
     if failures:

@@ -85,4 +85,21 @@ struct Facts {
 
 Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli);
 
+// What --show-facts reports: a fact under its Megatron-LM argument name, whatever the input called it. `known`: the
+// input sets it; `defaulted`: the input gives only a default the environment may change, or Megatron-LM's own
+// default applies because nothing sets it; `unknown`: the input cannot know it (value null, `why` says why).
+struct ShownFact {
+  enum class State { known, defaulted, unknown };
+  std::string name;
+  Value value;
+  State state = State::unknown;
+  Location at;      // where it was written (or the command-line flag); unknown location for Megatron defaults
+  std::string why;  // for defaulted and unknown facts
+};
+
+std::string_view fact_state_name(ShownFact::State state);  // "known", "default", "unknown"
+// `base`: where unset values come from when not from Megatron-LM's defaults (ConfigVariant::base); those are then
+// unknown.
+std::vector<ShownFact> shown_facts(const Facts& facts, const std::string& base);
+
 }  // namespace hcp::lint

@@ -23,6 +23,13 @@ struct LintOptions {
   std::vector<std::string> ignore;
   std::map<std::string, Severity> severity;     // per code, replacing the default
   std::vector<PathFacts> path_cluster;          // cluster facts by input path (hcp-lint.toml); `cluster` wins
+  bool show_facts = false;                      // fill UnitReport::launches (--show-facts)
+};
+
+// The facts of one launch an input gives, as --show-facts reports them.
+struct LaunchFacts {
+  std::vector<std::string> conditions;  // the script path's conditions, empty when it always runs
+  std::vector<ShownFact> facts;
 };
 
 struct UnitReport {
@@ -30,11 +37,13 @@ struct UnitReport {
   std::vector<Diagnostic> diagnostics;  // sorted by position
   std::optional<std::string> error;     // "path:line:col: ..." when the input could not be read or parsed
   std::optional<std::string> skipped;   // what the input was taken for when it is none of the linted forms
+  std::vector<LaunchFacts> launches;    // with LintOptions::show_facts: one per configuration the input gives
 };
 
 struct LintReport {
   std::vector<UnitReport> units;
   std::map<std::string, SourceText> sources;  // by name, for the line under a caret
+  bool facts_shown = false;                   // LintOptions::show_facts: renderers print each unit's launches
 
   size_t count(Severity s) const;
   bool has_input_errors() const;

@@ -36,6 +36,9 @@ struct ConfigVariant {
   // Which unit of the input: a Python file's functions each build their own config, and a finding is weighed
   // against the other paths of its own unit only.
   int unit = 0;
+  // Where the values this configuration does not set come from, when that is not Megatron-LM's defaults (a Bridge
+  // recipe under overrides): --show-facts then reports them as unknown rather than as Megatron-LM's default.
+  std::string base;
 };
 
 struct LoadedInput {
