@@ -243,7 +243,7 @@ UnitReport lint_unit(const SourceText* input, const LintOptions& o, const Source
   for (const ConfigVariant& v : loaded.variants) {
     const Facts facts = resolve_facts(v.tree, cluster_for(unit.name, o));
     found.push_back(run_rules(v.tree, facts, o, unit.name));
-    if (o.show_facts) unit.launches.push_back({v.conditions, shown_facts(facts, v.base)});
+    if (o.show_facts) unit.launches.push_back({v.role, v.conditions, shown_facts(facts, v.base)});
   }
   std::vector<Diagnostic> merged = merge_paths(loaded.variants, found);
   unit.diagnostics.insert(unit.diagnostics.end(), merged.begin(), merged.end());

@@ -389,6 +389,54 @@ TEST(ScriptLoader, PerformanceScriptFlagsOnlyForBridgePerformanceScripts) {
   EXPECT_TRUE(input("q.sh", "python convert.py -cp 4 --micro_batch_size 2\n").skipped);
 }
 
+TEST(FrameworkLaunch, VerlWorkersEachALaunchOfTheirOwn) {
+  // verl/trainer/ppo/utils.py: a ref worker with the KL loss, a critic for the GAE estimator (the default);
+  // ref.megatron.* inherit the actor's (${oc.select:actor_rollout_ref.actor.megatron...}).
+  const LoadedInput ppo = input("ppo.sh",
+                                "python3 -m verl.trainer.main_ppo --config-path=config "
+                                "--config-name='ppo_megatron_trainer.yaml' "
+                                "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 "
+                                "actor_rollout_ref.actor.megatron.context_parallel_size=4 "
+                                "+actor_rollout_ref.actor.megatron.override_transformer_config.cp_comm_type=a2a+p2p "
+                                "actor_rollout_ref.actor.use_kl_loss=True "
+                                "actor_rollout_ref.ref.megatron.context_parallel_size=2 "
+                                "critic.megatron.context_parallel_size=8 trainer.nnodes=2 trainer.n_gpus_per_node=8\n");
+  ASSERT_FALSE(ppo.skipped);
+  ASSERT_EQ(ppo.variants.size(), 3u);
+  const auto cp = [](const ConfigVariant& v) { return v.tree.find("model.context_parallel_size")->value.integer; };
+  EXPECT_EQ(ppo.variants[0].role, "verl actor");
+  EXPECT_EQ(cp(ppo.variants[0]), 4);
+  EXPECT_EQ(ppo.variants[0].tree.find("model.cp_comm_type")->value.text, "a2a+p2p");
+  EXPECT_EQ(ppo.variants[0].tree.find("model.cp_comm_type")->spelled,
+            "actor_rollout_ref.actor.megatron.override_transformer_config.cp_comm_type");
+  EXPECT_EQ(ppo.variants[0].tree.find("cluster.nodes")->value.integer, 2);
+  EXPECT_EQ(ppo.variants[1].role, "verl ref");
+  EXPECT_EQ(cp(ppo.variants[1]), 2);
+  EXPECT_EQ(ppo.variants[1].tree.find("model.tensor_model_parallel_size")->value.integer, 2);  // the actor's
+  EXPECT_EQ(ppo.variants[2].role, "verl critic");
+  EXPECT_EQ(cp(ppo.variants[2]), 8);
+  EXPECT_EQ(ppo.variants[2].tree.find("model.tensor_model_parallel_size"), nullptr);
+  EXPECT_NE(ppo.variants[0].unit, ppo.variants[2].unit);
+
+  // GRPO has no critic; verl's defaults give the world size; FSDP makes no Megatron launch.
+  const LoadedInput grpo = input("grpo.sh", "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer "
+                                            "algorithm.adv_estimator=grpo "
+                                            "actor_rollout_ref.actor.megatron.context_parallel_size=2\n");
+  ASSERT_EQ(grpo.variants.size(), 1u);
+  EXPECT_EQ(grpo.variants[0].tree.find("cluster.gpus_per_node")->value.integer, 8);
+  EXPECT_EQ(grpo.variants[0].tree.find("cluster.nodes")->value.integer, 1);
+  const LoadedInput fsdp = input("fsdp.sh", "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
+                                            "actor_rollout_ref.actor.fsdp_config.param_offload=True\n");
+  ASSERT_TRUE(fsdp.skipped);
+  EXPECT_NE(fsdp.skipped->find("verl with the FSDP strategy"), std::string::npos) << *fsdp.skipped;
+  // A config of the user's own: what the script does not set is that file's.
+  const LoadedInput own = input("own.sh", "python3 -m verl.trainer.main_ppo --config-path=/cfg --config-name=mine "
+                                          "actor_rollout_ref.actor.megatron.context_parallel_size=2\n");
+  ASSERT_EQ(own.variants.size(), 2u);  // actor, and the critic of the default GAE estimator
+  EXPECT_EQ(own.variants[0].tree.find("cluster.nodes"), nullptr);
+  EXPECT_FALSE(own.variants[0].base.empty());
+}
+
 }  // namespace
 }  // namespace hcp::lint
 

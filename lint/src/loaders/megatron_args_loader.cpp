@@ -3,11 +3,14 @@
 // with the launcher's cluster size and the environment the launch runs in.
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "hcp/error.hpp"
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/loaders.hpp"
+#include "framework_launches.hpp"
 #include "launchers.hpp"
 #include "megatron_flag_reader.hpp"
 #include "megatron_flags.hpp"
@@ -189,6 +192,11 @@ bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, Con
     if (foreign) *foreign = std::move(others);
     return false;
   }
+  return read_override_words(words, from, tree, canonical_override_key);
+}
+
+bool read_override_words(const std::vector<ShellWord>& words, size_t from, ConfigTree& tree,
+                         const std::function<std::optional<std::string>(const std::string&)>& key_of) {
   bool any = false;
   for (size_t i = from; i < words.size(); ++i) {
     const ShellWord& w = words[i];
@@ -199,7 +207,7 @@ bool read_bridge_overrides(const std::vector<ShellWord>& words, size_t from, Con
     if ((eq == std::string::npos && !removal) || (eq != std::string::npos && eq > w.known_prefix)) continue;
     const std::string written = w.text.substr(b, eq == std::string::npos ? std::string::npos : eq - b);
     if (written.find_first_of(" \t$\"'") != std::string::npos) continue;
-    const std::optional<std::string> key = canonical_override_key(written);
+    const std::optional<std::string> key = key_of(written);
     if (!key) continue;
     any = true;
     if (w.provenance == Provenance::unknown) {  // the value is not known here: the key is
@@ -273,11 +281,27 @@ LoadedInput load_megatron_script(const SourceText& source) {
   ShellRun run = run_shell(source, options);
   std::string program;  // a Python program it launches without flags or overrides that say anything here
   std::string foreign;  // the sections of its overrides that are another framework's
+  std::string framework_skip;  // a framework program that makes no Megatron launch, and why
+  std::vector<std::string> roles;  // a framework's workers, each its own unit
   for (const ShellPath& path : run.paths) {
     for (const ShellCommand& c : path.commands) {
       const size_t start = training_arguments_start(c.words);
       if (start >= c.words.size()) continue;
       if (program.empty() && start > 0) program = c.words[start - 1].text;
+      if (std::optional<FrameworkLaunches> framework = read_framework_launch(c.words, start)) {
+        if (framework->variants.empty() && framework_skip.empty()) framework_skip = framework->skipped;
+        for (ConfigVariant& v : framework->variants) {
+          read_environment(c, v.tree);
+          v.conditions = path.conditions;
+          v.path_index = static_cast<int>(&path - run.paths.data());
+          // Each worker is weighed against the same worker on the script's other paths.
+          auto role = std::find(roles.begin(), roles.end(), v.role);
+          if (role == roles.end()) role = roles.insert(roles.end(), v.role);
+          v.unit = static_cast<int>(role - roles.begin());
+          out.variants.push_back(std::move(v));
+        }
+        continue;
+      }
       ConfigVariant v;
       const bool megatron = read_megatron_flags(c.words, start, v.tree);
       const bool bridge = read_bridge_overrides(c.words, start, v.tree, foreign.empty() ? &foreign : nullptr);
@@ -297,7 +321,9 @@ LoadedInput load_megatron_script(const SourceText& source) {
   out.sourced = std::move(run.sourced);
   const bool all_exit = !run.paths.empty() && std::all_of(run.paths.begin(), run.paths.end(),
                                                           [](const ShellPath& p) { return p.exits; });
-  if (out.variants.empty() && all_exit) {
+  if (out.variants.empty() && !framework_skip.empty()) {
+    out.skipped = "a shell script that runs " + framework_skip;
+  } else if (out.variants.empty() && all_exit) {
     out.skipped = "a shell script that exits on every path before it launches training (as written; a value it "
                   "tests may be meant to be edited)";
   } else if (out.variants.empty() && !foreign.empty()) {

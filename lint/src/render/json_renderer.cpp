@@ -66,6 +66,8 @@ void launches(JsonWriter& w, const UnitReport& u) {
   w.begin_array();
   for (const LaunchFacts& launch : u.launches) {
     w.begin_object();
+    w.key("role");
+    if (launch.role.empty()) w.null(); else w.value(launch.role);
     w.key("conditions");
     w.begin_array();
     for (const std::string& c : launch.conditions) w.value(c);

@@ -46,7 +46,7 @@ void facts_table(std::ostringstream& o, const UnitReport& unit, const Paint& pai
     std::string when;
     for (const std::string& c : launch.conditions) when += (when.empty() ? " when " : " and ") + c;
     o << paint("1", printable_line(unit.name)) << ": facts of launch " << i + 1 << " of " << unit.launches.size()
-      << printable_line(when) << "\n";
+      << (launch.role.empty() ? "" : " (" + printable_line(launch.role) + ")") << printable_line(when) << "\n";
     for (const ShownFact& f : launch.facts) {
       std::string value = f.state == ShownFact::State::unknown ? "?" : f.value.display();
       if (value.size() > 24) value = value.substr(0, 21) + "...";

@@ -28,6 +28,7 @@ struct LintOptions {
 
 // The facts of one launch an input gives, as --show-facts reports them.
 struct LaunchFacts {
+  std::string role;                     // ConfigVariant::role: a framework's worker, empty otherwise
   std::vector<std::string> conditions;  // the script path's conditions, empty when it always runs
   std::vector<ShownFact> facts;
 };

@@ -39,6 +39,9 @@ struct ConfigVariant {
   // Where the values this configuration does not set come from, when that is not Megatron-LM's defaults (a Bridge
   // recipe under overrides): --show-facts then reports them as unknown rather than as Megatron-LM's default.
   std::string base;
+  // Which of a framework's launches this is ("verl actor", "verl critic"): each worker is a Megatron launch of its
+  // own. Empty for the one launch of a plain input.
+  std::string role;
 };
 
 struct LoadedInput {
