@@ -121,8 +121,11 @@ TEST(LintFixtures, EveryRuleFiresAndHasANearMissInTwoFormats) {
       if (e.expect.count(code)) fire_formats.insert(ext);
       if (e.expect_not.count(code)) ok_formats.insert(ext);
     }
-    EXPECT_TRUE(fire_formats.count(".toml") && fire_formats.size() >= 2) << code << " lacks firing fixtures";
-    EXPECT_TRUE(ok_formats.count(".toml") && ok_formats.size() >= 2) << code << " lacks near-miss fixtures";
+    // A framework's own setting (HCP027: verl's keys) cannot be written in a Megatron-Bridge TOML: two of the
+    // framework's forms instead.
+    const bool toml = code != "HCP027";
+    EXPECT_TRUE((fire_formats.count(".toml") || !toml) && fire_formats.size() >= 2) << code << " lacks firing fixtures";
+    EXPECT_TRUE((ok_formats.count(".toml") || !toml) && ok_formats.size() >= 2) << code << " lacks near-miss fixtures";
   }
 }
 

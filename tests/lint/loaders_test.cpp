@@ -410,12 +410,17 @@ TEST(FrameworkLaunch, VerlWorkersEachALaunchOfTheirOwn) {
   EXPECT_EQ(ppo.variants[0].tree.find("model.cp_comm_type")->spelled,
             "actor_rollout_ref.actor.megatron.override_transformer_config.cp_comm_type");
   EXPECT_EQ(ppo.variants[0].tree.find("cluster.nodes")->value.integer, 2);
+  // Colocated workers run on the actor's process groups (megatron_workers.py initialises them once): the ref's
+  // and the critic's own sizes are kept as ignored.* for HCP027.
   EXPECT_EQ(ppo.variants[1].role, "verl ref");
-  EXPECT_EQ(cp(ppo.variants[1]), 2);
-  EXPECT_EQ(ppo.variants[1].tree.find("model.tensor_model_parallel_size")->value.integer, 2);  // the actor's
+  EXPECT_EQ(cp(ppo.variants[1]), 4);
+  EXPECT_EQ(ppo.variants[1].tree.find("ignored.model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(ppo.variants[1].tree.find("model.cp_comm_type")->value.text, "a2a+p2p");  // the actor's overrides
   EXPECT_EQ(ppo.variants[2].role, "verl critic");
-  EXPECT_EQ(cp(ppo.variants[2]), 8);
-  EXPECT_EQ(ppo.variants[2].tree.find("model.tensor_model_parallel_size"), nullptr);
+  EXPECT_EQ(cp(ppo.variants[2]), 4);
+  EXPECT_EQ(ppo.variants[2].tree.find("ignored.model.context_parallel_size")->value.integer, 8);
+  EXPECT_EQ(ppo.variants[2].tree.find("model.tensor_model_parallel_size")->value.integer, 2);
+  EXPECT_EQ(ppo.variants[2].tree.find("model.cp_comm_type"), nullptr);  // megatron_critic.yaml's own
   EXPECT_NE(ppo.variants[0].unit, ppo.variants[2].unit);
 
   // GRPO has no critic; verl's defaults give the world size; FSDP makes no Megatron launch.
@@ -424,6 +429,7 @@ TEST(FrameworkLaunch, VerlWorkersEachALaunchOfTheirOwn) {
                                             "actor_rollout_ref.actor.megatron.context_parallel_size=2\n");
   ASSERT_EQ(grpo.variants.size(), 1u);
   EXPECT_EQ(grpo.variants[0].tree.find("cluster.gpus_per_node")->value.integer, 8);
+  EXPECT_TRUE(grpo.variants[0].tree.find("cluster.gpus_per_node")->implied);
   EXPECT_EQ(grpo.variants[0].tree.find("cluster.nodes")->value.integer, 1);
   const LoadedInput fsdp = input("fsdp.sh", "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
                                             "actor_rollout_ref.actor.fsdp_config.param_offload=True\n");

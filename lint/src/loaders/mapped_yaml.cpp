@@ -53,6 +53,8 @@ ConfigTree map_yaml_keys(const ConfigTree& yaml, KeyMap keys) {
     if (value) {
       t.value = value->value;
       t.value.loc = s->value.loc;
+      t.provenance = value->provenance;  // a launch script's ${CP:-2} stays a default, $CP unknown
+      t.why = value->why;
     } else {
       t.provenance = Provenance::unknown;
       t.why = why;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "framework_launches.hpp"
+#include "mapped_yaml.hpp"
 #include "megatron_flag_reader.hpp"
 
 namespace hcp::lint {
@@ -32,26 +33,17 @@ bool is_verl_program(std::string_view program) {
          program.find("verl/trainer/main_") != std::string_view::npos;
 }
 
-// The value of the last `key=value` / `+key=value` among the words, as written.
-std::optional<std::string> override_value(const std::vector<ShellWord>& words, size_t from, std::string_view key) {
-  std::optional<std::string> found;
-  for (size_t i = from; i < words.size(); ++i) {
-    std::string_view t = words[i].text;
-    while (!t.empty() && t.front() == '+') t.remove_prefix(1);
-    if (t.size() > key.size() && t.substr(0, key.size()) == key && t[key.size()] == '=') {
-      found = std::string(words[i].known() ? t.substr(key.size() + 1) : std::string_view("?"));
-    }
-  }
-  return found;
+// The raw value of a key as written, or none.
+std::optional<std::string> raw_value(const ConfigTree& raw, const std::string& key) {
+  const Setting* s = raw.find(key);
+  if (!s) return std::nullopt;
+  if (s->provenance == Provenance::unknown) return std::string("?");
+  return s->value.kind == Value::Kind::string ? s->value.text : s->value.display();
 }
 
-bool any_override_under(const std::vector<ShellWord>& words, size_t from, std::string_view prefix) {
-  for (size_t i = from; i < words.size(); ++i) {
-    std::string_view t = words[i].text;
-    while (!t.empty() && t.front() == '+') t.remove_prefix(1);
-    if (t.substr(0, prefix.size()) == prefix) return true;
-  }
-  return false;
+bool any_key_under(const ConfigTree& raw, std::string_view prefix) {
+  const auto& keys = raw.keys_in_order();
+  return std::any_of(keys.begin(), keys.end(), [&](const std::string& k) { return k.rfind(prefix, 0) == 0; });
 }
 
 // `--config-name X`, `--config-name=X`, `-cn X`.
@@ -76,18 +68,16 @@ std::string config_path(const std::vector<ShellWord>& words, size_t from) {
 }
 
 // Whether the config is one verl ships (verl/trainer/config/ppo_megatron_trainer.yaml, ppo_trainer.yaml).
-bool shipped_config(const std::string& name, const std::string& path) {
-  std::string_view n = name;
-  if (n.size() > 5 && n.substr(n.size() - 5) == ".yaml") n.remove_suffix(5);
-  return (path.empty() || path == "config" || path == "./config") &&
-         (n.empty() || n == "ppo_megatron_trainer" || n == "ppo_trainer");
+bool shipped_config(std::string_view name) {
+  if (name.size() > 5 && name.substr(name.size() - 5) == ".yaml") name.remove_suffix(5);
+  return name.empty() || name == "ppo_megatron_trainer" || name == "ppo_trainer";
 }
 
 bool truthy(const std::optional<std::string>& v) {
   return v && (*v == "True" || *v == "true" || *v == "1");
 }
 
-// A setting verl's own YAML gives when the script does not (trainer.nnodes 1, trainer.n_gpus_per_node 8).
+// A setting verl's own YAML gives when the input does not (trainer.nnodes 1, trainer.n_gpus_per_node 8).
 void verl_default(ConfigTree& tree, const char* key, const char* spelled, int64_t value, const Location& at) {
   if (tree.find(key)) return;
   Setting s;
@@ -95,57 +85,80 @@ void verl_default(ConfigTree& tree, const char* key, const char* spelled, int64_
   s.spelled = std::string(spelled) + " (verl's default)";
   s.key_loc = at;
   s.value = Value::make_int(value, std::to_string(value), at);
+  s.implied = true;
+  s.why = std::string("not set: verl's default ") + spelled + " is " + std::to_string(value);
   tree.set(std::move(s));
 }
 
-ConfigVariant worker(const std::vector<ShellWord>& words, size_t from, const std::string& role,
-                     const std::vector<std::string>& prefixes, const std::string& pool) {
+// One worker's launch: the megatron.* sizes under `sizes` and the override_transformer_config entries under
+// `transformer` (later prefixes win: the ref's own over the actor's it inherits), and its pool's nodes and GPUs,
+// under Bridge keys.
+ConfigVariant worker(const ConfigTree& raw, const std::string& role, const std::vector<std::string>& sizes,
+                     const std::vector<std::string>& transformer, const std::string& pool) {
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const std::string& prefix : sizes) {
+    for (std::string_view size : kSizes) names.emplace_back(prefix + std::string(size), "model." + std::string(size));
+  }
+  for (const std::string& prefix : transformer) {
+    for (std::string_view field : kTransformer) {
+      names.emplace_back(prefix + "override_transformer_config." + std::string(field), "model." + std::string(field));
+    }
+    // Never passed to mpu.initialize_model_parallel (megatron_workers.py:284, :1020, :1322): no groups.
+    names.emplace_back(prefix + "override_transformer_config.hierarchical_context_parallel_sizes",
+                       "ignored.model.hierarchical_context_parallel_sizes");
+  }
+  names.emplace_back(pool + ".nnodes", "cluster.nodes");
+  names.emplace_back(pool + ".n_gpus_per_node", "cluster.gpus_per_node");
+  std::vector<std::pair<std::string_view, std::string_view>> map(names.begin(), names.end());
   ConfigVariant v;
   v.role = "verl " + role;
-  // Earlier prefixes first: the ref's own keys win over the actor's it inherits (${oc.select:actor...}).
-  for (const std::string& prefix : prefixes) {
-    read_override_words(words, from, v.tree, [&](const std::string& written) -> std::optional<std::string> {
-      if (written.rfind(prefix, 0) != 0) return std::nullopt;
-      std::string_view rest = std::string_view(written).substr(prefix.size());
-      if (std::find(std::begin(kSizes), std::end(kSizes), rest) != std::end(kSizes)) return "model." + std::string(rest);
-      constexpr std::string_view kOverride = "override_transformer_config.";
-      if (rest.substr(0, kOverride.size()) == kOverride) {
-        rest.remove_prefix(kOverride.size());
-        if (std::find(std::begin(kTransformer), std::end(kTransformer), rest) != std::end(kTransformer)) {
-          return "model." + std::string(rest);
-        }
-      }
-      return std::nullopt;
-    });
+  v.tree = map_yaml_keys(raw, map);
+  if (Setting* s = const_cast<Setting*>(v.tree.find("ignored.model.hierarchical_context_parallel_sizes"))) {
+    s->why = "verl never passes hierarchical_context_parallel_sizes to mpu.initialize_model_parallel "
+             "(verl/workers/megatron_workers.py), so no hierarchical groups exist";
   }
-  read_override_words(words, from, v.tree, [&](const std::string& written) -> std::optional<std::string> {
-    if (written == pool + ".nnodes") return std::string("cluster.nodes");
-    if (written == pool + ".n_gpus_per_node") return std::string("cluster.gpus_per_node");
-    return std::nullopt;
-  });
   return v;
 }
 
-}  // namespace
+// A worker colocated with the actor (one process per GPU for the pool's workers, verl/trainer/ppo/ray_trainer.py
+// create_colocated_worker_cls) runs on the process groups the first worker built - the actor's
+// (megatron_workers.py:273 initialises them only once). Its own sizes that differ are kept as ignored.*.
+void colocate(const ConfigVariant& actor, ConfigVariant& w) {
+  for (std::string_view size : kSizes) {
+    if (size == "sequence_parallel") continue;  // per model, not a process-group size
+    const std::string key = "model." + std::string(size);
+    const Setting* mine = w.tree.find(key);
+    const Setting* actors = actor.tree.find(key);
+    const bool plain = size == "virtual_pipeline_model_parallel_size" || size == "expert_tensor_parallel_size";
+    const std::string theirs = actors ? actors->value.display() : plain ? "null" : "1";
+    if (mine && mine->provenance != Provenance::unknown && (!actors || actors->provenance != Provenance::unknown) &&
+        mine->value.display() != theirs) {
+      Setting ignored = *mine;
+      ignored.key = "ignored." + key;
+      ignored.why = "verl's workers of one resource pool share one process per GPU and the actor's process "
+                    "groups (verl/workers/megatron_workers.py:267-284), so this worker runs with the actor's " +
+                    std::string(size) + " " + theirs;
+      w.tree.set(std::move(ignored));
+    }
+    if (actors) {
+      w.tree.set(*actors);
+    } else if (mine) {
+      w.tree.remove(key);
+    }
+  }
+}
 
-std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& words, size_t from) {
-  if (from == 0 || from > words.size()) return std::nullopt;
-  const std::string& program = words[from - 1].text;
-  // Positive evidence: verl's trainer module, or a program (a recipe's main) given verl's actor_rollout_ref keys.
-  if (!is_verl_program(program) && !any_override_under(words, from, "actor_rollout_ref.")) return std::nullopt;
+// verl's launches from its config keys as written (Hydra overrides or a YAML file), `at` for verl's defaults.
+FrameworkLaunches verl_launches(const ConfigTree& raw, bool shipped, const std::string& name, const Location& at) {
   FrameworkLaunches out;
-  const std::string name = config_name(words, from);
-  const std::optional<std::string> strategy = override_value(words, from, "actor_rollout_ref.actor.strategy");
+  const std::optional<std::string> strategy = raw_value(raw, "actor_rollout_ref.actor.strategy");
   const bool megatron = (strategy ? *strategy == "megatron" : name.find("megatron") != std::string::npos) ||
-                        any_override_under(words, from, "actor_rollout_ref.actor.megatron.");
+                        any_key_under(raw, "actor_rollout_ref.actor.megatron.");
   if (!megatron) {
-    out.skipped = "verl with the FSDP strategy (no Megatron worker: --config-name " +
-                  (name.empty() ? std::string("ppo_trainer") : name) + ")";
+    out.skipped = "verl with the FSDP strategy (no Megatron worker" +
+                  (name.empty() ? std::string() : ": config " + name) + ")";
     return out;
   }
-  // verl's shipped trainer configs give the defaults below; a config of the user's own (--config-path) may not.
-  const bool shipped = shipped_config(name, config_path(words, from));
-  const Location at = words[from - 1].loc;
   const auto add = [&](ConfigVariant v, bool own_pool) {
     if (shipped && !own_pool) {
       verl_default(v.tree, "cluster.nodes", "trainer.nnodes", 1, at);
@@ -153,29 +166,79 @@ std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& 
     } else if (shipped) {
       verl_default(v.tree, "cluster.gpus_per_node", "reward_model.n_gpus_per_node", 8, at);
     }
-    if (!shipped) v.base = "the config --config-path/--config-name name";
+    if (!shipped) v.base = "the verl config " + (name.empty() ? std::string("it builds on") : name);
     out.variants.push_back(std::move(v));
   };
   const std::string actor = "actor_rollout_ref.actor.megatron.";
-  add(worker(words, from, "actor", {actor}, "trainer"), false);
-  // verl/trainer/ppo/utils.py need_reference_policy: KL in the reward or as a loss.
-  if (truthy(override_value(words, from, "algorithm.use_kl_in_reward")) ||
-      truthy(override_value(words, from, "actor_rollout_ref.actor.use_kl_loss"))) {
-    add(worker(words, from, "ref", {actor, "actor_rollout_ref.ref.megatron."}, "trainer"), false);
+  const ConfigVariant first = worker(raw, "actor", {actor}, {actor}, "trainer");
+  add(first, false);
+  // verl/trainer/ppo/utils.py need_reference_policy: KL in the reward or as a loss. megatron_ref.yaml takes the
+  // actor's values (${oc.select:actor_rollout_ref.actor.megatron...}) unless the ref's own are given.
+  if (truthy(raw_value(raw, "algorithm.use_kl_in_reward")) ||
+      truthy(raw_value(raw, "actor_rollout_ref.actor.use_kl_loss"))) {
+    const std::string ref = "actor_rollout_ref.ref.megatron.";
+    ConfigVariant w = worker(raw, "ref", {ref}, {actor, ref}, "trainer");
+    colocate(first, w);
+    add(std::move(w), false);
   }
-  // need_critic: critic.enable when set, else the GAE estimator (ppo_megatron_trainer.yaml's default).
-  const std::optional<std::string> critic = override_value(words, from, "critic.enable");
-  const std::string estimator = override_value(words, from, "algorithm.adv_estimator").value_or("gae");
-  if ((critic && truthy(critic)) || (!critic && estimator == "gae")) {
-    add(worker(words, from, "critic", {"critic.megatron."}, "trainer"), false);
+  // need_critic: critic.enable when set, else the GAE estimator (ppo_megatron_trainer.yaml's default). The
+  // critic's megatron_critic.yaml has sizes and overrides of its own.
+  const std::optional<std::string> critic = raw_value(raw, "critic.enable");
+  const std::string estimator = raw_value(raw, "algorithm.adv_estimator").value_or("gae");
+  if ((critic && critic != "null" && truthy(critic)) || ((!critic || critic == "null") && estimator == "gae")) {
+    ConfigVariant w = worker(raw, "critic", {"critic.megatron."}, {"critic.megatron."}, "trainer");
+    colocate(first, w);
+    add(std::move(w), false);
   }
-  // The reward model runs in the trainer's pool unless it has nodes of its own (reward_model.nnodes > 0).
-  if (truthy(override_value(words, from, "reward_model.enable")) &&
-      override_value(words, from, "reward_model.strategy").value_or("megatron") == "megatron") {
-    const std::optional<std::string> nodes = override_value(words, from, "reward_model.nnodes");
+  // The reward model runs in the trainer's pool unless it has nodes of its own (reward_model.nnodes > 0); it takes
+  // the actor's override_transformer_config (megatron_reward_model.yaml).
+  if (truthy(raw_value(raw, "reward_model.enable")) &&
+      raw_value(raw, "reward_model.strategy").value_or("megatron") == "megatron") {
+    const std::optional<std::string> nodes = raw_value(raw, "reward_model.nnodes");
     const bool own = nodes && *nodes != "0";
-    add(worker(words, from, "reward model", {"reward_model.megatron."}, own ? "reward_model" : "trainer"), own);
+    const std::string rm = "reward_model.megatron.";
+    ConfigVariant w = worker(raw, "reward model", {rm}, {actor, rm}, own ? "reward_model" : "trainer");
+    if (!own) colocate(first, w);
+    add(std::move(w), own);
   }
+  return out;
+}
+
+}  // namespace
+
+std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& words, size_t from) {
+  if (from == 0 || from > words.size()) return std::nullopt;
+  ConfigTree raw;
+  read_override_words(words, from, raw, [](const std::string& written) { return std::optional<std::string>(written); });
+  // Positive evidence: verl's trainer module, or a program (a recipe's main) given verl's actor_rollout_ref keys.
+  if (!is_verl_program(words[from - 1].text) && !any_key_under(raw, "actor_rollout_ref.")) return std::nullopt;
+  const std::string name = config_name(words, from), path = config_path(words, from);
+  const bool shipped = shipped_config(name) && (path.empty() || path == "config" || path == "./config");
+  return verl_launches(raw, shipped, name, words[from - 1].loc);
+}
+
+LoadedInput load_verl_yaml(const SourceText& source) {
+  ConfigTree raw;
+  load_yaml(source, raw);
+  // Hydra's defaults list: a config built on one verl ships keeps that config's defaults for what it does not set.
+  // Entries `- ppo_megatron_trainer` name a whole config; `- actor@actor_rollout_ref.actor: megatron_actor` a
+  // component (verl's own ppo_megatron_trainer.yaml), whose name says the strategy.
+  std::string base;
+  if (const Setting* d = raw.find("defaults"); d && d->value.kind == Value::Kind::list) {
+    for (const Value& item : d->value.items) {
+      const bool whole = item.kind == Value::Kind::string && item.text != "_self_" &&
+                         item.text.find('@') == std::string::npos && item.text.find('/') == std::string::npos;
+      if (whole && base.empty()) base = item.text;
+    }
+  }
+  const bool shipped = (!base.empty() && shipped_config(base)) || raw.find("trainer.nnodes");
+  const bool megatron_actor = source.text.find("@actor_rollout_ref.actor: megatron_actor") != std::string::npos;
+  const std::string name = !base.empty() ? base : megatron_actor ? "megatron_actor" : "";
+  FrameworkLaunches launches = verl_launches(raw, shipped, name, Location{source.name, 1, 1});
+  LoadedInput out;
+  if (launches.variants.empty()) out.skipped = launches.skipped;
+  out.variants = std::move(launches.variants);
+  for (size_t i = 0; i < out.variants.size(); ++i) out.variants[i].unit = static_cast<int>(i);
   return out;
 }
 

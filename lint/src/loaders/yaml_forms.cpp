@@ -127,6 +127,12 @@ YamlClass classify_yaml(std::string_view text) {
     return k == "MODEL_ARGS" || k.rfind("MODEL_ARGS_", 0) == 0;
   });
   if (model_args || (has(keys, "ENV_VARS") && has(keys, "TEST_TYPE"))) return {YamlForm::megatron_functional_test, ""};
+  // verl: its own section name, or a Hydra defaults list built on one of verl's trainer configs.
+  if (has(keys, "actor_rollout_ref") ||
+      (has(keys, "defaults") && (text.find("- ppo_megatron_trainer") != std::string_view::npos ||
+                                 text.find("- ppo_trainer") != std::string_view::npos))) {
+    return {YamlForm::verl, ""};
+  }
   if (has(keys, "trainer") && has(keys, "model")) return {YamlForm::nemo_launcher, ""};
   if (has(keys, "language_model") && has(keys, "model_parallel")) return {YamlForm::megatron_yaml_cfg, ""};
   if (std::all_of(keys.begin(), keys.end(), [](const std::string& k) { return is_bridge_section(k); })) {

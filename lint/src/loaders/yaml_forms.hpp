@@ -14,6 +14,7 @@ enum class YamlForm {
   megatron_functional_test,  // Megatron-LM tests/functional_tests model_config.yaml: MODEL_ARGS:, ENV_VARS:
   nemo_launcher,             // NeMo-1 / NeMo-Framework-Launcher training YAML: trainer:, model:, exp_manager:
   megatron_yaml_cfg,         // Megatron-LM --yaml-cfg: language_model:, model_parallel:
+  verl,                      // a verl trainer config: actor_rollout_ref:
   other,
 };
 

@@ -26,6 +26,12 @@ ShownFact show(const char* name, const Fact<T>& fact, ToValue to_value, std::opt
                const char* fallback_why) {
   ShownFact s;
   s.name = name;
+  if (fact.setting && fact.setting->implied) {  // a framework's default: nothing in the input says it
+    s.state = fact.known() ? State::defaulted : State::unknown;
+    if (fact.known()) s.value = to_value(*fact.value);
+    s.why = fact.setting->why;
+    return s;
+  }
   if (fact.known() || fact.unknown() || fact.setting) {
     s.state = state_of(fact);
     s.at = fact.loc();

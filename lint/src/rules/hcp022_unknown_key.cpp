@@ -117,7 +117,9 @@ void check(const LintContext& ctx, Reporter& r) {
   for (const std::string& key : ctx.tree.keys_in_order()) {
     // env.* are environment variables (a script's `export WORLD_SIZE=...` is not a config key); cluster.* are
     // hcp's own facts.
-    if (is_known(key) || key.rfind("env.", 0) == 0 || key.rfind("cluster.", 0) == 0) continue;
+    // ignored.* are a framework's keys that never reach Megatron (HCP027 says so).
+    if (is_known(key) || key.rfind("env.", 0) == 0 || key.rfind("cluster.", 0) == 0 || key.rfind("ignored.", 0) == 0)
+      continue;
     const Setting* s = ctx.tree.find(key);
     if (const Section* section = section_of(key)) {
       // A section whose fields are all known: any other field is reported, with the closest one if any.

@@ -30,6 +30,7 @@ const Rule& rule_hcp023();
 const Rule& rule_hcp024();
 const Rule& rule_hcp025();
 const Rule& rule_hcp026();
+const Rule& rule_hcp027();
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
@@ -38,6 +39,7 @@ std::span<const Rule* const> all_rules() {
       &rule_hcp013(), &rule_hcp014(), &rule_hcp015(), &rule_hcp016(), &rule_hcp017(), &rule_hcp018(),
       &rule_hcp019(), &rule_hcp020(), &rule_hcp021(), &rule_hcp022(), &rule_hcp023(), &rule_hcp024(), &rule_hcp025(),
       &rule_hcp026(),
+      &rule_hcp027(),
   };
   return rules;
 }

@@ -18,6 +18,7 @@ struct Setting {
   Value value;          // with the value's own location; null when unknown
   Provenance provenance = Provenance::literal;
   std::string why;      // for defaulted and unknown values: where the value would come from
+  bool implied = false; // a framework's own default the input does not write (verl's trainer.nnodes 1); `why` says
 };
 
 class ConfigTree {

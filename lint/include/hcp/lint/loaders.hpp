@@ -59,6 +59,7 @@ LoadedInput load_functional_test(const SourceText& source);  // Megatron-LM func
 LoadedInput load_nemo_launcher(const SourceText& source);    // NeMo-1 / NeMo-Framework-Launcher training YAML
 LoadedInput load_megatron_yaml_cfg(const SourceText& source);  // Megatron-LM --yaml-cfg YAML
 LoadedInput load_python(const SourceText& source);  // Megatron-Bridge and NeMo 2 Python configs
+LoadedInput load_verl_yaml(const SourceText& source);  // a verl trainer config (actor_rollout_ref: ...)
 
 // Builds a parse error "file:line:col: message".
 [[noreturn]] void throw_parse_error(const Location& where, const std::string& message);
