@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "hcp/error.hpp"
+#include "hcp/lint/linter.hpp"
 #include "hcp/lint/loaders.hpp"
 
 namespace hcp::lint {
@@ -350,13 +351,19 @@ TEST(FormDetection, OtherToolsFilesAreSkippedWithWhatTheyAre) {
   EXPECT_EQ(*titan.skipped, "a TOML file of none of the training-config forms hcp-lint reads (top-level keys: job, "
                             "model, parallelism)");
   EXPECT_FALSE(input("bridge.toml", "[model]\ncontext_parallel_size = 2\n[cluster]\nnodes = 1\n").skipped);
-  // NeMo-RL's key=value arguments: its logger.* was read as Bridge's logger section.
+  // NeMo-RL's key=value arguments: its logger.* was read as Bridge's logger section. NeMo-RL's reader claims them
+  // now (its policy section), and another program's foreign sections are still skipped.
   const LoadedInput rl = input("grpo.sh", "uv run python examples/run_grpo_math.py policy.megatron_cfg.enabled=True "
                                           "logger.wandb_enabled=True cluster.gpus_per_node=8\n");
-  ASSERT_TRUE(rl.skipped);
-  EXPECT_NE(rl.skipped->find("overrides of sections that are not Megatron-Bridge's or NeMo 2's (policy, cluster)"),
+  ASSERT_FALSE(rl.skipped);
+  ASSERT_EQ(rl.variants.size(), 1u);
+  EXPECT_EQ(rl.variants[0].role, "NeMo-RL policy");
+  EXPECT_EQ(rl.variants[0].tree.find("model.logger.wandb_enabled"), nullptr);
+  const LoadedInput other = input("other.sh", "python train.py policy.lr=1 logger.wandb_enabled=True\n");
+  ASSERT_TRUE(other.skipped);
+  EXPECT_NE(other.skipped->find("overrides of sections that are not Megatron-Bridge's or NeMo 2's (policy)"),
             std::string::npos)
-      << *rl.skipped;
+      << *other.skipped;
   EXPECT_FALSE(input("bridge.sh", "python scripts/training/run_recipe.py --recipe llama3_8b "
                                   "model.context_parallel_size=2 logger.log_interval=1\n").skipped);
   // DeepSpeed's JSON (and the same as a .yaml) passed the YAML form check.
@@ -451,6 +458,66 @@ namespace {
 
 // `source` reads only files inside the linted script's folder: an absolute path, `../` and a link leading out are
 // never opened, whatever they would set (here the CP size that decides the finding), and say why.
+TEST(FrameworkLaunch, NemoRlDefaultsInheritanceAndOverrides) {
+  // nemo_rl/utils/config.py load_config: defaults relative to the file, parents in order, the file wins, lists
+  // replaced, `_override_: true` replaces a section; parents only inside the working directory.
+  namespace fs = std::filesystem;
+  const fs::path before = fs::current_path();
+  const fs::path top = fs::temp_directory_path() / ("hcp-nemo-rl-" + std::to_string(::getpid()));
+  fs::remove_all(top);
+  fs::create_directories(top / "repo" / "examples" / "configs" / "recipes");
+  fs::create_directories(top / "repo" / "tests" / "functional");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(top / "outside.yaml", "policy:\n  megatron_cfg:\n    context_parallel_size: 64\n");
+  write(top / "repo" / "examples" / "configs" / "base.yaml",
+        "policy:\n  dtensor_cfg:\n    enabled: true\n  megatron_cfg:\n    enabled: false\n"
+        "    tensor_model_parallel_size: 1\n    context_parallel_size: 1\n    pipeline_model_parallel_size: 1\n"
+        "  generation:\n    colocated:\n      enabled: true\n"
+        "cluster:\n  gpus_per_node: 1\n  num_nodes: 1\n");
+  write(top / "repo" / "examples" / "configs" / "recipes" / "cp4.yaml",
+        "defaults: ../base.yaml\npolicy:\n  dtensor_cfg:\n    enabled: false\n  megatron_cfg:\n    enabled: true\n"
+        "    context_parallel_size: 4\n    tensor_model_parallel_size: ${.context_parallel_size}\n"
+        "    model_overrides:\n      cp_comm_type: a2a\n"
+        "cluster:\n  gpus_per_node: 8\n  num_nodes: 2\n");
+  write(top / "repo" / "examples" / "configs" / "recipes" / "escape.yaml",
+        "defaults: ../../../../outside.yaml\npolicy:\n  megatron_cfg:\n    enabled: true\ncluster:\n  num_nodes: 1\n");
+  write(top / "repo" / "tests" / "functional" / "run.sh",
+        "uv run examples/run_grpo.py --config examples/configs/recipes/cp4.yaml "
+        "policy.megatron_cfg.context_parallel_size=2 policy.generation.colocated.enabled=false "
+        "policy.generation.colocated.resources.num_nodes=1\n");
+  fs::current_path(top / "repo");
+  const auto load = [](const std::string& path) { return load_input(read_source(path)); };
+  const LoadedInput yaml = load("examples/configs/recipes/cp4.yaml");
+  const LoadedInput escape = load("examples/configs/recipes/escape.yaml");
+  const LoadedInput base = load("examples/configs/base.yaml");
+  const LoadedInput script = load("tests/functional/run.sh");
+  fs::current_path(before);
+  fs::remove_all(top);
+
+  ASSERT_EQ(yaml.variants.size(), 1u);
+  const ConfigTree& t = yaml.variants[0].tree;
+  EXPECT_EQ(yaml.variants[0].role, "NeMo-RL policy");
+  EXPECT_EQ(t.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_EQ(t.find("model.tensor_model_parallel_size")->value.integer, 4);  // ${.context_parallel_size}
+  EXPECT_EQ(t.find("model.pipeline_model_parallel_size")->key_loc.file, "examples/configs/base.yaml");
+  EXPECT_EQ(t.find("model.cp_comm_type")->value.text, "a2a");
+  EXPECT_EQ(t.find("cluster.nodes")->value.integer, 2);
+  ASSERT_EQ(yaml.sourced.size(), 1u);  // base.yaml, for findings that point there
+  // A parent outside the working directory is never opened: what it would set stays unknown.
+  ASSERT_EQ(escape.unread.size(), 1u);
+  EXPECT_NE(escape.unread[0].second.find("outside the working directory"), std::string::npos) << escape.unread[0].second;
+  ASSERT_EQ(escape.variants.size(), 1u);
+  EXPECT_EQ(escape.variants[0].tree.find("model.context_parallel_size"), nullptr);
+  EXPECT_NE(escape.variants[0].base.find("not read"), std::string::npos);
+  // The DTensor backend makes no Megatron launch.
+  ASSERT_TRUE(base.skipped);
+  EXPECT_NE(base.skipped->find("DTensor"), std::string::npos);
+  // A script's --config is found from its folder upwards; overrides win; non-colocated generation takes its nodes.
+  ASSERT_EQ(script.variants.size(), 1u);
+  EXPECT_EQ(script.variants[0].tree.find("model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(script.variants[0].tree.find("cluster.world_size")->value.integer, 8);  // (2 - 1) nodes x 8
+}
+
 TEST(ScriptLoader, SourcedFilesOutsideTheScriptsFolderAreNeverRead) {
   namespace fs = std::filesystem;
   const fs::path top = fs::temp_directory_path() / ("hcp-sandbox-" + std::to_string(::getpid()));

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -14,13 +16,32 @@ namespace hcp::lint {
 struct FrameworkLaunches {
   std::vector<ConfigVariant> variants;  // one per Megatron worker the program starts (role set)
   std::string skipped;                  // when there is none: why ("verl with the FSDP strategy")
+  std::vector<SourceText> read;          // config files read for it (NeMo-RL's --config and what it inherits)
+  std::vector<std::pair<Location, std::string>> unread;  // files it names that are not read, and why
 };
+
+// The parallel sizes a framework passes to mpu.initialize_model_parallel under Megatron's names
+// (tensor_model_parallel_size, ...), and the TransformerConfig fields hcp's rules read (cp_comm_type, ...).
+extern const std::vector<std::string_view> kMegatronSizes;
+extern const std::vector<std::string_view> kTransformerFields;
+
+// Pairs (framework key, Bridge key) for the sizes under `sizes_prefix` ("policy.megatron_cfg.") and the
+// TransformerConfig fields under `fields_prefix` ("policy.megatron_cfg.model_overrides."); either may be empty.
+void add_megatron_names(std::vector<std::pair<std::string, std::string>>& names, const std::string& sizes_prefix,
+                        const std::string& fields_prefix);
+// The settings of `raw` named in `names`, under their Bridge keys (Hydra interpolations resolved inside `raw`).
+ConfigTree map_names(const ConfigTree& raw, const std::vector<std::pair<std::string, std::string>>& names);
 
 // verl's trainers (python -m verl.trainer.main_ppo and its recipes): Hydra overrides over verl's trainer YAML.
 // None when the program is not verl's.
 std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& words, size_t args_start);
 
-// The first framework reader that claims the program starting at words[args_start].
-std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t args_start);
+// NeMo-RL's examples/run_<algo>.py [--config FILE] with Hydra overrides; `script` locates a relative FILE.
+std::optional<FrameworkLaunches> read_nemo_rl_launch(const std::vector<ShellWord>& words, size_t args_start,
+                                                     const std::string& script);
+
+// The first framework reader that claims the program starting at words[args_start] of `script`.
+std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t args_start,
+                                                       const std::string& script);
 
 }  // namespace hcp::lint

@@ -36,6 +36,7 @@ LoadedInput load_input(const SourceText& source) {
     if (c.form == YamlForm::nemo_launcher) return load_nemo_launcher(source);
     if (c.form == YamlForm::megatron_yaml_cfg) return load_megatron_yaml_cfg(source);
     if (c.form == YamlForm::verl) return load_verl_yaml(source);
+    if (c.form == YamlForm::nemo_rl) return load_nemo_rl_yaml(source);
     if (c.form == YamlForm::other) {
       out.skipped = c.taken_for;
       return out;

@@ -16,13 +16,24 @@ std::string interpolation(const Value& v) {
 
 const Setting* resolve(const ConfigTree& yaml, const Setting* s, int depth, std::string* why) {
   while (s && depth++ < 8) {
-    const std::string ref = interpolation(s->value);
+    std::string ref = interpolation(s->value);
     if (ref.empty()) {
       if (s->value.kind == Value::Kind::string && s->value.text.find("${") != std::string::npos) {
         *why = "Hydra interpolation " + s->value.text;
         return nullptr;
       }
       return s;
+    }
+    // OmegaConf's relative form: ${.x} is a sibling of the key, each further dot one level up.
+    if (!ref.empty() && ref[0] == '.') {
+      std::string parent = s->key;
+      size_t dots = 0;
+      while (dots < ref.size() && ref[dots] == '.') ++dots;
+      for (size_t i = 0; i < dots; ++i) {
+        const size_t cut = parent.rfind('.');
+        parent = cut == std::string::npos ? std::string() : parent.substr(0, cut);
+      }
+      ref = (parent.empty() ? "" : parent + ".") + ref.substr(dots);
     }
     const Setting* next = yaml.find(ref);
     const size_t dot = ref.find('.');

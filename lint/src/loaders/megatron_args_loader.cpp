@@ -283,13 +283,16 @@ LoadedInput load_megatron_script(const SourceText& source) {
   std::string foreign;  // the sections of its overrides that are another framework's
   std::string framework_skip;  // a framework program that makes no Megatron launch, and why
   std::vector<std::string> roles;  // a framework's workers, each its own unit
+  std::vector<SourceText> framework_read;  // the config files a framework's launch read
   for (const ShellPath& path : run.paths) {
     for (const ShellCommand& c : path.commands) {
       const size_t start = training_arguments_start(c.words);
       if (start >= c.words.size()) continue;
       if (program.empty() && start > 0) program = c.words[start - 1].text;
-      if (std::optional<FrameworkLaunches> framework = read_framework_launch(c.words, start)) {
+      if (std::optional<FrameworkLaunches> framework = read_framework_launch(c.words, start, source.name)) {
         if (framework->variants.empty() && framework_skip.empty()) framework_skip = framework->skipped;
+        for (auto& u : framework->unread) out.unread.push_back(std::move(u));
+        for (SourceText& s : framework->read) framework_read.push_back(std::move(s));
         for (ConfigVariant& v : framework->variants) {
           read_environment(c, v.tree);
           v.conditions = path.conditions;
@@ -319,6 +322,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
   }
   for (const ShellSkip& s : run.skipped) out.unread.push_back({s.loc, s.what});
   out.sourced = std::move(run.sourced);
+  for (SourceText& s : framework_read) out.sourced.push_back(std::move(s));
   const bool all_exit = !run.paths.empty() && std::all_of(run.paths.begin(), run.paths.end(),
                                                           [](const ShellPath& p) { return p.exits; });
   if (out.variants.empty() && !framework_skip.empty()) {

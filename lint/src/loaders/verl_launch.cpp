@@ -10,23 +10,10 @@
 #include <string_view>
 
 #include "framework_launches.hpp"
-#include "mapped_yaml.hpp"
 #include "megatron_flag_reader.hpp"
 
 namespace hcp::lint {
 namespace {
-
-// The megatron.* keys verl passes on (ppo_megatron_trainer's actor/megatron_actor.yaml and engine/megatron.yaml),
-// under their Megatron names.
-constexpr std::string_view kSizes[] = {
-    "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-    "context_parallel_size",      "expert_model_parallel_size",   "expert_tensor_parallel_size",
-    "sequence_parallel",
-};
-// TransformerConfig fields hcp's rules read that verl's override_transformer_config may set.
-constexpr std::string_view kTransformer[] = {"cp_comm_type", "window_size", "softmax_type", "num_layers",
-                                             "num_attention_heads", "num_query_groups", "qkv_format",
-                                             "core_attention_bias_type"};
 
 bool is_verl_program(std::string_view program) {
   return program.find("verl.trainer.main_") != std::string_view::npos ||
@@ -96,23 +83,18 @@ void verl_default(ConfigTree& tree, const char* key, const char* spelled, int64_
 ConfigVariant worker(const ConfigTree& raw, const std::string& role, const std::vector<std::string>& sizes,
                      const std::vector<std::string>& transformer, const std::string& pool) {
   std::vector<std::pair<std::string, std::string>> names;
-  for (const std::string& prefix : sizes) {
-    for (std::string_view size : kSizes) names.emplace_back(prefix + std::string(size), "model." + std::string(size));
-  }
+  for (const std::string& prefix : sizes) add_megatron_names(names, prefix, "");
   for (const std::string& prefix : transformer) {
-    for (std::string_view field : kTransformer) {
-      names.emplace_back(prefix + "override_transformer_config." + std::string(field), "model." + std::string(field));
-    }
+    add_megatron_names(names, "", prefix + "override_transformer_config.");
     // Never passed to mpu.initialize_model_parallel (megatron_workers.py:284, :1020, :1322): no groups.
     names.emplace_back(prefix + "override_transformer_config.hierarchical_context_parallel_sizes",
                        "ignored.model.hierarchical_context_parallel_sizes");
   }
   names.emplace_back(pool + ".nnodes", "cluster.nodes");
   names.emplace_back(pool + ".n_gpus_per_node", "cluster.gpus_per_node");
-  std::vector<std::pair<std::string_view, std::string_view>> map(names.begin(), names.end());
   ConfigVariant v;
   v.role = "verl " + role;
-  v.tree = map_yaml_keys(raw, map);
+  v.tree = map_names(raw, names);
   if (Setting* s = const_cast<Setting*>(v.tree.find("ignored.model.hierarchical_context_parallel_sizes"))) {
     s->why = "verl never passes hierarchical_context_parallel_sizes to mpu.initialize_model_parallel "
              "(verl/workers/megatron_workers.py), so no hierarchical groups exist";
@@ -124,7 +106,7 @@ ConfigVariant worker(const ConfigTree& raw, const std::string& role, const std::
 // create_colocated_worker_cls) runs on the process groups the first worker built - the actor's
 // (megatron_workers.py:273 initialises them only once). Its own sizes that differ are kept as ignored.*.
 void colocate(const ConfigVariant& actor, ConfigVariant& w) {
-  for (std::string_view size : kSizes) {
+  for (std::string_view size : kMegatronSizes) {
     if (size == "sequence_parallel") continue;  // per model, not a process-group size
     const std::string key = "model." + std::string(size);
     const Setting* mine = w.tree.find(key);
@@ -242,8 +224,10 @@ LoadedInput load_verl_yaml(const SourceText& source) {
   return out;
 }
 
-std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t from) {
-  return read_verl_launch(words, from);
+std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t from,
+                                                       const std::string& script) {
+  if (auto verl = read_verl_launch(words, from)) return verl;
+  return read_nemo_rl_launch(words, from, script);
 }
 
 }  // namespace hcp::lint

@@ -133,6 +133,12 @@ YamlClass classify_yaml(std::string_view text) {
                                  text.find("- ppo_trainer") != std::string_view::npos))) {
     return {YamlForm::verl, ""};
   }
+  // NeMo-RL: its policy section with a backend block, or a policy beside its cluster or a defaults file.
+  if (has(keys, "policy") && (has(keys, "cluster") || has(keys, "defaults") ||
+                              text.find("megatron_cfg:") != std::string_view::npos ||
+                              text.find("dtensor_cfg:") != std::string_view::npos)) {
+    return {YamlForm::nemo_rl, ""};
+  }
   if (has(keys, "trainer") && has(keys, "model")) return {YamlForm::nemo_launcher, ""};
   if (has(keys, "language_model") && has(keys, "model_parallel")) return {YamlForm::megatron_yaml_cfg, ""};
   if (std::all_of(keys.begin(), keys.end(), [](const std::string& k) { return is_bridge_section(k); })) {

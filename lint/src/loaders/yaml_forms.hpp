@@ -15,6 +15,7 @@ enum class YamlForm {
   nemo_launcher,             // NeMo-1 / NeMo-Framework-Launcher training YAML: trainer:, model:, exp_manager:
   megatron_yaml_cfg,         // Megatron-LM --yaml-cfg: language_model:, model_parallel:
   verl,                      // a verl trainer config: actor_rollout_ref:
+  nemo_rl,                   // a NeMo-RL config: policy: with megatron_cfg / dtensor_cfg, cluster:
   other,
 };
 

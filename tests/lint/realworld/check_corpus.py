@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The forms hcp-lint reads; "other" files must give no error or warning (they are skipped, or launch nothing).
 SUPPORTED = {"megatron-launch", "megatron-functional-test", "megatron-yaml-cfg", "bridge-yaml", "bridge-launch",
              "bridge-python", "nemo2-python",
-             "bridge-perf-script", "nemo1-yaml", "verl-launch", "verl-yaml", "other"}
+             "bridge-perf-script", "nemo1-yaml", "verl-launch", "verl-yaml", "nemo-rl-yaml", "nemo-rl-launch", "other"}
 
 
 def load_expected():
@@ -148,7 +148,10 @@ def compare_facts(hcp_lint, entries, verbose):
             if name not in FACT_NAMES or isinstance(expected, dict):
                 continue
             compared[name] += 1
-            got = [launch["facts"][FACT_NAMES[name]] for launch in launches]
+            # A framework's launches (verl's workers, NeMo-RL's policy and teacher): the corpus gives the first,
+            # the actor's or the policy's.
+            main = [l for l in launches if not l.get("role") or l["role"] == launches[0].get("role")]
+            got = [launch["facts"][FACT_NAMES[name]] for launch in main]
             if all(fact_agrees(expected, g) for g in got):
                 agree[name] += 1
             else:

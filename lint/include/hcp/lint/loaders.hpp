@@ -60,6 +60,7 @@ LoadedInput load_nemo_launcher(const SourceText& source);    // NeMo-1 / NeMo-Fr
 LoadedInput load_megatron_yaml_cfg(const SourceText& source);  // Megatron-LM --yaml-cfg YAML
 LoadedInput load_python(const SourceText& source);  // Megatron-Bridge and NeMo 2 Python configs
 LoadedInput load_verl_yaml(const SourceText& source);  // a verl trainer config (actor_rollout_ref: ...)
+LoadedInput load_nemo_rl_yaml(const SourceText& source);  // a NeMo-RL config (policy:, cluster:, defaults:)
 
 // Builds a parse error "file:line:col: message".
 [[noreturn]] void throw_parse_error(const Location& where, const std::string& message);

@@ -1,0 +1,39 @@
+// What the framework loaders share: Megatron's size and TransformerConfig names under a framework's prefix.
+#include "framework_launches.hpp"
+#include "mapped_yaml.hpp"
+
+namespace hcp::lint {
+
+// The arguments of megatron/core/parallel_state.py initialize_model_parallel that frameworks pass from their keys,
+// and sequence_parallel (TransformerConfig) that they keep beside them.
+const std::vector<std::string_view> kMegatronSizes = {
+    "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+    "context_parallel_size",      "expert_model_parallel_size",   "expert_tensor_parallel_size",
+    "sequence_parallel",
+};
+// TransformerConfig fields hcp's rules read, as frameworks' override dicts may set them.
+const std::vector<std::string_view> kTransformerFields = {
+    "cp_comm_type", "window_size", "softmax_type", "num_layers", "num_attention_heads", "num_query_groups",
+    "qkv_format", "core_attention_bias_type",
+};
+
+void add_megatron_names(std::vector<std::pair<std::string, std::string>>& names, const std::string& sizes_prefix,
+                        const std::string& fields_prefix) {
+  if (!sizes_prefix.empty()) {
+    for (std::string_view size : kMegatronSizes) {
+      names.emplace_back(sizes_prefix + std::string(size), "model." + std::string(size));
+    }
+  }
+  if (!fields_prefix.empty()) {
+    for (std::string_view field : kTransformerFields) {
+      names.emplace_back(fields_prefix + std::string(field), "model." + std::string(field));
+    }
+  }
+}
+
+ConfigTree map_names(const ConfigTree& raw, const std::vector<std::pair<std::string, std::string>>& names) {
+  std::vector<std::pair<std::string_view, std::string_view>> map(names.begin(), names.end());
+  return map_yaml_keys(raw, map);
+}
+
+}  // namespace hcp::lint
