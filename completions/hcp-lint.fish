@@ -14,8 +14,9 @@ function __hcp_rule_codes
 end
 
 complete -c hcp-lint -s h -l help -d 'Print the help message and exit'
-complete -c hcp-lint -l input-format -x -a 'auto toml yaml overrides megatron python' -d 'Input format for every file'
+complete -c hcp-lint -l input-format -x -a 'auto toml yaml overrides megatron python facts' -d 'Input format for every file'
 complete -c hcp-lint -l overrides-file -r -F -d 'A file of Hydra overrides, one per line'
+complete -c hcp-lint -l facts-json -r -F -d 'The configuration a job built, as JSON'
 complete -c hcp-lint -l world-size -x -d 'Total number of GPUs'
 complete -c hcp-lint -l nodes -x -d 'Number of nodes'
 complete -c hcp-lint -l gpus-per-node -x -d 'GPUs per node (NVLink domain)'

@@ -77,12 +77,12 @@ _hcp_attn() {
 
 _hcp_lint() {
   case $prev in
-    --input-format) _hcp_reply "auto toml yaml overrides megatron python"; return ;;
+    --input-format) _hcp_reply "auto toml yaml overrides megatron python facts"; return ;;
     --format) _hcp_reply "text json sarif github"; return ;;
     --color) _hcp_reply "auto always never"; return ;;
     --fail-on) _hcp_reply "error warning info"; return ;;
     --gpu) _hcp_reply "a100 h100 h200 b200 gb200"; return ;;
-    --overrides-file | --config) _hcp_files; return ;;
+    --overrides-file | --config | --facts-json) _hcp_files; return ;;
     --explain) _hcp_reply "$(_hcp_rule_codes)"; return ;;
     --select | --ignore) _hcp_reply_list "$(_hcp_rule_codes)"; return ;;
     --severity)
@@ -93,7 +93,7 @@ _hcp_lint() {
     --world-size | --nodes | --gpus-per-node | --te-version | --exclude) return ;;
   esac
   if [[ $cur == -* ]]; then
-    _hcp_reply "-h --help --input-format --overrides-file --world-size --nodes --gpus-per-node --te-version --gpu
+    _hcp_reply "-h --help --input-format --overrides-file --facts-json --world-size --nodes --gpus-per-node --te-version --gpu
       --format --color --fail-on --strict --exclude --config --no-config --version --show-facts --show-info -v --verbose --select
       --ignore --severity --explain --list-rules --rules-markdown"
   else

@@ -70,8 +70,9 @@ complete -c hcp -n '__fish_seen_subcommand_from attn' -l timeout-ms -x -d 'Commu
 
 # hcp lint (as hcp-lint.fish)
 complete -c hcp -n '__fish_seen_subcommand_from lint' -s h -l help -d 'Print the help message and exit'
-complete -c hcp -n '__fish_seen_subcommand_from lint' -l input-format -x -a 'auto toml yaml overrides megatron python' -d 'Input format for every file'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l input-format -x -a 'auto toml yaml overrides megatron python facts' -d 'Input format for every file'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l overrides-file -r -F -d 'A file of Hydra overrides, one per line'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l facts-json -r -F -d 'The configuration a job built, as JSON'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l world-size -x -d 'Total number of GPUs'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l nodes -x -d 'Number of nodes'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l gpus-per-node -x -d 'GPUs per node (NVLink domain)'

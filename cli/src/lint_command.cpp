@@ -36,6 +36,7 @@ struct LintArgs {
   bool version = false;
   bool show_info = false;
   bool show_facts = false;
+  std::vector<std::string> facts_json;
   bool verbose = false;
   std::vector<std::string> select, ignore, severity;
   std::string explain;
@@ -144,7 +145,7 @@ int run_lint(const LintArgs& a) {
     options.overrides_file = read_source(a.overrides_file);
     options.overrides_file->format = InputFormat::overrides;
   }
-  if (paths.empty() && options.overrides.empty() && !options.overrides_file) {
+  if (paths.empty() && options.overrides.empty() && !options.overrides_file && a.facts_json.empty()) {
     throw Error(Errc::invalid_argument, "nothing to lint: give config files, directories, '-' or overrides");
   }
 
@@ -165,6 +166,11 @@ int run_lint(const LintArgs& a) {
       unreadable.emplace_back(path, e.what());
     }
   }
+  // The live configuration a job built (hcp.check's JSON, any language's): the facts form, whatever its name.
+  for (const std::string& path : a.facts_json) {
+    inputs.push_back(path == "-" ? read_standard_input() : read_source(path));
+    inputs.back().format = InputFormat::facts;
+  }
   LintReport report = hcp::lint::lint(std::move(inputs), options);
   for (const auto& [path, message] : unreadable) add_unreadable(report, path, message, options);
   // Render everything first: a failure while rendering must not leave half a report behind.
@@ -184,9 +190,11 @@ std::function<int()> add_lint_command(CLI::App& app) {
                   "Config files (TOML, YAML, Megatron-LM scripts, Python), directories, '-' for stdin, and Hydra overrides "
                   "(key=value, ++key=value, ~key)");
   cmd->add_option("--input-format", a->input_format, "Input format for every file")
-      ->check(CLI::IsMember({"auto", "toml", "yaml", "overrides", "megatron", "python"}))
+      ->check(CLI::IsMember({"auto", "toml", "yaml", "overrides", "megatron", "python", "facts"}))
       ->capture_default_str();
   cmd->add_option("--overrides-file", a->overrides_file, "A file of Hydra overrides, one per line");
+  cmd->add_option("--facts-json", a->facts_json,
+                  "The configuration a job built, as JSON (Megatron-LM argument names or Bridge keys; repeatable)");
   add_int_option(cmd, "--world-size", a->world_size, "Total number of GPUs");
   add_int_option(cmd, "--nodes", a->nodes, "Number of nodes");
   add_int_option(cmd, "--gpus-per-node", a->gpus_per_node, "GPUs per node (NVLink domain)");

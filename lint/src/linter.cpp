@@ -293,7 +293,7 @@ LintReport lint(std::vector<SourceText> inputs, const LintOptions& o) {
     report.units.push_back(lint_unit(nullptr, o, overrides ? &*overrides : nullptr, sourced));
   }
   for (SourceText& input : inputs) {
-    if (o.format != InputFormat::automatic) input.format = o.format;
+    if (o.format != InputFormat::automatic && input.format == InputFormat::automatic) input.format = o.format;
     report.units.push_back(lint_unit(&input, o, overrides ? &*overrides : nullptr, sourced));
   }
   for (SourceText& s : sourced) {

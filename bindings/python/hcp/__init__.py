@@ -10,7 +10,8 @@ from .attention import (COMMS, DEVICES, MPI_COMM_WORLD, CpContext, MpiComm, Nccl
 from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
-from .lint import Diagnostic, LintReport, lint, lint_report
+from .check import check
+from .lint import Diagnostic, LintReport, lint, lint_report, lint_text, lint_text_report
 from .logscan import LogReport, LogScanner, scan_logs
 from .plan import plan
 from .topology import GROUP_KINDS, ORDERS, Topology
@@ -20,7 +21,7 @@ __version__ = _lib.hcp_version_string().decode()
 __all__ = [
     "attention_simulate", "World", "CpContext", "COMMS", "DEVICES", "NcclComm", "nccl_unique_id", "MpiComm",
     "MPI_COMM_WORLD", "mpi_init", "mpi_finalize", "packed_rank_indices", "pad_for_cp",
-    "Topology", "GROUP_KINDS", "ORDERS", "lint", "lint_report", "LintReport", "Diagnostic",
+    "Topology", "GROUP_KINDS", "ORDERS", "check", "lint", "lint_report", "lint_text", "lint_text_report", "LintReport", "Diagnostic",
     "LogScanner", "LogReport", "scan_logs", "plan", "HcpError", "InvalidArgumentError", "InvalidConfigError",
     "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",
     "HcpTimeoutError", "ShapeError", "NotFoundError", "InternalError", "__version__",

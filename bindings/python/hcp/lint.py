@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from . import _native
 from ._native import check, lib
-from .errors import InvalidArgumentError
+from .errors import HcpIOError, InvalidArgumentError
 
 SEVERITIES = {0: "info", 1: "warning", 2: "error"}
 
@@ -74,9 +74,28 @@ def _count(name, value):
     return value
 
 
+def _names_a_file(path_or_text):
+    """Whether lint() was given a path: a PathLike, or a one-line string that is not config text. A one-line string
+    that names no file and is no override (`key=value`) or JSON is a mistyped path, never config text."""
+    if isinstance(path_or_text, os.PathLike):
+        return True
+    if not isinstance(path_or_text, str) or "\n" in path_or_text:
+        return False
+    if os.path.exists(path_or_text):
+        return True
+    text = path_or_text.strip()
+    if "=" in text or text.startswith(("{", "#")) or not text:
+        return False
+    raise HcpIOError(f"{path_or_text}: no such file (to lint a config given as text, use hcp.lint_text)",
+                     HcpIOError.status)
+
+
 def lint_report(path_or_text, *, name=None, input_format=None, overrides=(), select=None, ignore=None,
-                severity=None, world_size=None, nodes=None, gpus_per_node=None, te_version=None, gpu=None):
-    """Lints a file (when `path_or_text` is an existing path) or a config text; returns a LintReport.
+                severity=None, world_size=None, nodes=None, gpus_per_node=None, te_version=None, gpu=None,
+                _text=False):
+    """Lints a file (a path, or a one-line string naming an existing file) or a config text (several lines, an
+    override `key=value`, JSON); returns a LintReport. A one-line string that names no file raises HcpIOError:
+    use lint_text_report for a one-line config text.
 
     severity: {"HCP011": "error", ...}. Raises HcpIOError / ParseError when the input cannot be read or parsed.
     """
@@ -102,14 +121,26 @@ def lint_report(path_or_text, *, name=None, input_format=None, overrides=(), sel
     opts.te_version, opts.gpu = c_str(te_version), c_str(gpu)
 
     handle = ctypes.c_void_p()
-    is_path = isinstance(path_or_text, os.PathLike) or (
-        isinstance(path_or_text, str) and "\n" not in path_or_text and os.path.exists(path_or_text))
-    if is_path:
+    if not _text and _names_a_file(path_or_text):
         check(lib.hcp_lint_file(ctypes.byref(handle), os.fsencode(path_or_text), ctypes.byref(opts)))
     else:
         data = path_or_text.encode() if isinstance(path_or_text, str) else bytes(path_or_text)
         check(lib.hcp_lint_text(ctypes.byref(handle), data, len(data), c_str(name), ctypes.byref(opts)))
     return LintReport(handle)
+
+
+def lint_text_report(text, **options):
+    """Lints `text` as a config, whatever it looks like; returns a LintReport (options as lint_report)."""
+    return lint_report(text, _text=True, **options)
+
+
+def lint_text(text, **options):
+    """Lints `text` as a config and returns its Diagnostic objects (options as lint_report)."""
+    report = lint_text_report(text, **options)
+    try:
+        return report.diagnostics
+    finally:
+        report.close()
 
 
 def lint(path_or_text, **options):

@@ -13,6 +13,11 @@ void load_source(const SourceText& source, ConfigTree& tree) {
     case InputFormat::yaml: return load_yaml(source, tree);
     case InputFormat::overrides: return load_overrides_file(source, tree);
     case InputFormat::megatron: return load_megatron_args(source, tree);
+    case InputFormat::facts: {
+      const LoadedInput in = load_facts_json(source);
+      if (!in.variants.empty()) tree = in.variants.front().tree;
+      return;
+    }
     case InputFormat::python: {
       const LoadedInput in = load_python(source);
       if (!in.variants.empty()) tree = in.variants.front().tree;
@@ -28,6 +33,7 @@ LoadedInput load_input(const SourceText& source) {
   if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
   if (format == InputFormat::megatron) return load_megatron_script(source);
   if (format == InputFormat::python) return load_python(source);
+  if (format == InputFormat::facts) return load_facts_json(source);
   if (format == InputFormat::toml) return load_toml_input(source);
   LoadedInput out;
   if (format == InputFormat::yaml) {

@@ -14,6 +14,7 @@ std::string_view format_name(InputFormat f) {
     case InputFormat::overrides: return "overrides";
     case InputFormat::megatron: return "megatron";
     case InputFormat::python: return "python";
+    case InputFormat::facts: return "facts";
   }
   return "auto";
 }
@@ -25,8 +26,9 @@ InputFormat parse_format_name(std::string_view name) {
   if (name == "overrides" || name == "hydra") return InputFormat::overrides;
   if (name == "megatron" || name == "args" || name == "sh") return InputFormat::megatron;
   if (name == "python" || name == "py") return InputFormat::python;
-  throw Error(Errc::invalid_argument,
-              "unknown input format '" + std::string(name) + "' (expected auto, toml, yaml, overrides, megatron or python)");
+  if (name == "facts" || name == "facts-json") return InputFormat::facts;
+  throw Error(Errc::invalid_argument, "unknown input format '" + std::string(name) +
+                                          "' (expected auto, toml, yaml, overrides, megatron, python or facts)");
 }
 
 std::string_view SourceText::line(int n) const {

@@ -48,7 +48,9 @@ void facts_table(std::ostringstream& o, const UnitReport& unit, const Paint& pai
     o << paint("1", printable_line(unit.name)) << ": facts of launch " << i + 1 << " of " << unit.launches.size()
       << (launch.role.empty() ? "" : " (" + printable_line(launch.role) + ")") << printable_line(when) << "\n";
     for (const ShownFact& f : launch.facts) {
-      std::string value = f.state == ShownFact::State::unknown ? "?" : f.value.display();
+      std::string value = f.state == ShownFact::State::unknown       ? "?"
+                          : f.value.kind == Value::Kind::null ? "None"
+                                                              : f.value.display();
       if (value.size() > 24) value = value.substr(0, 21) + "...";
       std::string where = f.at.known() ? f.at.text() : f.why;
       if (f.at.known() && f.state != ShownFact::State::known && !f.why.empty()) where += " (" + f.why + ")";

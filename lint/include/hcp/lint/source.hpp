@@ -7,10 +7,12 @@
 
 namespace hcp::lint {
 
-enum class InputFormat { automatic, toml, yaml, overrides, megatron, python };
+// `facts`: the live configuration a job built, as JSON (never detected: --facts-json, --input-format facts,
+// Python's hcp.check).
+enum class InputFormat { automatic, toml, yaml, overrides, megatron, python, facts };
 
 std::string_view format_name(InputFormat f);
-// "toml", "yaml", "overrides", "megatron" (also "args", "sh"), "python" (also "py"); throws
+// "toml", "yaml", "overrides", "megatron" (also "args", "sh"), "python" (also "py"), "facts"; throws
 // Error{invalid_argument}.
 InputFormat parse_format_name(std::string_view name);
 
