@@ -518,6 +518,47 @@ TEST(FrameworkLaunch, NemoRlDefaultsInheritanceAndOverrides) {
   EXPECT_EQ(script.variants[0].tree.find("cluster.world_size")->value.integer, 8);  // (2 - 1) nodes x 8
 }
 
+TEST(FrameworkLaunch, RollWorkersAndArealAllocations) {
+  // ROLL: each megatron_train / megatron_infer worker on the GPUs of its device_mapping; the sequence length is
+  // prompt_length + response_length.
+  const LoadedInput roll = input("rlvr.yaml",
+                                 "prompt_length: 2048\nresponse_length: 4096\n"
+                                 "actor_train:\n  strategy_args:\n    strategy_name: megatron_train\n"
+                                 "    strategy_config:\n      context_parallel_size: 4\n      pipeline_model_parallel_size: 2\n"
+                                 "  device_mapping: list(range(0,32))\n"
+                                 "actor_infer:\n  strategy_args:\n    strategy_name: vllm\n"
+                                 "reference:\n  strategy_args:\n    strategy_name: megatron_infer\n"
+                                 "    strategy_config:\n      context_parallel_size: 2\n  device_mapping: [0, 1, 2, 3]\n");
+  ASSERT_EQ(roll.variants.size(), 2u);
+  EXPECT_EQ(roll.variants[0].role, "ROLL actor_train");
+  EXPECT_EQ(roll.variants[0].tree.find("cluster.world_size")->value.integer, 32);
+  EXPECT_EQ(roll.variants[0].tree.find("model.seq_length")->value.integer, 6144);
+  EXPECT_EQ(roll.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_EQ(roll.variants[1].role, "ROLL reference");
+  EXPECT_EQ(roll.variants[1].tree.find("cluster.world_size")->value.integer, 4);
+  // AReaL: the allocation string is the mesh; the hybrid form's ffn t is the expert tensor size, 1 by default.
+  const LoadedInput flat = input("grpo.yaml", "experiment_name: x\ntrial_name: y\nrollout:\n  backend: \"sglang:d4\"\n"
+                                              "actor:\n  backend: \"megatron:d2p2t2c2\"\n");
+  ASSERT_EQ(flat.variants.size(), 1u);
+  const ConfigTree& f = flat.variants[0].tree;
+  EXPECT_EQ(f.find("model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(f.find("cluster.world_size")->value.integer, 16);
+  EXPECT_EQ(f.find("model.expert_tensor_parallel_size")->value.integer, 1);
+  const LoadedInput hybrid = input("moe.yaml", "rollout:\n  backend: sglang:d8\n"
+                                               "actor:\n  backend: \"megatron:(attn:d1p4t2c2|ffn:d1p4t1e4)\"\n");
+  ASSERT_EQ(hybrid.variants.size(), 1u);
+  EXPECT_EQ(hybrid.variants[0].tree.find("cluster.world_size")->value.integer, 16);
+  EXPECT_EQ(hybrid.variants[0].tree.find("model.expert_model_parallel_size")->value.integer, 4);
+  const LoadedInput fsdp = input("fsdp.yaml", "rollout:\n  backend: sglang:d8\nactor:\n  backend: fsdp:d8\n");
+  ASSERT_TRUE(fsdp.skipped);
+  const LoadedInput bad = input("bad.yaml", "rollout:\n  backend: sglang:d8\nactor:\n  backend: megatron:d2x3\n");
+  EXPECT_EQ(bad.unread.size(), 1u);
+  // A README quoting a config is a document, not a config.
+  const LoadedInput doc = input("megatron.md", "# Megatron\nactor:\n  backend: megatron:d1p4t2c2\n");
+  ASSERT_TRUE(doc.skipped);
+  EXPECT_NE(doc.skipped->find("Markdown"), std::string::npos);
+}
+
 TEST(ScriptLoader, SourcedFilesOutsideTheScriptsFolderAreNeverRead) {
   namespace fs = std::filesystem;
   const fs::path top = fs::temp_directory_path() / ("hcp-sandbox-" + std::to_string(::getpid()));

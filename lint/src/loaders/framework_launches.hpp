@@ -40,6 +40,13 @@ std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& 
 std::optional<FrameworkLaunches> read_nemo_rl_launch(const std::vector<ShellWord>& words, size_t args_start,
                                                      const std::string& script);
 
+// ROLL's examples/start_<kind>_pipeline.py --config_name NAME: NAME.yaml next to `script`.
+std::optional<FrameworkLaunches> read_roll_launch(const std::vector<ShellWord>& words, size_t args_start,
+                                                  const std::string& script);
+
+// A program given AReaL's actor.backend=megatron:... override.
+std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t args_start);
+
 // The first framework reader that claims the program starting at words[args_start] of `script`.
 std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t args_start,
                                                        const std::string& script);

@@ -1,4 +1,8 @@
 // Which loader reads an input: by its extension, then by its content (yaml_forms.cpp tells the YAML forms apart).
+#include <optional>
+#include <string_view>
+#include <utility>
+
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
 #include "yaml_forms.hpp"
@@ -28,7 +32,28 @@ void load_source(const SourceText& source, ConfigTree& tree) {
   throw Error(Errc::internal, "unreachable input format");
 }
 
+// Documents that quote configs are never configs themselves (a README's YAML snippet is not the job's file).
+std::optional<std::string> document_kind(const std::string& name) {
+  static constexpr std::pair<std::string_view, std::string_view> kDocuments[] = {
+      {".md", "a Markdown document"}, {".markdown", "a Markdown document"}, {".rst", "a reStructuredText document"},
+      {".html", "an HTML document"},  {".ipynb", "a Jupyter notebook"},
+  };
+  for (const auto& [ext, kind] : kDocuments) {
+    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) {
+      return std::string(kind) + ", not a training config (lint the files it describes)";
+    }
+  }
+  return std::nullopt;
+}
+
 LoadedInput load_input(const SourceText& source) {
+  if (source.format == InputFormat::automatic) {
+    if (std::optional<std::string> kind = document_kind(source.name)) {
+      LoadedInput out;
+      out.skipped = std::move(kind);
+      return out;
+    }
+  }
   InputFormat format = source.format;
   if (format == InputFormat::automatic) format = detect_format(source.name, source.text);
   if (format == InputFormat::megatron) return load_megatron_script(source);
@@ -43,6 +68,8 @@ LoadedInput load_input(const SourceText& source) {
     if (c.form == YamlForm::megatron_yaml_cfg) return load_megatron_yaml_cfg(source);
     if (c.form == YamlForm::verl) return load_verl_yaml(source);
     if (c.form == YamlForm::nemo_rl) return load_nemo_rl_yaml(source);
+    if (c.form == YamlForm::roll) return load_roll_yaml(source);
+    if (c.form == YamlForm::areal) return load_areal_yaml(source);
     if (c.form == YamlForm::other) {
       out.skipped = c.taken_for;
       return out;

@@ -227,6 +227,8 @@ LoadedInput load_verl_yaml(const SourceText& source) {
 std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t from,
                                                        const std::string& script) {
   if (auto verl = read_verl_launch(words, from)) return verl;
+  if (auto roll = read_roll_launch(words, from, script)) return roll;
+  if (auto areal = read_areal_launch(words, from)) return areal;
   return read_nemo_rl_launch(words, from, script);
 }
 

@@ -133,6 +133,17 @@ YamlClass classify_yaml(std::string_view text) {
                                  text.find("- ppo_trainer") != std::string_view::npos))) {
     return {YamlForm::verl, ""};
   }
+  // AReaL: an actor (beside a rollout, or AReaL's experiment_name / trial_name) with an allocation string
+  // (backend: "megatron:d4p1t1").
+  if (has(keys, "actor") && (has(keys, "rollout") || (has(keys, "experiment_name") && has(keys, "trial_name"))) &&
+      text.find("backend:") != std::string_view::npos) {
+    return {YamlForm::areal, ""};
+  }
+  // ROLL: its workers with a strategy_args block.
+  if ((has(keys, "actor_train") || has(keys, "sft_train") || has(keys, "student") || has(keys, "student_train")) &&
+      text.find("strategy_args:") != std::string_view::npos) {
+    return {YamlForm::roll, ""};
+  }
   // NeMo-RL: its policy section with a backend block, or a policy beside its cluster or a defaults file.
   if (has(keys, "policy") && (has(keys, "cluster") || has(keys, "defaults") ||
                               text.find("megatron_cfg:") != std::string_view::npos ||

@@ -16,6 +16,8 @@ enum class YamlForm {
   megatron_yaml_cfg,         // Megatron-LM --yaml-cfg: language_model:, model_parallel:
   verl,                      // a verl trainer config: actor_rollout_ref:
   nemo_rl,                   // a NeMo-RL config: policy: with megatron_cfg / dtensor_cfg, cluster:
+  roll,                      // a ROLL pipeline config: workers (actor_train:, ...) with strategy_args:
+  areal,                     // an AReaL config: actor: and rollout: with backend allocation strings
   other,
 };
 

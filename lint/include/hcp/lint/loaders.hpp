@@ -61,6 +61,8 @@ LoadedInput load_megatron_yaml_cfg(const SourceText& source);  // Megatron-LM --
 LoadedInput load_python(const SourceText& source);  // Megatron-Bridge and NeMo 2 Python configs
 LoadedInput load_verl_yaml(const SourceText& source);  // a verl trainer config (actor_rollout_ref: ...)
 LoadedInput load_nemo_rl_yaml(const SourceText& source);  // a NeMo-RL config (policy:, cluster:, defaults:)
+LoadedInput load_roll_yaml(const SourceText& source);     // a ROLL pipeline config (workers' strategy_args)
+LoadedInput load_areal_yaml(const SourceText& source);    // an AReaL config (actor.backend allocation)
 // The configuration a job really built, as a JSON object: Megatron-LM argument names (an `args` namespace, a
 // TransformerConfig / ModelParallelConfig, a framework's megatron dict) or Bridge dotted keys; other names ignored.
 LoadedInput load_facts_json(const SourceText& source);

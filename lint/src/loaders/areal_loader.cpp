@@ -1,0 +1,137 @@
+// AReaL (github.com/inclusionAI/AReaL, read at 4aef98d): the training engine and its whole mesh are one
+// allocation string, `actor.backend: "megatron:d4p2t2c2"` or, with a different expert layout,
+// `"megatron:(attn:d1p4t2c2|ffn:d1p4t1e4)"` (areal/api/alloc_mode.py grammar at :594-634; flat form :868-889,
+// hybrid :943-1036): d, p, t, c, e are the data, pipeline, tensor, context and expert parallel sizes, the ffn
+// part's t the expert tensor size, each 1 when absent - expert tensor included, not Megatron's "= tp"
+// (alloc_mode.py:62-90). The process groups are built with exactly those (areal/engine/megatron_engine.py:229-241),
+// never hierarchical ones; the actor's world is d x p x t x c (alloc_mode.py:152-159). The YAML is composed by
+// Hydra with `key=value` overrides after `--config FILE` (areal/api/cli_args.py:2890-2912). The sequence length is
+// each micro-batch's (megatron_engine.py:893) and the model shape the Hugging Face checkpoint's: unknown here.
+#include <regex>
+
+#include "framework_launches.hpp"
+#include "hcp/lint/linter.hpp"
+#include "megatron_flag_reader.hpp"
+
+namespace hcp::lint {
+namespace {
+
+struct Mesh {
+  int64_t d = 1, p = 1, t = 1, c = 1, e = 1, etp = 1;
+};
+
+// One part "d4p2t2c2" into `m` (letters as alloc_mode.py reads them); false on anything else.
+bool parse_part(std::string_view part, Mesh& m, bool ffn) {
+  static const std::regex dim(R"(([dptce])(\d{1,9}))");
+  std::string text(part);
+  std::string rest = std::regex_replace(text, dim, "");
+  if (!rest.empty()) return false;
+  for (std::sregex_iterator it(text.begin(), text.end(), dim), end; it != end; ++it) {
+    const char letter = (*it)[1].str()[0];
+    const int64_t n = std::stoll((*it)[2]);
+    if (n <= 0) return false;
+    if (ffn) {  // the expert layout: t is the expert tensor size; d and p are checked against attn's by AReaL
+      if (letter == 't') m.etp = n;
+      if (letter == 'e') m.e = n;
+      continue;
+    }
+    (letter == 'd' ? m.d : letter == 'p' ? m.p : letter == 't' ? m.t : letter == 'c' ? m.c : m.e) = n;
+  }
+  return true;
+}
+
+std::optional<Mesh> parse_backend(std::string_view s) {
+  if (s.rfind("megatron:", 0) != 0) return std::nullopt;
+  s.remove_prefix(9);
+  Mesh m;
+  if (!s.empty() && s.front() == '(' && s.back() == ')') {
+    s = s.substr(1, s.size() - 2);
+    const size_t bar = s.find('|');
+    std::string_view attn = s.substr(0, bar), ffn = bar == std::string_view::npos ? "" : s.substr(bar + 1);
+    if (attn.rfind("attn:", 0) != 0 || (!ffn.empty() && ffn.rfind("ffn:", 0) != 0)) return std::nullopt;
+    if (!parse_part(attn.substr(5), m, false) || (!ffn.empty() && !parse_part(ffn.substr(4), m, true))) {
+      return std::nullopt;
+    }
+    return m;
+  }
+  if (!parse_part(s, m, false)) return std::nullopt;
+  return m;
+}
+
+Setting derived(const Setting& from, const char* key, int64_t value) {
+  Setting s = from;
+  s.key = key;
+  s.value = Value::make_int(value, std::to_string(value), from.value.loc);
+  s.provenance = from.provenance == Provenance::defaulted ? Provenance::defaulted : Provenance::computed;
+  return s;
+}
+
+FrameworkLaunches areal_launches(const ConfigTree& raw) {
+  FrameworkLaunches out;
+  for (const char* worker : {"actor", "critic"}) {
+    ConfigTree backend = map_names(raw, {{std::string(worker) + ".backend", "backend"}});
+    const Setting* b = backend.find("backend");
+    if (!b) continue;
+    ConfigVariant v;
+    v.role = std::string("AReaL ") + worker;
+    v.base = "the model config of the Hugging Face checkpoint";
+    if (b->provenance == Provenance::unknown) {
+      for (const char* key : {"model.context_parallel_size", "model.tensor_model_parallel_size",
+                              "model.pipeline_model_parallel_size", "cluster.world_size"}) {
+        Setting s = *b;
+        s.key = key;
+        v.tree.set(std::move(s));
+      }
+    } else if (b->value.kind != Value::Kind::string || b->value.text.rfind("megatron:", 0) != 0) {
+      continue;
+    } else if (const std::optional<Mesh> m = parse_backend(b->value.text)) {
+      v.tree.set(derived(*b, "model.context_parallel_size", m->c));
+      v.tree.set(derived(*b, "model.tensor_model_parallel_size", m->t));
+      v.tree.set(derived(*b, "model.pipeline_model_parallel_size", m->p));
+      v.tree.set(derived(*b, "model.expert_model_parallel_size", m->e));
+      v.tree.set(derived(*b, "model.expert_tensor_parallel_size", m->etp));
+      int64_t world = m->d;
+      if (!__builtin_mul_overflow(world, m->p, &world) && !__builtin_mul_overflow(world, m->t, &world) &&
+          !__builtin_mul_overflow(world, m->c, &world)) {
+        v.tree.set(derived(*b, "cluster.world_size", world));
+      }
+    } else {
+      out.unread.push_back({b->key_loc, std::string(worker) + ".backend " + b->value.display() +
+                                            " is not an allocation AReaL's grammar reads"});
+      continue;
+    }
+    v.unit = static_cast<int>(out.variants.size());
+    out.variants.push_back(std::move(v));
+  }
+  if (out.variants.empty()) out.skipped = "AReaL without a Megatron backend (actor.backend is not megatron:...)";
+  return out;
+}
+
+}  // namespace
+
+LoadedInput load_areal_yaml(const SourceText& source) {
+  ConfigTree raw;
+  load_yaml(source, raw);
+  FrameworkLaunches launches = areal_launches(raw);
+  LoadedInput out;
+  if (launches.variants.empty()) out.skipped = launches.skipped;
+  out.variants = std::move(launches.variants);
+  out.unread = std::move(launches.unread);
+  return out;
+}
+
+// A program given AReaL's `actor.backend=megatron:...` override (examples/*/gsm8k_rl.py --config FILE ...): the
+// override holds the whole mesh, whatever the file says.
+std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t from) {
+  ConfigTree raw;
+  read_override_words(words, from, raw, [](const std::string& k) -> std::optional<std::string> {
+    return k == "actor.backend" || k == "critic.backend" ? std::optional<std::string>(k) : std::nullopt;
+  });
+  const Setting* actor = raw.find("actor.backend");
+  if (!actor || (actor->provenance != Provenance::unknown && actor->value.text.rfind("megatron:", 0) != 0)) {
+    return std::nullopt;
+  }
+  return areal_launches(raw);
+}
+
+}  // namespace hcp::lint
