@@ -186,8 +186,16 @@ TEST(ShellModel, TheSameConditionIsNotForkedTwice) {
 }
 
 TEST(ShellModel, ConditionsOnDefaultsGoBothWays) {
+  // The default (empty) takes the exiting branch; on the other the environment gave A a value hcp cannot know.
   EXPECT_EQ(render(run_text("A=${A:-}\nif [ -z \"$A\" ]; then exit 1; fi\nrun $A\n")),
-            "path [not [ -z \"$A\" ]]\n  run\npath [[ -z \"$A\" ]] exits\n");
+            "path [not [ -z \"$A\" ]]\n  run <: A is the environment's value where [ -z \"$A\" ] is false>\n"
+            "path [[ -z \"$A\" ]] exits\n");
+  // slime's run-qwen3-4B.sh: N=${N:-0} then `[ -z "$N" ] || [ "$N" -le 0 ]` sets 8; where it does not, N is the
+  // environment's (not the default 0, which HCP023 read as --actor-num-gpus-per-node 0).
+  EXPECT_EQ(render(run_text("N=${N:-0}\nif [ -z \"$N\" ] || [ \"$N\" -le 0 ]; then N=8; fi\nrun $N\n")),
+            "path [[ -z \"$N\" ] || [ \"$N\" -le 0 ]]\n  run 8\n"
+            "path [not [ -z \"$N\" ] || [ \"$N\" -le 0 ]]\n"
+            "  run <: N is the environment's value where [ -z \"$N\" ] || [ \"$N\" -le 0 ] is false>\n");
 }
 
 TEST(ShellModel, WordsOfAMultiLineStringKeepTheirLines) {

@@ -249,6 +249,24 @@ bool read_override_words(const std::vector<ShellWord>& words, size_t from, Confi
 
 namespace {
 
+// slime's and miles's defaults for the actor's shape when a script gives one of --actor-num-nodes (1) and
+// --actor-num-gpus-per-node (8) (slime utils/arguments.py, miles utils/arguments.py:107-110).
+void slime_actor_defaults(ConfigTree& tree, const Location& at) {
+  const Setting* nodes = tree.find("cluster.nodes");
+  const Setting* gpus = tree.find("cluster.gpus_per_node");
+  const bool actor = (nodes && nodes->spelled == "--actor-num-nodes") || (gpus && gpus->spelled == "--actor-num-gpus-per-node");
+  if (!actor || (nodes && gpus)) return;
+  Setting s;
+  s.key = nodes ? "cluster.gpus_per_node" : "cluster.nodes";
+  s.spelled = nodes ? "--actor-num-gpus-per-node" : "--actor-num-nodes";
+  const int64_t value = nodes ? 8 : 1;
+  s.key_loc = at;
+  s.value = Value::make_int(value, std::to_string(value), at);
+  s.implied = true;
+  s.why = "not set: slime's and miles's default " + s.spelled + " is " + std::to_string(value);
+  tree.set(std::move(s));
+}
+
 void read_environment(const ShellCommand& c, ConfigTree& tree) {
   for (const ShellEnv& e : c.env) {
     Setting s;
@@ -310,6 +328,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
       const bool bridge = read_bridge_overrides(c.words, start, v.tree, foreign.empty() ? &foreign : nullptr);
       if (!megatron && !bridge) continue;
       read_launcher(c, start, run, v.tree);
+      slime_actor_defaults(v.tree, c.words[start - 1].loc);
       read_environment(c, v.tree);
       // Bridge programs (overrides, or the performance scripts' own flags) start from a recipe, not from
       // Megatron-LM's defaults.

@@ -49,6 +49,10 @@ constexpr FlagSpec kFlags[] = {
     {"-ng", "cluster.world_size", A::one, false},
     {"--gpus_per_node", "cluster.gpus_per_node", A::one, false},
     {"-gn", "cluster.gpus_per_node", A::one, false},
+    // slime and miles: the Megatron ranks are --actor-num-nodes x --actor-num-gpus-per-node (slime
+    // backends/megatron_utils/arguments.py megatron_parse_args; miles utils/arguments.py:2689).
+    {"--actor-num-nodes", "cluster.nodes", A::one, false},
+    {"--actor-num-gpus-per-node", "cluster.gpus_per_node", A::one, false},
 };
 
 }  // namespace

@@ -62,9 +62,12 @@ std::optional<int64_t> int_of(const Pieces& p) {
 
 // A test decides a branch only on values the script fixes: one on a default the environment can override
 // (`MASTER_ADDR=${MASTER_ADDR:-}; [ -z "$MASTER_ADDR" ] && exit 1`) goes both ways.
-bool decidable(const Pieces& p) {
-  return std::all_of(p.begin(), p.end(), [](const ShellPiece& x) {
-    return x.provenance == Provenance::literal || x.provenance == Provenance::computed;
+// Known values decide; with `defaults`, a default the environment may override (${N:-8}) decides too (the
+// interpreter asks so to find which branch the default itself takes).
+bool decidable(const Pieces& p, bool defaults) {
+  return std::all_of(p.begin(), p.end(), [&](const ShellPiece& x) {
+    return x.provenance == Provenance::literal || x.provenance == Provenance::computed ||
+           (defaults && x.provenance == Provenance::defaulted);
   });
 }
 
@@ -129,6 +132,20 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
     return v ? std::optional(!*v) : std::nullopt;
   }
   if (t == "parenthesized_expression") return n.named_child_count() == 1 ? condition(n.named_child(0), s) : std::nullopt;
+  // `[ -z "$N" ] || [ "$N" -le 0 ]`: two commands joined by || or && (left to right, as bash runs them).
+  if (t == "list" && n.named_child_count() == 2) {
+    std::string_view op;
+    for (size_t i = 0; i < n.child_count(); ++i) {
+      if (!n.child(i).named() && (n.child(i).text() == "||" || n.child(i).text() == "&&")) op = n.child(i).text();
+    }
+    if (op.empty()) return std::nullopt;
+    const auto a = condition(n.named_child(0), s);
+    if (a && *a == (op == "||")) return a;
+    const auto b = condition(n.named_child(1), s);
+    if (a && b) return b;
+    if (b && *b == (op == "||")) return b;
+    return std::nullopt;
+  }
   if (t == "unary_expression") {
     const std::string_view op = operator_of(n);
     const BashNode arg = n.named_child(n.named_child_count() - 1);
@@ -138,7 +155,7 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
     }
     if (op != "-z" && op != "-n") return std::nullopt;  // file tests and the like depend on the machine
     const Pieces v = expand_value(arg, s);
-    if (!decidable(v)) return std::nullopt;
+    if (!decidable(v, defaults_decide_)) return std::nullopt;
     return (op == "-z") == text_of(v).empty();
   }
   if (t == "binary_expression") {
@@ -154,7 +171,7 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
       return std::nullopt;
     }
     const Pieces a = expand_value(l, s), b = expand_value(r, s);
-    if (!decidable(a) || !decidable(b)) return std::nullopt;
+    if (!decidable(a, defaults_decide_) || !decidable(b, defaults_decide_)) return std::nullopt;
     const std::string x = text_of(a), y = text_of(b);
     if (op == "=" || op == "==" || op == "!=") {
       // In [[ ]] the right side is a pattern; in [ ] it is a string. A pattern without glob characters is both.
@@ -184,7 +201,7 @@ std::optional<bool> Interpreter::condition(BashNode n, State& s) {
   }
   if (t == "word" || t == "string" || t == "simple_expansion" || t == "expansion" || t == "concatenation") {
     const Pieces v = expand_value(n, s);  // [ "$X" ]: true when not empty
-    if (!decidable(v)) return std::nullopt;
+    if (!decidable(v, defaults_decide_)) return std::nullopt;
     return !text_of(v).empty();
   }
   return std::nullopt;

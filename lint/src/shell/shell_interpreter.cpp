@@ -295,6 +295,15 @@ States Interpreter::exec_if(BashNode n, State s) {
           continue;
         }
         State no = x;
+        // `[ "$N" -le 0 ]` with N=${N:-0}: the default takes one branch; on the other the environment gave N.
+        defaults_decide_ = true;
+        State probe = x;
+        const std::optional<bool> by_default = condition(decider, probe);
+        defaults_decide_ = false;
+        if (by_default) {
+          forget_refuted_defaults(decider, *by_default ? no : x,
+                                  "the environment's value where " + c + (*by_default ? " is false" : " holds"));
+        }
         no.conditions.push_back("not " + c);
         x.conditions.push_back(c);
         for (State& r : exec_block(arm.node, arm.body_from, arm.body_to, States{std::move(x)})) out.push_back(std::move(r));
@@ -305,6 +314,30 @@ States Interpreter::exec_if(BashNode n, State s) {
   }
   for (State& p : pending) out.push_back(std::move(p));
   return out;
+}
+
+void Interpreter::forget_refuted_defaults(BashNode decider, State& s, const std::string& why) {
+  const Nested nested(*this);
+  if (nested.too_deep()) return;
+  if (decider.is("variable_name")) {
+    const std::string name(decider.text());
+    const Var* v = s.vars.find(name);
+    if (!v) return;
+    const bool defaulted = std::any_of(v->elements.begin(), v->elements.end(), [](const Pieces& e) {
+      return std::any_of(e.begin(), e.end(), [](const ShellPiece& p) { return p.provenance == Provenance::defaulted; });
+    });
+    if (!defaulted) return;
+    Var& edit = s.vars.edit(name);
+    for (Pieces& e : edit.elements) {
+      ShellPiece unknown;
+      unknown.loc = e.empty() ? Location{} : e.front().loc;
+      unknown.provenance = Provenance::unknown;
+      unknown.why = name + " is " + why;
+      e = Pieces{unknown};
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < decider.named_child_count(); ++i) forget_refuted_defaults(decider.named_child(i), s, why);
 }
 
 States Interpreter::exec_case(BashNode n, State s) {

@@ -149,6 +149,10 @@ class Interpreter {
   Location origin_;
   size_t steps_ = 0;  // statements run: a script that would loop for long is cut off, not followed
   int nesting_ = 0;   // syntax nesting being walked (statements, words, arithmetic), bounded to keep the stack small
+  bool defaults_decide_ = false;  // conditions decided by defaults too (exec_if: which branch a default takes)
+  // On the branch of `decider` that its variables' defaults do not take, the environment set them otherwise:
+  // those defaults become unknown there.
+  void forget_refuted_defaults(BashNode decider, State& s, const std::string& why);
 
  public:
   // Walking a construct nested deeper than kMaxNesting is refused (the construct is skipped or unknown): the walk
