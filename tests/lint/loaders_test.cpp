@@ -559,6 +559,33 @@ TEST(FrameworkLaunch, RollWorkersAndArealAllocations) {
   EXPECT_NE(doc.skipped->find("Markdown"), std::string::npos);
 }
 
+TEST(FrameworkLaunch, MindSpeedAlgorithmsAndMsrun) {
+  // hybrid_cp_algo: Ulysses inside groups of --ulysses-degree-in-cp, a ring across (MindSpeed
+  // core/context_parallel/model_parallel_utils.py:100-118): a2a+p2p with sizes [U, cp / U].
+  const LoadedInput hybrid = input("pretrain_ms.sh",
+                                   "msrun --worker_num 16 --local_worker_num 8 --master_port 6000 pretrain_gpt.py "
+                                   "--micro-batch-size 1 --context-parallel-size 8 --context-parallel-algo hybrid_cp_algo "
+                                   "--ulysses-degree-in-cp 2 --seq-length 65536\n");
+  ASSERT_EQ(hybrid.variants.size(), 1u);
+  const ConfigTree& t = hybrid.variants[0].tree;
+  EXPECT_EQ(t.find("model.cp_comm_type")->value.text, "a2a+p2p");
+  EXPECT_EQ(t.find("model.hierarchical_context_parallel_sizes")->value.display(), "[2, 4]");
+  EXPECT_EQ(t.find("cluster.world_size")->value.integer, 16);
+  EXPECT_EQ(t.find("cluster.gpus_per_node")->value.integer, 8);
+  EXPECT_EQ(t.find("mindspeed.context_parallel_algo"), nullptr);
+  EXPECT_TRUE(t.find("framework.mindspeed"));
+  const auto comm = [](const char* algo) {
+    const LoadedInput in = input("x.sh", std::string("torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 "
+                                                     "--context-parallel-size 4 --context-parallel-algo ") + algo + "\n");
+    const Setting* s = in.variants.at(0).tree.find("model.cp_comm_type");
+    return s->provenance == Provenance::unknown ? std::string("unknown") : s->value.text;
+  };
+  EXPECT_EQ(comm("ulysses_cp_algo"), "a2a");
+  EXPECT_EQ(comm("megatron_cp_algo"), "p2p");
+  EXPECT_EQ(comm("kvallgather_cp_algo"), "all_gather");
+  EXPECT_EQ(comm("adaptive_cp_algo"), "unknown");
+}
+
 TEST(ScriptLoader, SourcedFilesOutsideTheScriptsFolderAreNeverRead) {
   namespace fs = std::filesystem;
   const fs::path top = fs::temp_directory_path() / ("hcp-sandbox-" + std::to_string(::getpid()));

@@ -211,7 +211,7 @@ void read_launcher(const ShellCommand& command, size_t args_start, const ShellRu
   std::vector<ShellWord> words = command.outer;
   words.insert(words.end(), command.words.begin(), command.words.begin() + static_cast<long>(args_start));
   const size_t end = words.size();
-  size_t torchrun = end, srun = end, mpirun = end, deepspeed = end;
+  size_t torchrun = end, srun = end, mpirun = end, deepspeed = end, msrun = end;
   for (size_t i = 0; i < end; ++i) {
     const std::string_view b = base_name(words[i].text);
     if (b == "torchrun" && torchrun == end) torchrun = i;
@@ -222,7 +222,19 @@ void read_launcher(const ShellCommand& command, size_t args_start, const ShellRu
     if (b == "srun" && srun == end) srun = i;
     if ((b == "mpirun" || b == "mpiexec") && mpirun == end) mpirun = i;
     if (b == "deepspeed" && deepspeed == end) deepspeed = i;
+    if (b == "msrun" && msrun == end) msrun = i;
     if (b == "ray") read_ray_environment(words, end, tree);
+  }
+  if (msrun < end) {
+    // MindSpore's msrun (MindSpeed-LLM's *_ms.sh scripts): --worker_num is the whole job's process count,
+    // --local_worker_num the processes on this node.
+    if (const auto w = option(words, msrun, end, {"--worker_num", "--worker-num"})) {
+      set_count(tree, "cluster.world_size", "msrun --worker_num", *w);
+    }
+    if (const auto l = option(words, msrun, end, {"--local_worker_num", "--local-worker-num"})) {
+      set_count(tree, "cluster.gpus_per_node", "msrun --local_worker_num", *l);
+    }
+    return;
   }
   if (torchrun < end) {
     // torchrun: --nproc_per_node (default 1) processes on each of --nnodes nodes (default 1; --standalone is one).

@@ -14,6 +14,7 @@
 #include "launchers.hpp"
 #include "megatron_flag_reader.hpp"
 #include "megatron_flags.hpp"
+#include "mindspeed_cp.hpp"
 #include "source_sandbox.hpp"
 #include "yaml_forms.hpp"
 
@@ -123,6 +124,7 @@ bool read_megatron_flags(const std::vector<ShellWord>& words, size_t from, Confi
     tree.set(std::move(s));
   }
   if (query_groups && group_query_attention) tree.set(std::move(*query_groups));
+  apply_mindspeed_cp(tree);
   return training;
 }
 

@@ -52,6 +52,10 @@ constexpr FlagSpec kFlags[] = {
     // slime and miles: the Megatron ranks are --actor-num-nodes x --actor-num-gpus-per-node (slime
     // backends/megatron_utils/arguments.py megatron_parse_args; miles utils/arguments.py:2689).
     {"--actor-num-nodes", "cluster.nodes", A::one, false},
+    // MindSpeed (Ascend's Megatron adaptor): its CP algorithm and Ulysses degree, turned into Megatron's
+    // cp_comm_type and hierarchical sizes by mindspeed_cp.cpp.
+    {"--context-parallel-algo", "mindspeed.context_parallel_algo", A::one, false},
+    {"--ulysses-degree-in-cp", "mindspeed.ulysses_degree_in_cp", A::one, false},
     {"--actor-num-gpus-per-node", "cluster.gpus_per_node", A::one, false},
 };
 

@@ -118,7 +118,8 @@ void check(const LintContext& ctx, Reporter& r) {
     // env.* are environment variables (a script's `export WORLD_SIZE=...` is not a config key); cluster.* are
     // hcp's own facts.
     // ignored.* are a framework's keys that never reach Megatron (HCP027 says so).
-    if (is_known(key) || key.rfind("env.", 0) == 0 || key.rfind("cluster.", 0) == 0 || key.rfind("ignored.", 0) == 0)
+    if (is_known(key) || key.rfind("env.", 0) == 0 || key.rfind("cluster.", 0) == 0 || key.rfind("ignored.", 0) == 0 ||
+        key.rfind("framework.", 0) == 0)
       continue;
     const Setting* s = ctx.tree.find(key);
     if (const Section* section = section_of(key)) {

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The forms hcp-lint reads; "other" files must give no error or warning (they are skipped, or launch nothing).
 SUPPORTED = {"megatron-launch", "megatron-functional-test", "megatron-yaml-cfg", "bridge-yaml", "bridge-launch",
              "bridge-python", "nemo2-python",
-             "bridge-perf-script", "nemo1-yaml", "verl-launch", "verl-yaml", "nemo-rl-yaml", "nemo-rl-launch", "roll-yaml", "roll-launch", "areal-yaml", "areal-launch", "other"}
+             "bridge-perf-script", "nemo1-yaml", "verl-launch", "verl-yaml", "nemo-rl-yaml", "nemo-rl-launch", "roll-yaml", "roll-launch", "areal-yaml", "areal-launch", "mindspeed-launch", "other"}
 
 
 def load_expected():
@@ -110,6 +110,11 @@ FACT_NAMES = {"cp": "context_parallel_size", "tp": "tensor_model_parallel_size",
               "ep": "expert_model_parallel_size", "etp": "expert_tensor_parallel_size"}
 
 
+# MindSpeed's --context-parallel-algo as the Megatron cp_comm_type hcp-lint shows (lint/src/loaders/mindspeed_cp.cpp).
+MINDSPEED_ALGOS = {"megatron_cp_algo": "p2p", "ulysses_cp_algo": "a2a", "hybrid_cp_algo": "a2a+p2p",
+                   "kvallgather_cp_algo": "all_gather"}
+
+
 def fact_agrees(expected, shown):
     """Whether one launch's shown fact says what the corpus says: a value, "default" (nothing in the input sets
     it) or "unknown" (the input cannot know it)."""
@@ -118,6 +123,7 @@ def fact_agrees(expected, shown):
     if expected == "default":
         return shown["at"] is None and shown["state"] in ("default", "unknown")
     value = shown["value"]
+    expected = MINDSPEED_ALGOS.get(expected, expected) if isinstance(expected, str) else expected
     if isinstance(expected, str) and expected.lstrip("-").isdigit():
         expected = int(expected)
     if isinstance(expected, str) and isinstance(value, list):
