@@ -343,13 +343,25 @@ TEST(ScriptLoader, RayRuntimeEnvironment) {
 // Form detection never guesses (issue 51): each loader claims a file only by positive evidence of its form. The four
 // misdetections found on real files, each as it was met.
 TEST(FormDetection, OtherToolsFilesAreSkippedWithWhatTheyAre) {
-  // torchtitan's TOML was linted as a Bridge tree (84 false HCP022 on its train_configs).
+  // torchtitan's TOML was linted as a Bridge tree (84 false HCP022 on its train_configs): a TOML of other tables
+  // is skipped with them, and torchtitan's own ([job] beside [training]) is read by its loader.
+  const LoadedInput project = input("pyproject.toml", "[project]\nname = \"x\"\n[model]\nname = \"llama3\"\n");
+  ASSERT_TRUE(project.skipped);
+  EXPECT_EQ(*project.skipped, "a TOML file of none of the training-config forms hcp-lint reads (top-level keys: model, "
+                            "project)");
   const LoadedInput titan = input("llama3_8b.toml",
                                   "[job]\ndump_folder = \"./outputs\"\n[model]\nname = \"llama3\"\n"
-                                  "[parallelism]\ncontext_parallel_degree = 8\n");
-  ASSERT_TRUE(titan.skipped);
-  EXPECT_EQ(*titan.skipped, "a TOML file of none of the training-config forms hcp-lint reads (top-level keys: job, "
-                            "model, parallelism)");
+                                  "[training]\nseq_len = 8192\n[parallelism]\ncontext_parallel_degree = 8\n"
+                                  "data_parallel_shard_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"\n");
+  ASSERT_FALSE(titan.skipped);
+  ASSERT_EQ(titan.variants.size(), 1u);
+  const ConfigTree& tt = titan.variants[0].tree;
+  EXPECT_EQ(tt.find("model.context_parallel_size")->value.integer, 8);
+  EXPECT_EQ(tt.find("model.seq_length")->value.integer, 8192);
+  EXPECT_EQ(tt.find("model.cp_comm_type")->value.text, "p2p");  // alltoall passes K/V round the ring
+  EXPECT_EQ(tt.find("cluster.world_size")->value.integer, 16);   // 1 x 2 x 1 x 1 x 8
+  EXPECT_EQ(tt.find("model.key"), nullptr);
+  EXPECT_EQ(tt.find("framework.attention")->value.text, "torchtitan");
   EXPECT_FALSE(input("bridge.toml", "[model]\ncontext_parallel_size = 2\n[cluster]\nnodes = 1\n").skipped);
   // NeMo-RL's key=value arguments: its logger.* was read as Bridge's logger section. NeMo-RL's reader claims them
   // now (its policy section), and another program's foreign sections are still skipped.
@@ -573,7 +585,7 @@ TEST(FrameworkLaunch, MindSpeedAlgorithmsAndMsrun) {
   EXPECT_EQ(t.find("cluster.world_size")->value.integer, 16);
   EXPECT_EQ(t.find("cluster.gpus_per_node")->value.integer, 8);
   EXPECT_EQ(t.find("mindspeed.context_parallel_algo"), nullptr);
-  EXPECT_TRUE(t.find("framework.mindspeed"));
+  EXPECT_EQ(t.find("framework.attention")->value.text, "MindSpeed");
   const auto comm = [](const char* algo) {
     const LoadedInput in = input("x.sh", std::string("torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 "
                                                      "--context-parallel-size 4 --context-parallel-algo ") + algo + "\n");

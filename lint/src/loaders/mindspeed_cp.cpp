@@ -66,8 +66,8 @@ void apply_mindspeed_cp(ConfigTree& tree) {
     comm.value = Value::make_null(algo->key_loc);
   }
   Setting marker = *algo;
-  marker.key = "framework.mindspeed";
-  marker.value = Value::make_bool(true, algo->key_loc);
+  marker.key = "framework.attention";
+  marker.value = Value::make_string("MindSpeed", algo->key_loc);
   marker.provenance = Provenance::literal;
   tree.set(std::move(marker));
   tree.remove("mindspeed.context_parallel_algo");

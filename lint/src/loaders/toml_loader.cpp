@@ -79,6 +79,7 @@ LoadedInput load_toml_input(const SourceText& source) {
     keys.emplace_back(key.str());
     foreign = foreign || !is_bridge_section(key.str());
   }
+  if (foreign && is_torchtitan_toml(keys)) return load_torchtitan_toml(source);
   if (foreign) {
     out.skipped = unknown_form_reason("TOML", keys);
     return out;

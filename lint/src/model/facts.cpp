@@ -275,7 +275,9 @@ Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli) {
   r.string("cluster.gpu", f.gpu);
   r.string("env.transformer_engine", f.te_version);
   r.string("env.CUDA_DEVICE_MAX_CONNECTIONS", f.cuda_device_max_connections);
-  f.mindspeed = tree.find("framework.mindspeed") != nullptr;
+  if (const Setting* s = tree.find("framework.attention"); s && s->value.kind == Value::Kind::string) {
+    f.own_attention = s->value.text;
+  }
 
   from_command_line(f.nodes, cli.nodes, "--nodes", cli);
   from_command_line(f.gpus_per_node, cli.gpus_per_node, "--gpus-per-node", cli);

@@ -3,14 +3,19 @@
 namespace hcp::lint {
 namespace {
 
-void check_one(const Fact<int64_t>& seq, const char* name, int64_t cp, Reporter& r) {
+// `tp`: torchtitan shards the sequence over tp too (sequence parallel) and asserts seq_len % (tp * 2 * cp)
+// (torchtitan/distributed/parallel_dims.py seq_len_divisor); 1 for Megatron.
+void check_one(const Fact<int64_t>& seq, const char* name, int64_t cp, int64_t tp, Reporter& r) {
   int64_t multiple = 0, up = 0;
-  if (!seq.known() || __builtin_mul_overflow(cp, 2, &multiple)) return;  // an absurd cp: HCP010 says so
+  if (!seq.known() || __builtin_mul_overflow(cp, 2, &multiple) || __builtin_mul_overflow(multiple, tp, &multiple)) {
+    return;  // an absurd cp: HCP010 says so
+  }
   if (*seq.value % multiple == 0) return;
   const int64_t down = *seq.value / multiple * multiple;
   if (__builtin_add_overflow(down, multiple, &up)) up = down;
   r.report(seq.loc(),
-           std::string(name) + " (" + std::to_string(*seq.value) + ") is not divisible by 2 * context_parallel_size (" +
+           std::string(name) + " (" + std::to_string(*seq.value) + ") is not divisible by " +
+               (tp > 1 ? "tensor_parallel_degree * 2 * context_parallel_degree (torchtitan: " : "2 * context_parallel_size (") +
                std::to_string(multiple) + ")",
            "use a multiple of " + std::to_string(multiple) + " (e.g. " + std::to_string(down > 0 ? down : multiple) +
                " or " + std::to_string(up) + "); with packed sequences every padded sequence must divide too");
@@ -19,8 +24,10 @@ void check_one(const Fact<int64_t>& seq, const char* name, int64_t cp, Reporter&
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
   if (f.cp_size() <= 1) return;
-  check_one(f.model_seq_length, "model.seq_length", f.cp_size(), r);
-  check_one(f.dataset_seq_length, "dataset.seq_length", f.cp_size(), r);
+  const int64_t tp = f.own_attention == "torchtitan" ? f.tp_size() : 1;
+  const std::string model = f.model_seq_length.setting ? f.model_seq_length.setting->spelled : "model.seq_length";
+  check_one(f.model_seq_length, f.own_attention.empty() ? "model.seq_length" : model.c_str(), f.cp_size(), tp, r);
+  check_one(f.dataset_seq_length, "dataset.seq_length", f.cp_size(), 1, r);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ std::string version_text(const std::vector<int>& v) {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   const auto need = needed(f);
   if (!need) return;
   if (!f.te_version.known()) {

@@ -32,7 +32,7 @@ void check(const LintContext& ctx, Reporter& r) {
     if (count % a2a->size == 0) continue;
     // MindSpeed repeats K/V heads before its Ulysses all-to-all (--kv-head-repeat-before-uly-alltoall, on by
     // default: mindspeed core/context_parallel/ulysses_context_parallel.py:187-189): only the query heads split.
-    if (f.mindspeed && std::string_view(name) == "num_query_groups") continue;
+    if (f.own_attention == "MindSpeed" && std::string_view(name) == "num_query_groups") continue;
     r.report(loc,
              std::string(name) + " per tensor-parallel rank (" + std::to_string(count * tp) + " / " +
                  std::to_string(tp) + " = " + std::to_string(count) + ") is not divisible by the a2a size " +

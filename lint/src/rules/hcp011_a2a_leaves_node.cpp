@@ -9,7 +9,7 @@ namespace {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   const auto a2a = a2a_level(f);
   if (!a2a || a2a->size <= 1 || f.cp_size() <= 1) return;
   const Location where = ctx.anchor({f.hcp_sizes.loc(), f.cp_comm_type.loc(), f.cp.loc()});

@@ -6,7 +6,7 @@ namespace {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   if (!f.sliding_window.value.value_or(false) || f.cp_size() <= 1) return;
   for (const char* type : {"p2p", kA2aP2p}) {
     if (!f.uses_comm(type)) continue;

@@ -6,7 +6,7 @@ namespace {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   if (!f.attention_bias.known() || f.cp_size() <= 1) return;
   for (const char* type : {kA2aP2p, "a2a", "all_gather"}) {
     if (!f.uses_comm(type)) continue;

@@ -6,7 +6,7 @@ namespace {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   if (!f.packed_sequences.value.value_or(false) || !f.uses_comm(kA2aP2p) || f.cp_size() <= 1) return;
   const std::string message = "packed sequences (qkv_format thd) are not supported with hierarchical CP (a2a+p2p)";
   const std::string hint = "use cp_comm_type = \"p2p\" or \"a2a\" with packed sequences";

@@ -6,7 +6,7 @@ namespace {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   if (!a2a_level(f) || f.cp_size() <= 1 || !f.num_attention_heads.known()) return;
   const int64_t tp = f.tp_size();
   const int64_t heads = *f.num_attention_heads.value, groups = f.query_groups().value_or(heads);

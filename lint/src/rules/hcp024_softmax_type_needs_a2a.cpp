@@ -6,7 +6,7 @@ namespace {
 
 void check(const LintContext& ctx, Reporter& r) {
   const Facts& f = ctx.facts;
-  if (f.mindspeed) return;  // Transformer Engine's behaviour; MindSpeed on Ascend runs its own kernels
+  if (!f.own_attention.empty()) return;  // Transformer Engine's behaviour; MindSpeed, torchtitan run their own kernels
   if (f.cp_size() <= 1 || !f.softmax_type.known() || *f.softmax_type.value == "vanilla") return;
   std::string other;
   for (const std::string& t : f.comm_types()) {

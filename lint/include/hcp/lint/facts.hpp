@@ -65,9 +65,9 @@ struct Facts {
   Fact<bool> packed_sequences;                  // qkv_format thd or packed_sequence_specs
   Fact<int64_t> world_size, nodes, gpus_per_node;
   Fact<std::string> te_version, gpu, cuda_device_max_connections;
-  // MindSpeed on Ascend (--context-parallel-algo): its own attention and CP kernels, not Transformer Engine's, so
-  // the rules that encode TE's behaviour do not apply.
-  bool mindspeed = false;
+  // A framework that runs CP attention with kernels of its own, not Transformer Engine's ("MindSpeed" on Ascend,
+  // "torchtitan" with PyTorch's context_parallel): the rules that encode TE's behaviour do not apply. Empty: TE.
+  std::string own_attention;
   std::vector<TypeProblem> type_problems;
 
   int64_t cp_size() const { return cp.value.value_or(1); }

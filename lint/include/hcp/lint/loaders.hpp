@@ -63,6 +63,9 @@ LoadedInput load_verl_yaml(const SourceText& source);  // a verl trainer config 
 LoadedInput load_nemo_rl_yaml(const SourceText& source);  // a NeMo-RL config (policy:, cluster:, defaults:)
 LoadedInput load_roll_yaml(const SourceText& source);     // a ROLL pipeline config (workers' strategy_args)
 LoadedInput load_areal_yaml(const SourceText& source);    // an AReaL config (actor.backend allocation)
+// torchtitan's TOML train config ([job], [training], [parallelism]); is_torchtitan_toml tells it by its tables.
+bool is_torchtitan_toml(const std::vector<std::string>& top_level_keys);
+LoadedInput load_torchtitan_toml(const SourceText& source);
 // The configuration a job really built, as a JSON object: Megatron-LM argument names (an `args` namespace, a
 // TransformerConfig / ModelParallelConfig, a framework's megatron dict) or Bridge dotted keys; other names ignored.
 LoadedInput load_facts_json(const SourceText& source);
