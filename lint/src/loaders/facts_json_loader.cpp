@@ -11,10 +11,8 @@
 #include "yaml_forms.hpp"
 
 namespace hcp::lint {
-namespace {
 
-// The Bridge key for a name, or "" when no rule reads it.
-std::string bridge_key(const std::string& name) {
+std::string megatron_arg_key(const std::string& name) {
   const size_t dot = name.find('.');
   if (dot != std::string::npos) return is_bridge_section(name.substr(0, dot)) ? name : std::string();
   static constexpr std::pair<std::string_view, std::string_view> kCluster[] = {
@@ -43,15 +41,13 @@ std::string bridge_key(const std::string& name) {
   return {};
 }
 
-}  // namespace
-
 LoadedInput load_facts_json(const SourceText& source) {
   ConfigTree raw;
   load_yaml(source, raw);  // JSON is YAML's flow style; the YAML reader's size and depth bounds hold
   ConfigVariant v;
   for (const std::string& name : raw.keys_in_order()) {
     const Setting* s = raw.find(name);
-    const std::string key = bridge_key(name);
+    const std::string key = megatron_arg_key(name);
     if (key.empty() || s->value.kind == Value::Kind::null || s->value.kind == Value::Kind::table) continue;
     Setting copy = *s;
     copy.key = key;

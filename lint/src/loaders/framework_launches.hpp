@@ -32,6 +32,10 @@ void add_megatron_names(std::vector<std::pair<std::string, std::string>>& names,
 // The settings of `raw` named in `names`, under their Bridge keys (Hydra interpolations resolved inside `raw`).
 ConfigTree map_names(const ConfigTree& raw, const std::vector<std::pair<std::string, std::string>>& names);
 
+// The Bridge key for a Megatron-LM argument's name (its argparse dest: "context_parallel_size", "seq_length"),
+// a Bridge dotted key, or hcp's cluster names ("world_size"); "" for names no rule reads.
+std::string megatron_arg_key(const std::string& name);
+
 // verl's trainers (python -m verl.trainer.main_ppo and its recipes): Hydra overrides over verl's trainer YAML.
 // None when the program is not verl's.
 std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& words, size_t args_start);

@@ -70,6 +70,8 @@ LoadedInput load_input(const SourceText& source) {
     if (c.form == YamlForm::nemo_rl) return load_nemo_rl_yaml(source);
     if (c.form == YamlForm::roll) return load_roll_yaml(source);
     if (c.form == YamlForm::areal) return load_areal_yaml(source);
+    if (c.form == YamlForm::primus) return load_primus_yaml(source);
+    if (c.form == YamlForm::flagscale) return load_flagscale_yaml(source);
     if (c.form == YamlForm::other) {
       out.skipped = c.taken_for;
       return out;

@@ -133,6 +133,16 @@ YamlClass classify_yaml(std::string_view text) {
                                  text.find("- ppo_trainer") != std::string_view::npos))) {
     return {YamlForm::verl, ""};
   }
+  // FlagScale: an experiment naming its task (backend, entrypoint) and runner.
+  if (has(keys, "experiment") && (has(keys, "defaults") || has(keys, "train")) &&
+      text.find("task:") != std::string_view::npos && text.find("runner:") != std::string_view::npos) {
+    return {YamlForm::flagscale, ""};
+  }
+  // Primus: an experiment's modules, each naming its framework.
+  if (has(keys, "modules") && text.find("framework:") != std::string_view::npos &&
+      text.find("trainer:") != std::string_view::npos) {
+    return {YamlForm::primus, ""};
+  }
   // AReaL: an actor (beside a rollout, or AReaL's experiment_name / trial_name) with an allocation string
   // (backend: "megatron:d4p1t1").
   if (has(keys, "actor") && (has(keys, "rollout") || (has(keys, "experiment_name") && has(keys, "trial_name"))) &&

@@ -18,6 +18,8 @@ enum class YamlForm {
   nemo_rl,                   // a NeMo-RL config: policy: with megatron_cfg / dtensor_cfg, cluster:
   roll,                      // a ROLL pipeline config: workers (actor_train:, ...) with strategy_args:
   areal,                     // an AReaL config: actor: and rollout: with backend allocation strings
+  primus,                    // a Primus experiment: modules: with a trainer module and its framework
+  flagscale,                 // a FlagScale top config: experiment: with its task, and a train group
   other,
 };
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "hcp/error.hpp"
 #include "hcp/lint/linter.hpp"
@@ -14,7 +15,6 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxDepth = 16;
 
-// Empty when `path` may be read: an existing file inside the working directory once links are resolved.
 std::string refused(const fs::path& path) {
   std::error_code ec;
   const fs::path real = fs::canonical(path, ec);
@@ -34,14 +34,14 @@ bool under(const std::string& key, const std::string& prefix) {
 
 class Loader {
  public:
-  explicit Loader(InheritedYaml& out) : out_(out) {}
+  Loader(InheritedYaml& out, std::string key) : out_(out), key_(std::move(key)) {}
 
   // The merged keys of `source` and its ancestors into `into`.
   void load(const SourceText& source, ConfigTree& into, int depth, std::vector<std::string>& chain) {
     ConfigTree own;
     load_yaml(source, own);
-    const bool inherited = !into.empty() || own.find("defaults");
-    if (const Setting* d = own.find("defaults")) {
+    const bool inherited = !into.empty() || own.find(key_);
+    if (const Setting* d = own.find(key_)) {
       std::vector<Value> parents;
       if (d->value.kind == Value::Kind::string) parents.push_back(d->value);
       if (d->value.kind == Value::Kind::list) parents = d->value.items;
@@ -64,7 +64,7 @@ class Loader {
       }
     }
     for (const std::string& key : own.keys_in_order()) {
-      if (key == "defaults" || key.find("_override_") != std::string::npos) continue;
+      if (key == key_ || key.find("_override_") != std::string::npos) continue;
       // A mapping replaces a scalar (and the reverse): the parent's keys under it go.
       const Setting* s = own.find(key);
       if (s->value.kind != Value::Kind::table) {
@@ -86,20 +86,20 @@ class Loader {
                std::vector<std::string>& chain) {
     const fs::path path = fs::path(child.name).parent_path() / parent.text;
     const std::string name = path.lexically_normal().string();
-    if (depth >= kMaxDepth) return out_.unread.push_back({parent.loc, "defaults: " + parent.text + " (nested too deep)"});
+    if (depth >= kMaxDepth) return out_.unread.push_back({parent.loc, key_ + ": " + parent.text + " (nested too deep)"});
     if (const std::string why = refused(path); !why.empty()) {
-      return out_.unread.push_back({parent.loc, "defaults: " + parent.text + " is not read: " + why});
+      return out_.unread.push_back({parent.loc, key_ + ": " + parent.text + " is not read: " + why});
     }
     std::error_code ec;
     const std::string real = fs::canonical(path, ec).string();
     for (const std::string& c : chain) {
-      if (c == real) return out_.unread.push_back({parent.loc, "defaults: " + parent.text + " inherits from itself"});
+      if (c == real) return out_.unread.push_back({parent.loc, key_ + ": " + parent.text + " inherits from itself"});
     }
     SourceText text;
     try {
       text = read_source(name);
     } catch (const Error& e) {
-      return out_.unread.push_back({parent.loc, "defaults: " + parent.text + " is not read: " + e.what()});
+      return out_.unread.push_back({parent.loc, key_ + ": " + parent.text + " is not read: " + e.what()});
     }
     chain.push_back(real);
     load(text, into, depth + 1, chain);
@@ -108,13 +108,16 @@ class Loader {
   }
 
   InheritedYaml& out_;
+  std::string key_;
 };
 
 }  // namespace
 
-InheritedYaml load_yaml_with_defaults(const SourceText& source) {
+std::string refused_outside_working_directory(const std::string& path) { return refused(fs::path(path)); }
+
+InheritedYaml load_yaml_with_defaults(const SourceText& source, const std::string& key) {
   InheritedYaml out;
-  Loader loader(out);
+  Loader loader(out, key);
   std::vector<std::string> chain;
   std::error_code ec;
   if (fs::is_regular_file(source.name, ec)) chain.push_back(fs::canonical(source.name, ec).string());

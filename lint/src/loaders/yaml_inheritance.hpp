@@ -20,6 +20,12 @@ struct InheritedYaml {
   std::vector<std::pair<Location, std::string>> unread;  // parents not read, and why
 };
 
-InheritedYaml load_yaml_with_defaults(const SourceText& source);
+// `key`: the key naming the parents - NeMo-RL's `defaults`, Primus's `extends` (same semantics:
+// primus/core/config/yaml_loader.py:134-169).
+InheritedYaml load_yaml_with_defaults(const SourceText& source, const std::string& key = "defaults");
+
+// Whether hcp-lint may read `path` for a config that names it: an existing file inside the working directory once
+// links are resolved (empty), or why not.
+std::string refused_outside_working_directory(const std::string& path);
 
 }  // namespace hcp::lint

@@ -275,6 +275,7 @@ Facts resolve_facts(const ConfigTree& tree, const CommandLineFacts& cli) {
   r.string("cluster.gpu", f.gpu);
   r.string("env.transformer_engine", f.te_version);
   r.string("env.CUDA_DEVICE_MAX_CONNECTIONS", f.cuda_device_max_connections);
+  f.hetero_meshes = tree.find("framework.hetero_meshes") != nullptr;
   if (const Setting* s = tree.find("framework.attention"); s && s->value.kind == Value::Kind::string) {
     f.own_attention = s->value.text;
   }

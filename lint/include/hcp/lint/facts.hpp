@@ -68,6 +68,9 @@ struct Facts {
   // A framework that runs CP attention with kernels of its own, not Transformer Engine's ("MindSpeed" on Ascend,
   // "torchtitan" with PyTorch's context_parallel): the rules that encode TE's behaviour do not apply. Empty: TE.
   std::string own_attention;
+  // FlagScale's heterogeneous meshes: each rank has its mesh's sizes, and Megatron's world-size check is skipped
+  // (FlagScale's arguments.py patch); the sizes shown are what every mesh shares.
+  bool hetero_meshes = false;
   std::vector<TypeProblem> type_problems;
 
   int64_t cp_size() const { return cp.value.value_or(1); }

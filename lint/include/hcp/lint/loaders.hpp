@@ -66,6 +66,9 @@ LoadedInput load_areal_yaml(const SourceText& source);    // an AReaL config (ac
 // torchtitan's TOML train config ([job], [training], [parallelism]); is_torchtitan_toml tells it by its tables.
 bool is_torchtitan_toml(const std::vector<std::string>& top_level_keys);
 LoadedInput load_torchtitan_toml(const SourceText& source);
+// A Primus experiment (modules: <x>trainer: framework: megatron, config:, model:, overrides:) with its presets.
+LoadedInput load_primus_yaml(const SourceText& source);
+LoadedInput load_flagscale_yaml(const SourceText& source);  // a FlagScale top config (experiment:, train group)
 // The configuration a job really built, as a JSON object: Megatron-LM argument names (an `args` namespace, a
 // TransformerConfig / ModelParallelConfig, a framework's megatron dict) or Bridge dotted keys; other names ignored.
 LoadedInput load_facts_json(const SourceText& source);
