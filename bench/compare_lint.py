@@ -5,7 +5,8 @@
 - `hcp-lint` on one file <= 20 ms wall (process start included);
 - `hcp-lint` on a whole Megatron-LM checkout <= 1.5 s, when HCP_MEGATRON_LM names one (a directory; e.g. from
   `git archive` of a clone: about 550 shell and YAML files, launch scripts and functional tests);
-- `hcp-lint` on the real-world corpus (tests/lint/realworld, 438 files of every form).
+- `hcp-lint` on the real-world corpus (tests/lint/realworld, every form, frameworks included) within the budget per
+  file its first target set (1.5 s for its 438 files then: 3.42 ms a file).
 There is no other linter for these configs to compare with; the targets are the yardstick.
 Usage: [HCP_MEGATRON_LM=DIR] bench/compare_lint.py [BUILD_DIR]
 """
@@ -60,8 +61,10 @@ def main():
     if megatron:
         best, median = wall([str(hcp_lint), "--format", "json", megatron], 5)
         rows.append(("a Megatron-LM checkout, one hcp-lint process", best, median, 1.5))
-    best, median = wall([str(hcp_lint), "--format", "json", str(ROOT / "tests/lint/realworld")], 5)
-    rows.append(("the real-world corpus (438 files), one process", best, median, 1.5))
+    corpus = ROOT / "tests/lint/realworld"
+    files = sum(1 for p in corpus.glob("*/files/**/*") if p.is_file())
+    best, median = wall([str(hcp_lint), "--format", "json", str(corpus)], 5)
+    rows.append((f"the real-world corpus ({files} files), one process", best, median, files * 1.5 / 438))
     one = ROOT / "examples/configs/good/hcp_bridge.toml"
     best, median = wall([str(hcp_lint), str(one)], 30)
     rows.append(("hcp-lint on one file (wall)", best, median, 0.020))

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "hcp/error.hpp"
 #include "hcp/lint/loaders.hpp"
@@ -159,43 +161,36 @@ std::vector<Diagnostic> run_rules(const ConfigTree& tree, const Facts& facts, co
   return out;
 }
 
-bool same_finding(const Diagnostic& a, const Diagnostic& b) {
-  return a.code == b.code && a.loc.file == b.loc.file && a.loc.line == b.loc.line && a.loc.col == b.loc.col;
-}
-
 // A finding is as certain as the paths it holds on: on every path of the script it keeps its severity; on some
-// paths only it is at most a warning that names the path's conditions.
-// Paths are compared within their unit (a Python file's functions each build their own config).
+// paths only it is at most a warning that says when. Paths are compared within their unit (a Python file's
+// functions each build their own config). Linear in the findings: a file of many functions and paths has
+// thousands (a quadratic scan was a sixth of linting Megatron-LM's tests).
 std::vector<Diagnostic> merge_paths(const std::vector<ConfigVariant>& variants,
                                     const std::vector<std::vector<Diagnostic>>& found) {
-  std::vector<Diagnostic> out;
+  const auto where = [](const Diagnostic& d) {
+    return d.code + '\x1f' + d.loc.file + '\x1f' + std::to_string(d.loc.line) + ':' + std::to_string(d.loc.col);
+  };
+  // The paths of each unit, and on how many of them each finding (by code and place) holds.
+  std::map<int, std::set<int>> paths;
+  for (const ConfigVariant& v : variants) paths[v.unit].insert(v.path_index);
+  std::map<std::pair<int, std::string>, std::set<int>> holds;  // (unit, finding) -> paths
   for (size_t i = 0; i < found.size(); ++i) {
-    std::vector<int> paths;
-    for (const ConfigVariant& v : variants) {
-      if (v.unit == variants[i].unit && std::find(paths.begin(), paths.end(), v.path_index) == paths.end()) {
-        paths.push_back(v.path_index);
-      }
-    }
+    for (const Diagnostic& d : found[i]) holds[{variants[i].unit, where(d)}].insert(variants[i].path_index);
+  }
+  std::vector<Diagnostic> out;
+  std::set<std::string> emitted;  // finding and message
+  for (size_t i = 0; i < found.size(); ++i) {
     for (const Diagnostic& d : found[i]) {
-      if (std::any_of(out.begin(), out.end(), [&](const Diagnostic& e) { return same_finding(e, d) && e.message == d.message; })) continue;
-      size_t holds = 0;
-      for (int p : paths) {
-        for (size_t j = 0; j < variants.size(); ++j) {
-          if (variants[j].unit != variants[i].unit || variants[j].path_index != p) continue;
-          if (std::any_of(found[j].begin(), found[j].end(), [&](const Diagnostic& e) { return same_finding(e, d); })) {
-            ++holds;
-            break;
-          }
-        }
-      }
+      const std::string key = where(d);
+      if (emitted.count(key + '\x1f' + d.message)) continue;
       Diagnostic copy = d;
-      if (holds < paths.size() && !d.unknown_fact) {
+      if (holds[{variants[i].unit, key}].size() < paths[variants[i].unit].size() && !d.unknown_fact) {
         if (copy.severity == Severity::error) copy.severity = Severity::warning;
         std::string when;
         for (const std::string& c : variants[i].conditions) when += (when.empty() ? "" : " and ") + c;
         copy.message = "when " + (when.empty() ? std::string("some paths of the script run") : when) + ": " + copy.message;
       }
-      if (std::any_of(out.begin(), out.end(), [&](const Diagnostic& e) { return same_finding(e, copy) && e.message == copy.message; })) continue;
+      if (!emitted.insert(key + '\x1f' + copy.message).second) continue;
       out.push_back(std::move(copy));
     }
   }
