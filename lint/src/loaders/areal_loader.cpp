@@ -112,12 +112,7 @@ FrameworkLaunches areal_launches(const ConfigTree& raw) {
 LoadedInput load_areal_yaml(const SourceText& source) {
   ConfigTree raw;
   load_yaml(source, raw);
-  FrameworkLaunches launches = areal_launches(raw);
-  LoadedInput out;
-  if (launches.variants.empty()) out.skipped = launches.skipped;
-  out.variants = std::move(launches.variants);
-  out.unread = std::move(launches.unread);
-  return out;
+  return as_input(areal_launches(raw));
 }
 
 // A program given AReaL's `actor.backend=megatron:...` override (examples/*/gsm8k_rl.py --config FILE ...): the

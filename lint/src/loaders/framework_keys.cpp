@@ -31,6 +31,16 @@ void add_megatron_names(std::vector<std::pair<std::string, std::string>>& names,
   }
 }
 
+LoadedInput as_input(FrameworkLaunches launches) {
+  LoadedInput out;
+  if (launches.variants.empty()) out.skipped = launches.skipped;
+  out.variants = std::move(launches.variants);
+  for (size_t i = 0; i < out.variants.size(); ++i) out.variants[i].unit = static_cast<int>(i);
+  out.unread = std::move(launches.unread);
+  out.sourced = std::move(launches.read);
+  return out;
+}
+
 ConfigTree map_names(const ConfigTree& raw, const std::vector<std::pair<std::string, std::string>>& names) {
   std::vector<std::pair<std::string_view, std::string_view>> map(names.begin(), names.end());
   return map_yaml_keys(raw, map);

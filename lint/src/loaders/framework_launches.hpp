@@ -20,6 +20,9 @@ struct FrameworkLaunches {
   std::vector<std::pair<Location, std::string>> unread;  // files it names that are not read, and why
 };
 
+// A framework file's launches as the input's: each worker its own unit; no launch: skipped with why.
+LoadedInput as_input(FrameworkLaunches launches);
+
 // The parallel sizes a framework passes to mpu.initialize_model_parallel under Megatron's names
 // (tensor_model_parallel_size, ...), and the TransformerConfig fields hcp's rules read (cp_comm_type, ...).
 extern const std::vector<std::string_view> kMegatronSizes;

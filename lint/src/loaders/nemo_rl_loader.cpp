@@ -149,12 +149,9 @@ LoadedInput load_nemo_rl_yaml(const SourceText& source) {
   InheritedYaml yaml = load_yaml_with_defaults(source);
   const std::string base = yaml.unread.empty() ? std::string() : "the config it inherits, which is not read";
   FrameworkLaunches launches = nemo_rl_launches(yaml.raw, base);
-  LoadedInput out;
-  if (launches.variants.empty()) out.skipped = launches.skipped;
-  out.variants = std::move(launches.variants);
-  out.sourced = std::move(yaml.read);
-  out.unread = std::move(yaml.unread);
-  return out;
+  launches.read = std::move(yaml.read);
+  launches.unread = std::move(yaml.unread);
+  return as_input(std::move(launches));
 }
 
 std::optional<FrameworkLaunches> read_nemo_rl_launch(const std::vector<ShellWord>& words, size_t from,

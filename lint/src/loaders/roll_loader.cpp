@@ -127,11 +127,7 @@ std::string option(const std::vector<ShellWord>& words, size_t from, const std::
 LoadedInput load_roll_yaml(const SourceText& source) {
   ConfigTree raw;
   load_yaml(source, raw);
-  FrameworkLaunches launches = roll_launches(raw);
-  LoadedInput out;
-  if (launches.variants.empty()) out.skipped = launches.skipped;
-  out.variants = std::move(launches.variants);
-  return out;
+  return as_input(roll_launches(raw));
 }
 
 // ROLL's examples/<dir>/run_*.sh: `python examples/start_<kind>_pipeline.py --config_path $(basename of the script's

@@ -217,11 +217,7 @@ LoadedInput load_verl_yaml(const SourceText& source) {
   const bool megatron_actor = source.text.find("@actor_rollout_ref.actor: megatron_actor") != std::string::npos;
   const std::string name = !base.empty() ? base : megatron_actor ? "megatron_actor" : "";
   FrameworkLaunches launches = verl_launches(raw, shipped, name, Location{source.name, 1, 1});
-  LoadedInput out;
-  if (launches.variants.empty()) out.skipped = launches.skipped;
-  out.variants = std::move(launches.variants);
-  for (size_t i = 0; i < out.variants.size(); ++i) out.variants[i].unit = static_cast<int>(i);
-  return out;
+  return as_input(std::move(launches));
 }
 
 std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t from,
