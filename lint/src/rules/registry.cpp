@@ -31,6 +31,7 @@ const Rule& rule_hcp024();
 const Rule& rule_hcp025();
 const Rule& rule_hcp026();
 const Rule& rule_hcp027();
+const Rule& rule_hcp028();
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
@@ -40,6 +41,7 @@ std::span<const Rule* const> all_rules() {
       &rule_hcp019(), &rule_hcp020(), &rule_hcp021(), &rule_hcp022(), &rule_hcp023(), &rule_hcp024(), &rule_hcp025(),
       &rule_hcp026(),
       &rule_hcp027(),
+      &rule_hcp028(),
   };
   return rules;
 }
