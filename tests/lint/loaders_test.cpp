@@ -598,6 +598,16 @@ TEST(FrameworkLaunch, MindSpeedAlgorithmsAndMsrun) {
   EXPECT_EQ(comm("adaptive_cp_algo"), "unknown");
 }
 
+TEST(ScriptLoader, SlimeActorShapeAlsoInAnArgumentFile) {
+  // An argument file's training words start at word 0 (no program before them): the defaults' place is that word
+  // (the fuzzer found the word before it read out of bounds).
+  const LoadedInput in = input("train.args", "--micro-batch-size 1 --context-parallel-size 2 --actor-num-nodes 2\n");
+  ASSERT_EQ(in.variants.size(), 1u);
+  EXPECT_EQ(in.variants[0].tree.find("cluster.nodes")->value.integer, 2);
+  EXPECT_EQ(in.variants[0].tree.find("cluster.gpus_per_node")->value.integer, 8);  // slime's default
+  EXPECT_TRUE(in.variants[0].tree.find("cluster.gpus_per_node")->implied);
+}
+
 TEST(ScriptLoader, SourcedFilesOutsideTheScriptsFolderAreNeverRead) {
   namespace fs = std::filesystem;
   const fs::path top = fs::temp_directory_path() / ("hcp-sandbox-" + std::to_string(::getpid()));

@@ -330,7 +330,7 @@ LoadedInput load_megatron_script(const SourceText& source) {
       const bool bridge = read_bridge_overrides(c.words, start, v.tree, foreign.empty() ? &foreign : nullptr);
       if (!megatron && !bridge) continue;
       read_launcher(c, start, run, v.tree);
-      slime_actor_defaults(v.tree, c.words[start - 1].loc);
+      slime_actor_defaults(v.tree, c.words[start > 0 ? start - 1 : 0].loc);  // start is 0 for an argument file
       read_environment(c, v.tree);
       // Bridge programs (overrides, or the performance scripts' own flags) start from a recipe, not from
       // Megatron-LM's defaults.

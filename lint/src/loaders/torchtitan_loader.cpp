@@ -82,17 +82,19 @@ LoadedInput load_torchtitan_toml(const SourceText& source) {
     return s->value.integer;
   };
   const Setting* shard = raw.find("parallelism.data_parallel_shard_degree");
-  std::optional<int64_t> world = shard ? degree("parallelism.data_parallel_shard_degree", 1) : std::nullopt;
+  const std::optional<int64_t> shards = shard ? degree("parallelism.data_parallel_shard_degree", 1) : std::nullopt;
+  int64_t world = shards.value_or(0);
+  bool known = shards.has_value();
   for (const char* key : {"parallelism.data_parallel_replicate_degree", "parallelism.tensor_parallel_degree",
                           "parallelism.pipeline_parallel_degree", "parallelism.context_parallel_degree"}) {
     const auto d = degree(key, 1);
-    if (!world || !d || __builtin_mul_overflow(*world, *d, &*world)) world.reset();
+    known = known && d && !__builtin_mul_overflow(world, *d, &world);
   }
-  if (world) {
+  if (known) {
     Setting s = *shard;
     s.key = "cluster.world_size";
     s.spelled = "the product of the [parallelism] degrees";
-    s.value = Value::make_int(*world, std::to_string(*world), shard->value.loc);
+    s.value = Value::make_int(world, std::to_string(world), shard->value.loc);
     s.provenance = Provenance::computed;
     v.tree.set(std::move(s));
   }
