@@ -503,6 +503,14 @@ TEST(FrameworkLaunch, NemoRlDefaultsInheritanceAndOverrides) {
   const LoadedInput escape = load("examples/configs/recipes/escape.yaml");
   const LoadedInput base = load("examples/configs/base.yaml");
   const LoadedInput script = load("tests/functional/run.sh");
+  // A --config outside the working directory is never opened, named absolutely or through ../.
+  const std::string outside = (top / "outside.yaml").string();
+  const LoadedInput absolute = load_input(SourceText{"tests/functional/abs.sh",
+                                                     "uv run examples/run_grpo.py --config " + outside + "\n",
+                                                     InputFormat::megatron});
+  const LoadedInput relative = load_input(SourceText{"tests/functional/rel.sh",
+                                                     "uv run examples/run_grpo.py --config ../outside.yaml\n",
+                                                     InputFormat::megatron});
   fs::current_path(before);
   fs::remove_all(top);
 
@@ -528,6 +536,11 @@ TEST(FrameworkLaunch, NemoRlDefaultsInheritanceAndOverrides) {
   ASSERT_EQ(script.variants.size(), 1u);
   EXPECT_EQ(script.variants[0].tree.find("model.context_parallel_size")->value.integer, 2);
   EXPECT_EQ(script.variants[0].tree.find("cluster.world_size")->value.integer, 8);  // (2 - 1) nodes x 8
+  for (const LoadedInput* in : {&absolute, &relative}) {
+    ASSERT_EQ(in->unread.size(), 1u);
+    EXPECT_NE(in->unread[0].second.find("outside the working directory"), std::string::npos) << in->unread[0].second;
+    EXPECT_TRUE(in->sourced.empty());
+  }
 }
 
 TEST(FrameworkLaunch, RollWorkersAndArealAllocations) {

@@ -31,6 +31,15 @@ void add_megatron_names(std::vector<std::pair<std::string, std::string>>& names,
   }
 }
 
+void hierarchical_sizes_not_passed(ConfigTree& tree, const std::string& framework, const std::string& where) {
+  const Setting* s = tree.find("ignored.model.hierarchical_context_parallel_sizes");
+  if (!s) return;
+  Setting copy = *s;
+  copy.why = framework + " never passes hierarchical_context_parallel_sizes to mpu.initialize_model_parallel (" +
+             where + "), so no hierarchical groups exist";
+  tree.set(std::move(copy));
+}
+
 LoadedInput as_input(FrameworkLaunches launches) {
   LoadedInput out;
   if (launches.variants.empty()) out.skipped = launches.skipped;

@@ -20,6 +20,11 @@ struct FrameworkLaunches {
   std::vector<std::pair<Location, std::string>> unread;  // files it names that are not read, and why
 };
 
+// The framework never passes hierarchical_context_parallel_sizes to mpu.initialize_model_parallel (`where` says
+// where it calls it): the sizes its config gives, mapped to ignored.model.hierarchical_context_parallel_sizes,
+// say so for HCP027.
+void hierarchical_sizes_not_passed(ConfigTree& tree, const std::string& framework, const std::string& where);
+
 // A framework file's launches as the input's: each worker its own unit; no launch: skipped with why.
 LoadedInput as_input(FrameworkLaunches launches);
 

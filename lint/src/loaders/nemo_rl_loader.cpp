@@ -175,7 +175,12 @@ std::optional<FrameworkLaunches> read_nemo_rl_launch(const std::vector<ShellWord
   std::string base;
   if (!config.empty()) {
     const std::string path = find_config(config, script);
-    try {
+    // As for inherited files: only inside the working directory, so a pull request's script cannot make a CI job
+    // read the runner's files (--config /etc/shadow).
+    if (const std::string why = refused_outside_working_directory(path); !why.empty()) {
+      out.unread.push_back({at->loc, "--config " + config + " is not read: " + why});
+      base = "the config --config names, which is not read";
+    } else try {
       SourceText text = read_source(path);
       InheritedYaml yaml = load_yaml_with_defaults(text);
       raw = std::move(yaml.raw);

@@ -99,10 +99,7 @@ FrameworkLaunches roll_launches(const ConfigTree& raw) {
     ConfigVariant v;
     v.role = "ROLL " + worker;
     v.tree = map_names(raw, names);
-    if (Setting* s = const_cast<Setting*>(v.tree.find("ignored.model.hierarchical_context_parallel_sizes"))) {
-      s->why = "ROLL's mcore_adapter never passes hierarchical_context_parallel_sizes to "
-               "mpu.initialize_model_parallel (mcore_adapter initialize.py), so no hierarchical groups exist";
-    }
+    hierarchical_sizes_not_passed(v.tree, "ROLL's mcore_adapter", "mcore_adapter initialize.py");
     world_from_mapping(raw, worker, v);
     sequence_length(raw, v);
     v.base = "the model config mcore_adapter builds from the Hugging Face checkpoint";

@@ -95,10 +95,7 @@ ConfigVariant worker(const ConfigTree& raw, const std::string& role, const std::
   ConfigVariant v;
   v.role = "verl " + role;
   v.tree = map_names(raw, names);
-  if (Setting* s = const_cast<Setting*>(v.tree.find("ignored.model.hierarchical_context_parallel_sizes"))) {
-    s->why = "verl never passes hierarchical_context_parallel_sizes to mpu.initialize_model_parallel "
-             "(verl/workers/megatron_workers.py), so no hierarchical groups exist";
-  }
+  hierarchical_sizes_not_passed(v.tree, "verl", "verl/workers/megatron_workers.py");
   return v;
 }
 
