@@ -14,6 +14,7 @@ function __hcp_rule_codes
 end
 
 complete -c hcp-lint -s h -l help -d 'Print the help message and exit'
+complete -c hcp-lint -s V -l version -d 'Print the version and exit'
 complete -c hcp-lint -l input-format -x -a 'auto toml yaml overrides megatron python facts' -d 'Input format for every file'
 complete -c hcp-lint -l overrides-file -r -F -d 'A file of Hydra overrides, one per line'
 complete -c hcp-lint -l facts-json -r -F -d 'The configuration a job built, as JSON'
@@ -29,7 +30,6 @@ complete -c hcp-lint -l strict -d 'Same as --fail-on warning'
 complete -c hcp-lint -l exclude -x -d 'Leave out files found in directories that match this glob (repeatable)'
 complete -c hcp-lint -l config -r -F -d 'Read this hcp-lint.toml or pyproject.toml instead of looking for one'
 complete -c hcp-lint -l no-config -d 'Do not look for hcp-lint.toml / pyproject.toml'
-complete -c hcp-lint -l version -d "Print hcp-lint's version"
 complete -c hcp-lint -l show-facts -d 'Show what each launch resolves to'
 complete -c hcp-lint -l show-info -d 'Show info findings in text and github output'
 complete -c hcp-lint -s v -l verbose -d 'List the inputs skipped as none of the linted forms, and why'

@@ -9,6 +9,7 @@ function __hcp_follow_events
 end
 
 complete -c hcp-logscan -n 'not __fish_seen_subcommand_from diff' -s h -l help -d 'Print the help message and exit'
+complete -c hcp-logscan -n 'not __fish_seen_subcommand_from diff' -s V -l version -d 'Print the version and exit'
 complete -c hcp-logscan -n 'not __fish_seen_subcommand_from diff' -l format -x -a 'text json github html' -d 'Output format'
 complete -c hcp-logscan -n 'not __fish_seen_subcommand_from diff' -l expect -x -a 'hcp flat no-cp' -d 'Exit 1 unless the verdict is hcp-active, flat-cp or no-cp'
 complete -c hcp-logscan -n 'not __fish_seen_subcommand_from diff' -l gpu -x -a 'h100 h200 a100 b200' -d 'GPU model when the log does not name it'

@@ -56,7 +56,7 @@ _hcp_groups() {
     --format) _hcp_reply "text json svg"; return ;;
     --world-size | --tp | --pp | --cp | --hcp-sizes | --gpus-per-node | --rank | --max-nodes) return ;;
   esac
-  _hcp_reply "-h --help --world-size --tp --pp --cp --hcp-sizes --order --gpus-per-node --rank --format --svg
+  _hcp_reply "-h --help -V --version --world-size --tp --pp --cp --hcp-sizes --order --gpus-per-node --rank --format --svg
     --max-nodes"
 }
 
@@ -70,7 +70,7 @@ _hcp_attn() {
     --cp | --hcp-sizes | --batch | --seq | --seqlens | --window | --heads | --kv-heads | --head-dim | \
       --gpus-per-node | --inject-fault | --seed | --timeout-ms) return ;;
   esac
-  _hcp_reply "-h --help --cp --hcp-sizes --comm --batch --seq --seqlens --window --heads --kv-heads --head-dim
+  _hcp_reply "-h --help -V --version --cp --hcp-sizes --comm --batch --seq --seqlens --window --heads --kv-heads --head-dim
     --causal --dtype --device --backend --gpus-per-node --inject-fault --backward --check --bench --format --seed
     --timeout-ms"
 }
@@ -93,8 +93,8 @@ _hcp_lint() {
     --world-size | --nodes | --gpus-per-node | --te-version | --exclude) return ;;
   esac
   if [[ $cur == -* ]]; then
-    _hcp_reply "-h --help --input-format --overrides-file --facts-json --world-size --nodes --gpus-per-node --te-version --gpu
-      --format --color --fail-on --strict --exclude --config --no-config --version --show-facts --show-info -v --verbose --select
+    _hcp_reply "-h --help -V --version --input-format --overrides-file --facts-json --world-size --nodes --gpus-per-node --te-version --gpu
+      --format --color --fail-on --strict --exclude --config --no-config --show-facts --show-info -v --verbose --select
       --ignore --severity --explain --list-rules --rules-markdown"
   else
     _hcp_files
@@ -132,7 +132,7 @@ _hcp_logscan() {
     --jobs | -j | --poll-ms | --until-idle) return ;;
   esac
   if [[ $cur == -* ]]; then
-    _hcp_reply "-h --help --format --expect --gpu -j --jobs --follow --exit-on --poll-ms --until-idle"
+    _hcp_reply "-h --help -V --version --format --expect --gpu -j --jobs --follow --exit-on --poll-ms --until-idle"
   else
     _hcp_files
     if ((i == COMP_CWORD)); then
@@ -167,7 +167,7 @@ _hcp_plan() {
       --network-gbs | --tp | --pp | --te-version | --gemm-efficiency | --attention-efficiency | \
       --memory-fraction | --top) return ;;
   esac
-  _hcp_reply "-h --help --model --layers --hidden --ffn-hidden --heads --kv-heads --head-dim --vocab --seq
+  _hcp_reply "-h --help -V --version --model --layers --hidden --ffn-hidden --heads --kv-heads --head-dim --vocab --seq
     --micro-batch --global-batch --window --packed --dtype --nodes --gpus-per-node --gpu --peak-tflops --memory-gib
     --nvlink-gbs --network-gbs --tp --pp --recompute --order --te-version --gemm-efficiency --attention-efficiency
     --memory-fraction --top --format --html"
@@ -215,7 +215,7 @@ _hcp() {
     plan) _hcp_plan ;;
     "")
       if [[ $cur == -* ]]; then
-        _hcp_reply "-h --help --version"
+        _hcp_reply "-h --help -V --version"
       else
         _hcp_reply "groups attn lint logscan plan"
       fi

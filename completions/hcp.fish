@@ -22,7 +22,7 @@ end
 # hcp itself: its options and subcommands. No file names except as lint's and logscan's arguments.
 complete -c hcp -n 'not __fish_seen_subcommand_from lint logscan' -f
 complete -c hcp -n __fish_use_subcommand -s h -l help -d 'Print the help message and exit'
-complete -c hcp -n __fish_use_subcommand -l version -d 'Print the version and exit'
+complete -c hcp -n __fish_use_subcommand -s V -l version -d 'Print the version and exit'
 complete -c hcp -n __fish_use_subcommand -a groups -d 'Print the Megatron rank layout with hierarchical CP groups'
 complete -c hcp -n __fish_use_subcommand -a attn -d 'Run context-parallel attention on in-process ranks'
 complete -c hcp -n __fish_use_subcommand -a lint -d 'Lint training configs for context-parallel pitfalls'
@@ -31,6 +31,7 @@ complete -c hcp -n __fish_use_subcommand -a plan -d 'Rank the context-parallel l
 
 # hcp groups
 complete -c hcp -n '__fish_seen_subcommand_from groups' -s h -l help -d 'Print the help message and exit'
+complete -c hcp -n '__fish_seen_subcommand_from groups' -s V -l version -d 'Print the version and exit'
 complete -c hcp -n '__fish_seen_subcommand_from groups' -l world-size -x -d 'Total number of ranks (required)'
 complete -c hcp -n '__fish_seen_subcommand_from groups' -l tp -x -d 'Tensor-model-parallel size (default 1)'
 complete -c hcp -n '__fish_seen_subcommand_from groups' -l pp -x -d 'Pipeline-model-parallel size (default 1)'
@@ -45,6 +46,7 @@ complete -c hcp -n '__fish_seen_subcommand_from groups' -l max-nodes -x -d 'Node
 
 # hcp attn
 complete -c hcp -n '__fish_seen_subcommand_from attn' -s h -l help -d 'Print the help message and exit'
+complete -c hcp -n '__fish_seen_subcommand_from attn' -s V -l version -d 'Print the version and exit'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l cp -x -d 'Context-parallel size: number of ranks (default 2)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l hcp-sizes -x -d 'Hierarchical sizes for a2a+p2p: a2a,p2p'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l comm -x -a 'p2p a2a a2a+p2p all_gather' -d 'CP scheme'
@@ -70,6 +72,7 @@ complete -c hcp -n '__fish_seen_subcommand_from attn' -l timeout-ms -x -d 'Commu
 
 # hcp lint (as hcp-lint.fish)
 complete -c hcp -n '__fish_seen_subcommand_from lint' -s h -l help -d 'Print the help message and exit'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -s V -l version -d 'Print the version and exit'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l input-format -x -a 'auto toml yaml overrides megatron python facts' -d 'Input format for every file'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l overrides-file -r -F -d 'A file of Hydra overrides, one per line'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l facts-json -r -F -d 'The configuration a job built, as JSON'
@@ -85,7 +88,6 @@ complete -c hcp -n '__fish_seen_subcommand_from lint' -l strict -d 'Same as --fa
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l exclude -x -d 'Leave out files found in directories that match this glob (repeatable)'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l config -r -F -d 'Read this hcp-lint.toml or pyproject.toml instead of looking for one'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l no-config -d 'Do not look for hcp-lint.toml / pyproject.toml'
-complete -c hcp -n '__fish_seen_subcommand_from lint' -l version -d "Print hcp-lint's version"
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l show-facts -d 'Show what each launch resolves to'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l show-info -d 'Show info findings in text and github output'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -s v -l verbose -d 'List the inputs skipped as none of the linted forms, and why'
@@ -98,6 +100,7 @@ complete -c hcp -n '__fish_seen_subcommand_from lint' -l rules-markdown -d 'Prin
 
 # hcp logscan (as hcp-logscan.fish)
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -s h -l help -d 'Print the help message and exit'
+complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -s V -l version -d 'Print the version and exit'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l format -x -a 'text json github html' -d 'Output format'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l expect -x -a 'hcp flat no-cp' -d 'Exit 1 unless the verdict is hcp-active, flat-cp or no-cp'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l gpu -x -a 'h100 h200 a100 b200' -d 'GPU model when the log does not name it'
@@ -116,6 +119,7 @@ complete -c hcp -n '__fish_seen_subcommand_from logscan; and __fish_seen_subcomm
 
 # hcp plan
 complete -c hcp -n '__fish_seen_subcommand_from plan' -s h -l help -d 'Print the help message and exit'
+complete -c hcp -n '__fish_seen_subcommand_from plan' -s V -l version -d 'Print the version and exit'
 complete -c hcp -n '__fish_seen_subcommand_from plan' -l model -x -a 'llama3-8b llama3-70b llama3-405b qwen2.5-72b' -d 'A built-in model shape'
 complete -c hcp -n '__fish_seen_subcommand_from plan' -l layers -x -d 'Transformer layers'
 complete -c hcp -n '__fish_seen_subcommand_from plan' -l hidden -x -d 'Hidden size'

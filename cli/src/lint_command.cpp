@@ -12,7 +12,6 @@
 #include "cli_options.hpp"
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
-#include "hcp/hcp_version.hpp"
 #include "hcp/lint/config_file.hpp"
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/render.hpp"
@@ -33,7 +32,6 @@ struct LintArgs {
   std::vector<std::string> exclude;
   std::string config;
   bool no_config = false;
-  bool version = false;
   bool show_info = false;
   bool show_facts = false;
   std::vector<std::string> facts_json;
@@ -87,10 +85,6 @@ int run_lint(const LintArgs& a) {
   }
   if (a.rules_markdown) {
     std::cout << render_rules_markdown();
-    return kExitOk;
-  }
-  if (a.version) {
-    std::cout << "hcp-lint " << hcp::kHcpVersionString << "\n";
     return kExitOk;
   }
 
@@ -214,7 +208,6 @@ std::function<int()> add_lint_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--config", a->config, "Read this hcp-lint.toml or pyproject.toml instead of looking for one");
   cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml");
-  cmd->add_flag("--version", a->version, "Print hcp-lint's version");
   cmd->add_flag("--show-facts", a->show_facts,
                 "Show what each launch resolves to (parallel sizes, CP type, heads, world size), known, default or unknown");
   cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text and github output");

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "command_name.hpp"
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
 #include "hcp/logscan/render.hpp"
@@ -95,7 +96,7 @@ int run_diff(const LogscanArgs& a) {
   std::cout << out << std::flush;
   for (const auto* r : {&base, &next}) {
     for (const auto& f : r->files) {
-      if (f.error) std::cerr << "hcp logscan: error: " << printable(f.path + ": " + *f.error) << "\n";
+      if (f.error) std::cerr << command_name() << ": error: " << printable(f.path + ": " + *f.error) << "\n";
     }
     if (r->unreadable_inputs()) return kExitInput;
   }
@@ -113,7 +114,7 @@ int run_scan(const LogscanArgs& a) {
   else out = logscan::render_text(r);
   std::cout << out << std::flush;
   for (const auto& f : r.files) {
-    if (f.error) std::cerr << "hcp logscan: error: " << printable(f.path + ": " + *f.error) << "\n";
+    if (f.error) std::cerr << command_name() << ": error: " << printable(f.path + ": " + *f.error) << "\n";
   }
   if (r.unreadable_inputs()) return kExitInput;
   const bool bad = r.verdict == logscan::Verdict::cp_silently_off || r.verdict == logscan::Verdict::hcp_not_active;

@@ -1,4 +1,4 @@
-#include "edit_distance.hpp"
+#include "hcp/edit_distance.hpp"
 #include "hcp/lint/rule.hpp"
 
 namespace hcp::lint {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "edit_distance.hpp"
+#include "hcp/edit_distance.hpp"
 #include "hcp/lint/rule.hpp"
 
 namespace hcp::lint {
