@@ -90,11 +90,11 @@ _hcp_lint() {
       compopt -o nospace 2>/dev/null
       return
       ;;
-    --world-size | --nodes | --gpus-per-node | --te-version | --exclude) return ;;
+    --world-size | --nodes | --gpus-per-node | --te-version | --exclude | --stdin-filename) return ;;
   esac
   if [[ $cur == -* ]]; then
     _hcp_reply "-h --help -V --version --input-format --overrides-file --facts-json --world-size --nodes --gpus-per-node --te-version --gpu
-      --format --color --fail-on --strict --exclude --config --no-config --show-facts --show-info -v --verbose --select
+      --format --color --fail-on --strict --exclude --force-exclude --no-ignore --stdin-filename --config --no-config --show-facts --show-info -v --verbose --select
       --ignore --severity --explain --list-rules --rules-markdown"
   else
     _hcp_files

@@ -85,7 +85,10 @@ complete -c hcp -n '__fish_seen_subcommand_from lint' -l format -x -a 'text json
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l color -x -a 'auto always never' -d 'Colour in text output'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l fail-on -x -a 'error warning info' -d 'Lowest severity that makes the exit code 1'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l strict -d 'Same as --fail-on warning'
-complete -c hcp -n '__fish_seen_subcommand_from lint' -l exclude -x -d 'Leave out files found in directories that match this glob (repeatable)'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l exclude -x -d 'Leave out files and directories that match this glob (repeatable)'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l force-exclude -d 'Apply the exclusions to files named on the command line too'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l no-ignore -d 'Walk directories without reading .gitignore, .ignore and .git/info/exclude'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l stdin-filename -x -d "The name of the config read from '-', which picks its form"
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l config -r -F -d 'Read this hcp-lint.toml or pyproject.toml instead of looking for one'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l no-config -d 'Do not look for hcp-lint.toml / pyproject.toml'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l show-facts -d 'Show what each launch resolves to'

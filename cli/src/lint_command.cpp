@@ -10,8 +10,10 @@
 #include <memory>
 
 #include "cli_options.hpp"
+#include "command_name.hpp"
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
+#include "hcp/printable.hpp"
 #include "hcp/lint/config_file.hpp"
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/render.hpp"
@@ -30,6 +32,8 @@ struct LintArgs {
   std::string fail_on;  // empty: from hcp-lint.toml, else error
   bool strict = false;
   std::vector<std::string> exclude;
+  bool no_ignore = false, force_exclude = false;
+  std::string stdin_filename;
   std::string config;
   bool no_config = false;
   bool show_info = false;
@@ -69,6 +73,25 @@ std::vector<std::string> split_codes(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+// Which files a directory's walk leaves out: hcp-lint.toml's patterns relative to its folder, --exclude's to the
+// working directory, and the ignore files unless --no-ignore or respect-gitignore = false.
+lint::WalkOptions walk_options(const LintArgs& a, const std::optional<lint::LintConfig>& config) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string cwd = fs::current_path(ec).string();
+  const std::string config_dir =
+      config ? fs::weakly_canonical(fs::absolute(config->path, ec), ec).parent_path().string() : cwd;
+  lint::WalkOptions w;
+  for (const std::string& g : config && config->exclude ? *config->exclude : lint::default_excludes())
+    w.exclude.push_back({g, config_dir});
+  if (config)
+    for (const std::string& g : config->extend_exclude) w.exclude.push_back({g, config_dir});
+  for (const std::string& g : a.exclude) w.exclude.push_back({g, cwd});
+  w.respect_ignore_files = !a.no_ignore && !(config && config->respect_gitignore == false);
+  w.force_exclude = a.force_exclude || (config && config->force_exclude == true);
+  return w;
 }
 
 int run_lint(const LintArgs& a) {
@@ -118,9 +141,8 @@ int run_lint(const LintArgs& a) {
   } else if (!a.no_config) {
     config = find_lint_config(".");
   }
-  std::vector<std::string> exclude = a.exclude;
+  WalkOptions walk = walk_options(a, config);
   if (config) {
-    exclude.insert(exclude.end(), config->exclude.begin(), config->exclude.end());
     if (options.select.empty()) options.select = config->select;
     options.ignore.insert(options.ignore.end(), config->ignore.begin(), config->ignore.end());
     for (const auto& [code, level] : config->severity) options.severity.emplace(code, level);  // CLI's stay
@@ -135,6 +157,7 @@ int run_lint(const LintArgs& a) {
 
   std::vector<std::string> paths;
   for (const std::string& arg : a.positional) (is_override(arg) ? options.overrides : paths).push_back(arg);
+  if (!a.stdin_filename.empty() && paths.empty()) paths.push_back("-");  // as ruff: the name says stdin is read
   if (!a.overrides_file.empty()) {
     options.overrides_file = read_source(a.overrides_file);
     options.overrides_file->format = InputFormat::overrides;
@@ -145,13 +168,16 @@ int run_lint(const LintArgs& a) {
 
   std::vector<SourceText> inputs;
   std::vector<std::pair<std::string, std::string>> unreadable;
-  for (const auto& [path, refused] : collect_inputs(paths, exclude)) {
+  const CollectedInputs collected = collect_inputs(paths, walk);
+  for (const auto& [path, refused] : collected.inputs) {
     if (!refused.empty()) {
       unreadable.emplace_back(path, path + ": not read: " + refused);
       continue;
     }
     try {
       inputs.push_back(path == "-" ? read_standard_input() : read_source(path));
+      // --stdin-filename: the name picks the form (a .py on stdin is Python) and hcp-lint.toml's [[cluster]] entry.
+      if (path == "-" && !a.stdin_filename.empty()) inputs.back().name = a.stdin_filename;
     } catch (const Error& e) {
       const bool named = std::find(paths.begin(), paths.end(), path) != paths.end();
       std::error_code ec;
@@ -171,6 +197,23 @@ int run_lint(const LintArgs& a) {
   const std::string out =
       render(report, format, RenderOptions{format == OutputFormat::text && use_color(a.color), a.show_info, a.verbose});
   std::cout << out << std::flush;
+  // Directories named and nothing in them linted: a typo in the path or a walk that left everything out must not pass
+  // as a clean run (ruff and rg warn too). Files named one by one (pre-commit) may all be other files.
+  const bool nothing_linted = std::none_of(report.units.begin(), report.units.end(), [](const UnitReport& u) {
+    return !u.skipped;
+  });
+  if (nothing_linted && collected.directories_named == paths.size() && options.overrides.empty() &&
+      !options.overrides_file && a.facts_json.empty()) {
+    std::string under;
+    for (const std::string& p : paths) under += (under.empty() ? "" : ", ") + p;
+    const size_t n = report.units.size();
+    std::cerr << command_name() << ": warning: no training config found under " << printable(under) << ": "
+              << (n == 0 ? std::string("no .toml, .yaml, .yml, .sh, .args or .py file outside ignored and excluded paths")
+                         : std::to_string(n) + (n == 1 ? " file" : " files") +
+                               " read, none of a linted form (--verbose says what each was taken for)")
+              << "\n";
+    if (threshold <= Severity::warning) return kExitInput;
+  }
   // Inputs that could not be read are HCP000 errors: they fail the run like any error finding.
   return report.fails(threshold) ? kExitFindings : kExitOk;
 }
@@ -204,8 +247,12 @@ std::function<int()> add_lint_command(CLI::App& app) {
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
   cmd->add_flag("--strict", a->strict, "Same as --fail-on warning");
-  cmd->add_option("--exclude", a->exclude, "Leave out files found in directories that match this glob (repeatable)")
+  cmd->add_option("--exclude", a->exclude,
+                  "Leave out files and directories that match this glob, relative to the working directory (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_flag("--force-exclude", a->force_exclude, "Apply the exclusions to files named on the command line too");
+  cmd->add_flag("--no-ignore", a->no_ignore, "Walk directories without reading .gitignore, .ignore and .git/info/exclude");
+  cmd->add_option("--stdin-filename", a->stdin_filename, "The name of the config read from '-', which picks its form");
   cmd->add_option("--config", a->config, "Read this hcp-lint.toml or pyproject.toml instead of looking for one");
   cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml");
   cmd->add_flag("--show-facts", a->show_facts,

@@ -76,10 +76,18 @@ PathFacts cluster(const SourceText& src, const toml::table& t) {
 
 }  // namespace
 
-bool path_matches(const std::string& glob, const std::string& path) {
+bool path_matches(const std::string& glob, const std::string& path, const std::string& config) {
   std::string p = path;
   while (p.rfind("./", 0) == 0) p.erase(0, 2);
-  return ::fnmatch(glob.c_str(), p.c_str(), 0) == 0 || ::fnmatch(glob.c_str(), path.c_str(), 0) == 0;
+  if (::fnmatch(glob.c_str(), p.c_str(), 0) == 0 || ::fnmatch(glob.c_str(), path.c_str(), 0) == 0) return true;
+  if (config.empty()) return false;
+  // Relative to the config file's folder, wherever hcp-lint runs from (as exclude patterns are).
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(fs::absolute(config, ec), ec).parent_path();
+  const fs::path relative = fs::weakly_canonical(fs::absolute(path, ec), ec).lexically_relative(base);
+  if (relative.empty() || *relative.begin() == "..") return false;
+  return ::fnmatch(glob.c_str(), relative.generic_string().c_str(), 0) == 0;
 }
 
 std::optional<LintConfig> read_lint_config(const SourceText& source, bool pyproject) {
@@ -95,6 +103,12 @@ std::optional<LintConfig> read_lint_config(const SourceText& source, bool pyproj
     const std::string key(k.str());
     if (key == "exclude") {
       c.exclude = strings(source, v, key);
+    } else if (key == "extend-exclude" || key == "extend_exclude") {
+      c.extend_exclude = strings(source, v, key);
+    } else if (key == "force-exclude" || key == "force_exclude" || key == "respect-gitignore" ||
+               key == "respect_gitignore") {
+      if (!v.is_boolean()) throw_parse_error(at(source, v), key + " must be true or false");
+      (key[0] == 'f' ? c.force_exclude : c.respect_gitignore) = v.as_boolean()->get();
     } else if (key == "select") {
       c.select = strings(source, v, key);
     } else if (key == "ignore") {
@@ -125,8 +139,8 @@ std::optional<LintConfig> read_lint_config(const SourceText& source, bool pyproj
         c.clusters.back().config = source.name;
       }
     } else {
-      throw_parse_error(at(source, v), "unknown key '" + key + "' (expected exclude, select, ignore, fail-on, "
-                                       "severity, cluster)");
+      throw_parse_error(at(source, v), "unknown key '" + key + "' (expected exclude, extend-exclude, "
+                                       "force-exclude, respect-gitignore, select, ignore, fail-on, severity, cluster)");
     }
   }
   return c;

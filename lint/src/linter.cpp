@@ -57,7 +57,7 @@ SourceText overrides_source(const std::vector<std::string>& overrides) {
 CommandLineFacts cluster_for(const std::string& name, const LintOptions& o) {
   CommandLineFacts f;
   for (const PathFacts& p : o.path_cluster) {
-    if (std::any_of(p.paths.begin(), p.paths.end(), [&](const std::string& g) { return path_matches(g, name); })) {
+    if (std::any_of(p.paths.begin(), p.paths.end(), [&](const std::string& g) { return path_matches(g, name, p.config); })) {
       f = p.facts;
       f.config = p.config;
       break;
@@ -381,63 +381,6 @@ SourceText read_standard_input() {
     }
     s.text.append(buf, static_cast<size_t>(n));
   }
-}
-
-std::vector<CollectedInput> collect_inputs(const std::vector<std::string>& paths,
-                                           const std::vector<std::string>& exclude) {
-  namespace fs = std::filesystem;
-  std::vector<CollectedInput> out;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    if (!fs::is_directory(path, ec)) {
-      out.push_back({path, ""});  // read_source reports a missing or unreadable file with its name
-      continue;
-    }
-    // Links are followed only where they stay inside the directory named: a link in a pull request must not make a
-    // CI job read the runner's files into a public report (the rule `source` follows too).
-    const fs::path root = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    auto leads_out = [&](const fs::path& link) {
-      std::error_code link_ec;
-      const fs::path target = fs::weakly_canonical(fs::absolute(link, link_ec), link_ec);
-      if (link_ec) return false;  // a link to nothing: read_source says so
-      const auto rel = target.lexically_relative(root);
-      return rel.empty() || *rel.begin() == "..";
-    };
-    std::vector<CollectedInput> found;
-    // Depth first, a directory at a time, so that one that cannot be listed is named: an error that stops the
-    // walk, never a silent partial read.
-    std::vector<fs::path> dirs{fs::path(path)};
-    while (!dirs.empty()) {
-      const fs::path dir = std::move(dirs.back());
-      dirs.pop_back();
-      fs::directory_iterator it(dir, ec), end;
-      for (; !ec && it != end; it.increment(ec)) {
-        const fs::path& p = it->path();
-        const std::string name = p.filename().string();
-        std::error_code entry_ec;
-        if (it->is_directory(entry_ec)) {
-          if (!name.empty() && name[0] != '.' && !it->is_symlink(entry_ec)) dirs.push_back(p);  // not .git, .github
-          continue;
-        }
-        const std::string ext = p.extension().string();
-        // By name: a FIFO, a device or a link to one (or to nothing) with a config's name is an input too, which
-        // read_source reports as unreadable (HCP000) instead of leaving it out in silence.
-        if (ext == ".toml" || ext == ".yaml" || ext == ".yml" || ext == ".sh" || ext == ".args" || ext == ".py") {
-          const std::string found_path = p.string();
-          if (std::none_of(exclude.begin(), exclude.end(), [&](const std::string& g) { return path_matches(g, found_path); })) {
-            const bool out_of_tree = it->is_symlink(entry_ec) && leads_out(p);
-            found.push_back({found_path, out_of_tree ? "a symbolic link that leads out of " + path +
-                                                           " (name it on the command line to lint it)"
-                                                     : ""});
-          }
-        }
-      }
-      if (ec) throw Error(Errc::io, dir.string() + ": cannot list directory: " + ec.message());
-    }
-    std::sort(found.begin(), found.end(), [](const CollectedInput& a, const CollectedInput& b) { return a.path < b.path; });
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
 }
 
 }  // namespace hcp::lint

@@ -24,10 +24,16 @@ def main():
     program, *args = cases.get(name, [None])
     if program is None:
         sys.exit(f"no case {name!r} in {cases_file}")
+    # `< FILE` at the end feeds FILE (relative to the repository root) to standard input.
+    stdin_file = None
+    if len(args) >= 2 and args[-2] == "<":
+        stdin_file, args = args[-1], args[:-2]
     # Run from the repository root so the paths in the output are the relative ones of the case.
     root = pathlib.Path(__file__).resolve().parents[2]
+    stdin = (root / stdin_file).read_text() if stdin_file else None
     proc = subprocess.run([str(binary_dir / program), *args], capture_output=True, text=True, timeout=120, cwd=root,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1"}, input=stdin,
+                          stdin=None if stdin_file else subprocess.DEVNULL)
     actual = f"exit: {proc.returncode}\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}"
     golden = pathlib.Path(cases_file).parent / "golden" / f"{name}.txt"
     if os.environ.get("HCP_UPDATE_GOLDEN") == "1":

@@ -10,6 +10,7 @@
 #include "hcp/lint/config_file.hpp"
 #include "hcp/lint/diagnostic.hpp"
 #include "hcp/lint/facts.hpp"
+#include "hcp/lint/input_walk.hpp"
 #include "hcp/lint/source.hpp"
 
 namespace hcp::lint {
@@ -66,15 +67,5 @@ SourceText read_source(const std::string& path);
 // Standard input as the input "<stdin>", with the same size limit as a file (16 MiB): a stream that goes on past it
 // (`hcp-lint - < /dev/zero`) is refused once the limit is read, never held whole.
 SourceText read_standard_input();
-// An input to read, or (refused non-empty) one found in a directory that must not be opened, and why.
-struct CollectedInput {
-  std::string path;
-  std::string refused;
-};
-// Files as given; directories searched recursively for .toml, .yaml, .yml, .sh, .args, .py (sorted), leaving out the
-// files that match an `exclude` glob; a link found there that leads out of the directory is refused. Throws
-// Error{io} for a directory that cannot be listed.
-std::vector<CollectedInput> collect_inputs(const std::vector<std::string>& paths,
-                                           const std::vector<std::string>& exclude = {});
 
 }  // namespace hcp::lint
