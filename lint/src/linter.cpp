@@ -223,6 +223,20 @@ UnitReport lint_unit(const SourceText* input, const LintOptions& o, const Source
   }
   for (SourceText& s : loaded.sourced) sourced.push_back(std::move(s));
   unit.skipped = loaded.skipped;
+  if (input && !unit.skipped && selected("HCP029", o)) {
+    const Suppressions directives(*input);
+    for (const auto& [where, code] : directives.unknown_codes()) {
+      Diagnostic d;
+      d.code = "HCP029";
+      d.rule = "unknown-suppression-code";
+      const auto level = o.severity.find(d.code);
+      d.severity = level != o.severity.end() ? level->second : Severity::warning;
+      d.message = "the suppression names " + code + ", which is no rule: it silences nothing";
+      d.hint = "write a code as --list-rules prints it (or all), or remove it";
+      d.loc = where;
+      unit.diagnostics.push_back(std::move(d));
+    }
+  }
   for (const auto& [where, what] : loaded.unread) {
     if (!selected("HCP000", o)) break;
     Diagnostic d;

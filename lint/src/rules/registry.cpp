@@ -32,6 +32,7 @@ const Rule& rule_hcp025();
 const Rule& rule_hcp026();
 const Rule& rule_hcp027();
 const Rule& rule_hcp028();
+const Rule& rule_hcp029();
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
@@ -42,6 +43,7 @@ std::span<const Rule* const> all_rules() {
       &rule_hcp026(),
       &rule_hcp027(),
       &rule_hcp028(),
+      &rule_hcp029(),
   };
   return rules;
 }
