@@ -92,7 +92,7 @@ complete -c hcp -n '__fish_seen_subcommand_from lint' -l stdin-filename -x -d "T
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l config -r -F -d 'Read this hcp-lint.toml or pyproject.toml instead of looking for one'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l no-config -d 'Do not look for hcp-lint.toml / pyproject.toml'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l show-facts -d 'Show what each launch resolves to'
-complete -c hcp -n '__fish_seen_subcommand_from lint' -l show-info -d 'Show info findings in text and github output'
+complete -c hcp -n '__fish_seen_subcommand_from lint' -l show-info -d 'Show info findings in text, github and sarif output'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -s v -l verbose -d 'List the inputs skipped as none of the linted forms, and why'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l select -x -a '(__fish_complete_list , __hcp_rule_codes)' -d 'Only these rule codes or prefixes'
 complete -c hcp -n '__fish_seen_subcommand_from lint' -l ignore -x -a '(__fish_complete_list , __hcp_rule_codes)' -d 'Skip these rule codes or prefixes'

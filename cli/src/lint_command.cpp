@@ -257,7 +257,7 @@ std::function<int()> add_lint_command(CLI::App& app) {
   cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml");
   cmd->add_flag("--show-facts", a->show_facts,
                 "Show what each launch resolves to (parallel sizes, CP type, heads, world size), known, default or unknown");
-  cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text and github output");
+  cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text, github and sarif output");
   cmd->add_flag("--verbose,-v", a->verbose, "List the inputs skipped as none of the linted forms, and why");
   // One value per use (repeatable), so a path after the option is not taken as another code.
   cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)")->allow_extra_args(false);

@@ -16,7 +16,7 @@ std::string render(const LintReport& report, OutputFormat format, const RenderOp
   switch (format) {
     case OutputFormat::text: return render_text(report, options);
     case OutputFormat::json: return render_json(report);
-    case OutputFormat::sarif: return render_sarif(report);
+    case OutputFormat::sarif: return render_sarif(report, options);
     case OutputFormat::github: return render_github(report, options);
   }
   return render_text(report, options);

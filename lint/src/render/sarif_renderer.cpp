@@ -35,10 +35,10 @@ std::string uri(const std::string& path) {
   return out;
 }
 
-// Code scanning shows the message as prose: a capital letter first and a full stop last.
+// Code scanning shows the message as prose: a full stop last. The first letter keeps its case: messages start with
+// identifiers (`cp_comm_type`, `model.seq_length`) that a capital would misspell.
 std::string sentence(std::string s) {
   if (s.empty()) return s;
-  if (s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
   const char last = s.back();
   if (last != '.' && last != '!' && last != '?') s += '.';
   return s;
@@ -71,7 +71,7 @@ Json rule_json(const Rule& rule) {
 
 }  // namespace
 
-std::string render_sarif(const LintReport& report) {
+std::string render_sarif(const LintReport& report, const RenderOptions& options) {
   Json driver;
   driver["name"] = "hcp-lint";
   driver["version"] = hcp::kHcpVersionString;
@@ -95,6 +95,8 @@ std::string render_sarif(const LintReport& report) {
       notifications.push_back(n);
     }
     for (const Diagnostic& d : u.diagnostics) {
+      // The same findings as text and github output: infos (unknown facts, parts not read) with --show-info.
+      if (d.severity == Severity::info && !options.show_info) continue;
       Json r;
       r["ruleId"] = d.code;
       r["ruleIndex"] = index.at(d.code);

@@ -23,7 +23,7 @@ struct RenderOptions {
 
 std::string render_text(const LintReport& report, const RenderOptions& options);
 std::string render_json(const LintReport& report);
-std::string render_sarif(const LintReport& report);
+std::string render_sarif(const LintReport& report, const RenderOptions& options);
 std::string render_github(const LintReport& report, const RenderOptions& options);
 std::string render(const LintReport& report, OutputFormat format, const RenderOptions& options);
 
