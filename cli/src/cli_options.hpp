@@ -22,7 +22,8 @@ CLI::Option* add_int_option(CLI::App* cmd, const std::string& name, Target& targ
           throw CLI::ValidationError(e.what());
         }
       },
-      help);
+      help)
+      ->type_name("N");
 }
 
 }  // namespace hcp::cli

@@ -17,6 +17,8 @@
 #include "hcp/lint/config_file.hpp"
 #include "hcp/lint/linter.hpp"
 #include "hcp/lint/render.hpp"
+#include "hcp/plan/plan.hpp"
+#include "value_hints.hpp"
 
 namespace hcp::cli {
 namespace {
@@ -223,50 +225,91 @@ int run_lint(const LintArgs& a) {
 std::function<int()> add_lint_command(CLI::App& app) {
   auto a = std::make_shared<LintArgs>();
   CLI::App* cmd = app.add_subcommand("lint", "Lint training configs for context-parallel pitfalls (also: hcp-lint)");
+  // Groups and value names shape --help, the man pages and the completions alike (scripts/gen_cli_docs.py): FILE
+  // completes file names, CODE and CODES rule codes.
   cmd->add_option("inputs", a->positional,
                   "Config files (TOML, YAML, Megatron-LM scripts, Python), directories, '-' for stdin, and Hydra overrides "
-                  "(key=value, ++key=value, ~key)");
+                  "(key=value, ++key=value, ~key)")
+      ->type_name("PATH");
+  std::string group = "Inputs";
   cmd->add_option("--input-format", a->input_format, "Input format for every file")
       ->check(CLI::IsMember({"auto", "toml", "yaml", "overrides", "megatron", "python", "facts"}))
-      ->capture_default_str();
-  cmd->add_option("--overrides-file", a->overrides_file, "A file of Hydra overrides, one per line");
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--overrides-file", a->overrides_file, "A file of Hydra overrides, one per line")
+      ->type_name("FILE")
+      ->group(group);
   cmd->add_option("--facts-json", a->facts_json,
-                  "The configuration a job built, as JSON (Megatron-LM argument names or Bridge keys; repeatable)");
-  add_int_option(cmd, "--world-size", a->world_size, "Total number of GPUs");
-  add_int_option(cmd, "--nodes", a->nodes, "Number of nodes");
-  add_int_option(cmd, "--gpus-per-node", a->gpus_per_node, "GPUs per node (NVLink domain)");
-  cmd->add_option("--te-version", a->te_version, "Transformer Engine version, e.g. 2.4.0");
-  cmd->add_option("--gpu", a->gpu, "GPU model, e.g. h100, h200, b200");
-  cmd->add_option("--format", a->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "sarif", "github"}))
-      ->capture_default_str();
-  cmd->add_option("--color", a->color, "Colour in text output")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->capture_default_str();
-  cmd->add_option("--fail-on", a->fail_on, "Lowest severity that makes the exit code 1")
-      ->check(CLI::IsMember({"error", "warning", "info"}))
-      ->capture_default_str();
-  cmd->add_flag("--strict", a->strict, "Same as --fail-on warning");
+                  "The configuration a job built, as JSON (Megatron-LM argument names or Bridge keys; repeatable)")
+      ->type_name("FILE")
+      ->group(group);
+  cmd->add_option("--stdin-filename", a->stdin_filename, "The name of the config read from '-', which picks its form")
+      ->type_name("NAME")
+      ->group(group);
+  group = "File selection";
   cmd->add_option("--exclude", a->exclude,
                   "Leave out files and directories that match this glob, relative to the working directory (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_flag("--force-exclude", a->force_exclude, "Apply the exclusions to files named on the command line too");
-  cmd->add_flag("--no-ignore", a->no_ignore, "Walk directories without reading .gitignore, .ignore and .git/info/exclude");
-  cmd->add_option("--stdin-filename", a->stdin_filename, "The name of the config read from '-', which picks its form");
-  cmd->add_option("--config", a->config, "Read this hcp-lint.toml or pyproject.toml instead of looking for one");
-  cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml");
+      ->allow_extra_args(false)
+      ->type_name("GLOB")
+      ->group(group);
+  cmd->add_flag("--force-exclude", a->force_exclude, "Apply the exclusions to files named on the command line too")
+      ->group(group);
+  cmd->add_flag("--no-ignore", a->no_ignore, "Walk directories without reading .gitignore, .ignore and .git/info/exclude")
+      ->group(group);
+  cmd->add_option("--config", a->config, "Read this hcp-lint.toml or pyproject.toml instead of looking for one")
+      ->type_name("FILE")
+      ->group(group);
+  cmd->add_flag("--no-config", a->no_config, "Do not look for hcp-lint.toml / pyproject.toml")->group(group);
+  group = "Cluster facts";
+  add_int_option(cmd, "--world-size", a->world_size, "Total number of GPUs")->group(group);
+  add_int_option(cmd, "--nodes", a->nodes, "Number of nodes")->group(group);
+  add_int_option(cmd, "--gpus-per-node", a->gpus_per_node, "GPUs per node (NVLink domain)")->group(group);
+  cmd->add_option("--te-version", a->te_version, "Transformer Engine version, e.g. 2.4.0")
+      ->type_name("VERSION")
+      ->group(group);
+  hint_values(cmd->add_option("--gpu", a->gpu, "GPU model, e.g. h100, h200, b200"), {plan::gpu_preset_names()})
+      ->type_name("GPU")
+      ->group(group);
+  group = "Output";
+  cmd->add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "sarif", "github"}))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--color", a->color, "Colour in text output")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str()
+      ->group(group);
   cmd->add_flag("--show-facts", a->show_facts,
-                "Show what each launch resolves to (parallel sizes, CP type, heads, world size), known, default or unknown");
-  cmd->add_flag("--show-info", a->show_info, "Show info findings (unknown facts, parts not read) in text, github and sarif output");
-  cmd->add_flag("--verbose,-v", a->verbose, "List the inputs skipped as none of the linted forms, and why");
+                "Show what each launch resolves to (parallel sizes, CP type, heads, world size), known, default or unknown")
+      ->group(group);
+  cmd->add_flag("--show-info", a->show_info,
+                "Show info findings (unknown facts, parts not read) in text, github and sarif output")
+      ->group(group);
+  cmd->add_flag("--verbose,-v", a->verbose, "List the inputs skipped as none of the linted forms, and why")->group(group);
+  group = "Rules and thresholds";
+  cmd->add_option("--fail-on", a->fail_on, "Lowest severity that makes the exit code 1")
+      ->check(CLI::IsMember({"error", "warning", "info"}))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_flag("--strict", a->strict, "Same as --fail-on warning")->group(group);
   // One value per use (repeatable), so a path after the option is not taken as another code.
-  cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)")->allow_extra_args(false);
-  cmd->add_option("--ignore", a->ignore, "Skip these rule codes or prefixes (comma-separated)")->allow_extra_args(false);
+  cmd->add_option("--select", a->select, "Only these rule codes or prefixes (comma-separated)")
+      ->allow_extra_args(false)
+      ->type_name("CODES")
+      ->group(group);
+  cmd->add_option("--ignore", a->ignore, "Skip these rule codes or prefixes (comma-separated)")
+      ->allow_extra_args(false)
+      ->type_name("CODES")
+      ->group(group);
   cmd->add_option("--severity", a->severity, "Change a rule's severity: CODE=error|warning|info (repeatable)")
-      ->allow_extra_args(false);
-  cmd->add_option("--explain", a->explain, "Print a rule's documentation");
-  cmd->add_flag("--list-rules", a->list_rules, "List every rule");
-  cmd->add_flag("--rules-markdown", a->rules_markdown, "Print the rule reference as Markdown (docs/rules.md)");
+      ->allow_extra_args(false)
+      ->type_name("CODE=LEVEL")
+      ->group(group);
+  group = "Rule documentation";
+  cmd->add_option("--explain", a->explain, "Print a rule's documentation")->type_name("CODE")->group(group);
+  cmd->add_flag("--list-rules", a->list_rules, "List every rule")->group(group);
+  cmd->add_flag("--rules-markdown", a->rules_markdown, "Print the rule reference as Markdown (docs/rules.md)")
+      ->group(group);
   return [a] { return run_lint(*a); };
 }
 

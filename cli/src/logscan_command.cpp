@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "command_name.hpp"
+#include "value_hints.hpp"
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
 #include "hcp/logscan/render.hpp"
@@ -53,6 +54,19 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// What --follow --exit-on stops on: the verdicts, and failure.
+const std::vector<std::string>& follow_events() {
+  static const std::vector<std::string> kEvents = {"cp-silently-off", "hcp-not-active", "hcp-active", "flat-cp",
+                                                   "no-cp", "unknown", "failure"};
+  return kEvents;
+}
+
+// GPU models the scanner's peak-throughput table knows (scanner.cpp); another name is taken as given.
+const std::vector<std::string>& known_gpus() {
+  static const std::vector<std::string> kGpus = {"h100", "h200", "a100", "b200"};
+  return kGpus;
+}
+
 int run_follow_command(const LogscanArgs& a) {
   FollowArgs f;
   f.paths = a.paths;
@@ -61,8 +75,7 @@ int run_follow_command(const LogscanArgs& a) {
                                             " is a report of a finished scan");
   f.format = a.format == "json" ? "json" : "text";
   f.exit_on = split_list(a.exit_on);
-  static const std::vector<std::string> kKnown = {"cp-silently-off", "hcp-not-active", "hcp-active", "flat-cp",
-                                                  "no-cp", "unknown", "failure"};
+  const std::vector<std::string>& kKnown = follow_events();
   for (const std::string& e : f.exit_on) {
     if (std::find(kKnown.begin(), kKnown.end(), e) == kKnown.end()) {
       throw Error(Errc::invalid_argument, "--exit-on: unknown event '" + e +
@@ -127,32 +140,38 @@ int run_scan(const LogscanArgs& a) {
 std::function<int()> add_logscan_command(CLI::App& app) {
   auto a = std::make_shared<LogscanArgs>();
   CLI::App* cmd = app.add_subcommand("logscan", "Decide from training logs whether hierarchical CP was active (also: hcp-logscan)");
-  cmd->add_option("paths", a->paths, "Log files (plain, .zst, .gz), directories, or - for standard input");
+  cmd->add_option("paths", a->paths, "Log files (plain, .zst, .gz), directories, or - for standard input")
+      ->type_name("PATH");
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "github", "html"}))
       ->capture_default_str();
   cmd->add_option("--expect", a->expect, "Exit 1 unless the verdict is hcp-active, flat-cp or no-cp")
       ->check(CLI::IsMember({"hcp", "flat", "no-cp"}));
-  cmd->add_option("--gpu", a->gpu, "GPU model when the log does not name it (h100, h200, a100, b200)");
+  hint_values(cmd->add_option("--gpu", a->gpu, "GPU model when the log does not name it (h100, h200, a100, b200)"),
+              {known_gpus()})
+      ->type_name("GPU");
   cmd->add_option("--jobs,-j", a->jobs,
                   "Threads reading files (0: every core); the report is the same for any number")
       ->capture_default_str();
   cmd->add_flag("--follow", a->follow,
                 "Read the logs while the job writes them (new files in directories, rotation and truncation "
                 "survived); print the verdict once settled and each failure as it appears");
-  cmd->add_option("--exit-on", a->exit_on,
-                  "With --follow: stop at once on these events (comma list of verdicts and 'failure'): exit 5 for a "
-                  "verdict, 6 for a failure");
+  hint_values(cmd->add_option("--exit-on", a->exit_on,
+                              "With --follow: stop at once on these events (comma list of verdicts and 'failure'): "
+                              "exit 5 for a verdict, 6 for a failure"),
+              {follow_events(), true})
+      ->type_name("EVENTS");
   cmd->add_option("--poll-ms", a->poll_ms, "With --follow: how often to look at the files")->capture_default_str();
   cmd->add_option("--until-idle", a->until_idle,
                   "With --follow: stop after this many seconds without new output (0: until interrupted)")
       ->capture_default_str();
   a->diff = cmd->add_subcommand("diff", "Compare two runs: verdict, iteration time, throughput, peak memory, loss");
-  a->diff->add_option("base", a->base, "Logs of the base run")->required();
-  a->diff->add_option("new", a->next, "Logs of the new run")->required();
+  a->diff->add_option("base", a->base, "Logs of the base run")->required()->type_name("PATH");
+  a->diff->add_option("new", a->next, "Logs of the new run")->required()->type_name("PATH");
   a->diff->add_option("--threshold", a->threshold, "Regression threshold in percent")->capture_default_str();
   a->diff->add_option("--format", a->format, "Output format")->check(CLI::IsMember({"text", "json", "html"}));
-  a->diff->add_option("--gpu", a->gpu, "GPU model when the logs do not name it");
+  hint_values(a->diff->add_option("--gpu", a->gpu, "GPU model when the logs do not name it"), {known_gpus()})
+      ->type_name("GPU");
   return [a] {
     if (a->diff->parsed()) return run_diff(*a);
     // NaN compares false with everything: it would never be reached, and a negative wait means nothing.

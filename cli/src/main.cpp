@@ -9,6 +9,7 @@
 
 #include "exit_codes.hpp"
 #include "attn_command.hpp"
+#include "cli_json_command.hpp"
 #include "command_name.hpp"
 #include "did_you_mean.hpp"
 #include "groups_command.hpp"
@@ -52,8 +53,10 @@ int run(int argc, char** argv) {
   commands["lint"] = add_lint_command(app);
   commands["logscan"] = add_logscan_command(app);
   commands["plan"] = add_plan_command(app);
+  commands["cli-json"] = add_cli_json_command(app);
   // -V / --version on every program and subcommand, as hcp-lint and hcp-logscan are subcommands underneath.
   for (CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;  // hidden
     const bool installed_name = sub->get_name() == "lint" || sub->get_name() == "logscan";
     sub->set_version_flag("-V,--version", (installed_name ? "hcp-" + sub->get_name() : std::string("hcp")) + " " +
                                               hcp::kHcpVersionString);

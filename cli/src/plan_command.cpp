@@ -8,6 +8,7 @@
 
 #include "cli_options.hpp"
 #include "exit_codes.hpp"
+#include "value_hints.hpp"
 #include "hcp/error.hpp"
 #include "hcp/plan/plan.hpp"
 
@@ -124,7 +125,9 @@ int run_plan(const PlanOptions& o) {
 std::function<int()> add_plan_command(CLI::App& app) {
   auto o = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "Rank the context-parallel layouts of a model on a cluster");
-  cmd->add_option("--model", o->model, "A built-in model shape (llama3-8b, llama3-70b, llama3-405b, qwen2.5-72b)");
+  hint_values(cmd->add_option("--model", o->model, "A built-in model shape (llama3-8b, llama3-70b, llama3-405b, qwen2.5-72b)"),
+              {plan::model_preset_names()})
+      ->type_name("MODEL");
   add_int_option(cmd, "--layers", o->layers, "Transformer layers");
   add_int_option(cmd, "--hidden", o->hidden, "Hidden size");
   add_int_option(cmd, "--ffn-hidden", o->ffn_hidden, "MLP hidden size (gated MLP: three matrices)");
@@ -140,7 +143,8 @@ std::function<int()> add_plan_command(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype, "Activation dtype")->check(CLI::IsMember({"bf16", "fp16", "fp32"}))->capture_default_str();
   add_int_option(cmd, "--nodes", o->nodes, "Nodes (NVLink domains)");
   add_int_option(cmd, "--gpus-per-node", o->gpus_per_node, "GPUs per node / NVLink domain (default 8)");
-  cmd->add_option("--gpu", o->gpu, "GPU model: a100, h100, h200, b200, gb200");
+  hint_values(cmd->add_option("--gpu", o->gpu, "GPU model: a100, h100, h200, b200, gb200"), {plan::gpu_preset_names()})
+      ->type_name("GPU");
   cmd->add_option("--peak-tflops", o->peak_tflops, "Dense bf16 TFLOP/s a GPU (overrides --gpu)");
   cmd->add_option("--memory-gib", o->memory_gib, "GPU memory in GiB (overrides --gpu)");
   cmd->add_option("--nvlink-gbs", o->nvlink_gbs, "NVLink GB/s a GPU and direction (overrides --gpu)");
