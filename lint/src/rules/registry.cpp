@@ -33,6 +33,9 @@ const Rule& rule_hcp026();
 const Rule& rule_hcp027();
 const Rule& rule_hcp028();
 const Rule& rule_hcp029();
+const Rule& rule_hcp030();
+const Rule& rule_hcp031();
+const Rule& rule_hcp032();
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
@@ -44,6 +47,9 @@ std::span<const Rule* const> all_rules() {
       &rule_hcp027(),
       &rule_hcp028(),
       &rule_hcp029(),
+      &rule_hcp030(),
+      &rule_hcp031(),
+      &rule_hcp032(),
   };
   return rules;
 }
