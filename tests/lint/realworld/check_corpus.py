@@ -147,6 +147,7 @@ def compare_facts(hcp_lint, entries, verbose):
         for unit in json.loads(r.stdout)["inputs"]:
             shown[unit["path"]] = unit.get("launches") or []
     agree, compared, disagreements, wrong = Counter(), Counter(), [], []
+    form_agree, form_compared = Counter(), Counter()  # by the corpus's form: one figure per framework
     for e in with_facts:
         launches = shown.get(e["path"], [])
         if not launches:
@@ -155,12 +156,14 @@ def compare_facts(hcp_lint, entries, verbose):
             if name not in FACT_NAMES or isinstance(expected, dict):
                 continue
             compared[name] += 1
+            form_compared[e["form"]] += 1
             # A framework's launches (verl's workers, NeMo-RL's policy and teacher): the corpus gives the first,
             # the actor's or the policy's.
             main = [l for l in launches if not l.get("role") or l["role"] == launches[0].get("role")]
             got = [launch["facts"][FACT_NAMES[name]] for launch in main]
             if all(fact_agrees(expected, g) for g in got):
                 agree[name] += 1
+                form_agree[e["form"]] += 1
             else:
                 # A value shown as known that is not the corpus's value is wrong, not merely less informed.
                 # (A `${CP:-2}` default counts: the corpora take a script's default as its value.)
@@ -178,6 +181,10 @@ def compare_facts(hcp_lint, entries, verbose):
             print(f"  {name:22} {agree[name]:4}/{compared[name]:<4} {100.0 * agree[name] / compared[name]:5.1f}%")
     total_agree, total = sum(agree.values()), sum(compared.values())
     print(f"  {'all':22} {total_agree:4}/{total:<4} {100.0 * total_agree / max(total, 1):5.1f}%")
+    print("by form:")
+    for form in sorted(form_compared):
+        print(f"  {form:22} {form_agree[form]:4}/{form_compared[form]:<4} "
+              f"{100.0 * form_agree[form] / form_compared[form]:5.1f}%")
     if verbose:
         print("\n".join(disagreements))
     return wrong
