@@ -681,3 +681,62 @@ TEST(ScriptLoader, ASourceCycleIsFoundWhateverThePathsSpelling) {
 
 }  // namespace
 }  // namespace hcp::lint
+
+
+namespace hcp::lint {
+namespace {
+
+// Primus launches (primus_launch.cpp): the experiment from EXP or --config, found from the script's folder upwards
+// inside the working directory, the `--key value` overrides on top, the world NNODES x GPUS_PER_NODE with
+// run_pretrain.sh's defaults (1 x 8) and unknown under Slurm; an experiment outside the working directory is not read.
+TEST(FrameworkLaunch, PrimusExperimentOverridesAndWorld) {
+  namespace fs = std::filesystem;
+  const fs::path before = fs::current_path();
+  const fs::path top = fs::temp_directory_path() / ("hcp-primus-" + std::to_string(::getpid()));
+  fs::remove_all(top);
+  fs::create_directories(top / "repo" / "examples" / "configs");
+  fs::create_directories(top / "repo" / "examples" / "mine");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(top / "outside.yaml", "modules:\n  pre_trainer:\n    framework: megatron\n    overrides:\n"
+                              "      context_parallel_size: 64\n");
+  write(top / "repo" / "examples" / "configs" / "exp.yaml",
+        "modules:\n  pre_trainer:\n    framework: megatron\n    overrides:\n      context_parallel_size: 2\n"
+        "      tensor_model_parallel_size: 2\n      seq_length: 8192\n");
+  write(top / "repo" / "examples" / "mine" / "local.sh",
+        "export EXP=examples/configs/exp.yaml\nbash ./examples/run_pretrain.sh --context_parallel_size 4 "
+        "--cp_comm_type=a2a --train_iters 10\n");
+  write(top / "repo" / "examples" / "mine" / "slurm.sh",
+        "NNODES=4 ./primus-cli slurm -N 4 -- train pretrain --config examples/configs/exp.yaml seq_length=4096\n");
+  write(top / "repo" / "examples" / "mine" / "escape.sh",
+        "./primus-cli direct -- train pretrain --config " + (top / "outside.yaml").string() + "\n");
+  fs::current_path(top / "repo");
+  const auto load = [](const std::string& path) { return load_input(read_source(path)); };
+  const LoadedInput local = load("examples/mine/local.sh");
+  const LoadedInput slurm = load("examples/mine/slurm.sh");
+  const LoadedInput escape = load("examples/mine/escape.sh");
+  fs::current_path(before);
+  fs::remove_all(top);
+
+  ASSERT_EQ(local.variants.size(), 1u);
+  const ConfigTree& l = local.variants[0].tree;
+  EXPECT_EQ(l.find("model.context_parallel_size")->value.integer, 4);  // the override wins over the experiment
+  EXPECT_EQ(l.find("model.tensor_model_parallel_size")->value.integer, 2);
+  EXPECT_EQ(l.find("model.cp_comm_type")->value.text, "a2a");
+  EXPECT_EQ(l.find("cluster.nodes")->value.integer, 1);
+  EXPECT_EQ(l.find("cluster.gpus_per_node")->value.integer, 8);
+  EXPECT_TRUE(l.find("cluster.gpus_per_node")->implied);
+
+  ASSERT_EQ(slurm.variants.size(), 1u);
+  const ConfigTree& s = slurm.variants[0].tree;
+  EXPECT_EQ(s.find("model.seq_length")->value.integer, 4096);
+  EXPECT_EQ(s.find("model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(s.find("cluster.gpus_per_node"), nullptr);  // Slurm's allocation: unknown
+
+  ASSERT_EQ(escape.variants.size(), 1u);
+  EXPECT_EQ(escape.variants[0].tree.find("model.context_parallel_size"), nullptr);
+  ASSERT_FALSE(escape.unread.empty());
+  EXPECT_NE(escape.unread[0].second.find("is not read"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hcp::lint

@@ -1,4 +1,6 @@
 // What the framework loaders share: Megatron's size and TransformerConfig names under a framework's prefix.
+#include <filesystem>
+
 #include "framework_launches.hpp"
 #include "mapped_yaml.hpp"
 
@@ -53,6 +55,17 @@ LoadedInput as_input(FrameworkLaunches launches) {
 ConfigTree map_names(const ConfigTree& raw, const std::vector<std::pair<std::string, std::string>>& names) {
   std::vector<std::pair<std::string_view, std::string_view>> map(names.begin(), names.end());
   return map_yaml_keys(raw, map);
+}
+
+std::string find_launch_config(const std::string& config, const std::string& script) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::path(config).is_absolute() || fs::is_regular_file(config, ec)) return config;
+  for (fs::path dir = fs::path(script).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / config, ec)) return (dir / config).lexically_normal().string();
+    if (dir == dir.parent_path()) break;
+  }
+  return config;
 }
 
 }  // namespace hcp::lint

@@ -44,6 +44,10 @@ ConfigTree map_names(const ConfigTree& raw, const std::vector<std::pair<std::str
 // a Bridge dotted key, or hcp's cluster names ("world_size"); "" for names no rule reads.
 std::string megatron_arg_key(const std::string& name);
 
+// A config file a launch names (NeMo-RL's --config, Primus's experiment), as launched from the working directory or
+// from a folder above the script (the checkout it belongs to); `config` itself when found nowhere.
+std::string find_launch_config(const std::string& config, const std::string& script);
+
 // verl's trainers (python -m verl.trainer.main_ppo and its recipes): Hydra overrides over verl's trainer YAML.
 // None when the program is not verl's.
 std::optional<FrameworkLaunches> read_verl_launch(const std::vector<ShellWord>& words, size_t args_start);
@@ -59,8 +63,12 @@ std::optional<FrameworkLaunches> read_roll_launch(const std::vector<ShellWord>& 
 // A program given AReaL's actor.backend=megatron:... override.
 std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t args_start);
 
-// The first framework reader that claims the program starting at words[args_start] of `script`.
-std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t args_start,
+// Primus's primus-cli ... -- train pretrain and examples/run_*pretrain.sh, with the experiment from --config or EXP.
+std::optional<FrameworkLaunches> read_primus_launch(const ShellCommand& command, size_t args_start,
+                                                    const std::string& script);
+
+// The first framework reader that claims the program starting at command.words[args_start] of `script`.
+std::optional<FrameworkLaunches> read_framework_launch(const ShellCommand& command, size_t args_start,
                                                        const std::string& script);
 
 }  // namespace hcp::lint

@@ -176,10 +176,18 @@ size_t training_arguments_start(const std::vector<ShellWord>& words) {
   if (!words.empty()) {
     const std::string_view head = base_name(words[0].text);
     if (head == "echo" || head == "printf" || head == "cat" || head == "tee") return words.size();
+    // Primus: `primus-cli MODE [opts] -- train pretrain ARGS` (primus_launch.cpp).
+    if (head == "primus-cli") {
+      for (size_t i = 1; i + 2 < words.size(); ++i)
+        if (words[i].text == "--" && words[i + 1].text == "train" && words[i + 2].text == "pretrain") return i + 3;
+    }
   }
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i].text;
     if (ends_with(w, ".py")) return i + 1;  // a path with unknown parts still names a Python program
+    // Primus's examples/run_pretrain.sh and its Slurm and local variants take the experiment's overrides.
+    const std::string_view b = base_name(w);
+    if (b == "run_pretrain.sh" || b == "run_slurm_pretrain.sh" || b == "run_local_pretrain.sh") return i + 1;
     // python -m package.module (but not the torch launchers, whose script comes later)
     if (is_python(w) && i + 2 < words.size() && words[i + 1].text == "-m") {
       const std::string& module = words[i + 2].text;

@@ -309,9 +309,16 @@ LoadedInput load_megatron_script(const SourceText& source) {
       const size_t start = training_arguments_start(c.words);
       if (start >= c.words.size()) continue;
       if (program.empty() && start > 0) program = c.words[start - 1].text;
-      if (std::optional<FrameworkLaunches> framework = read_framework_launch(c.words, start, source.name)) {
+      if (std::optional<FrameworkLaunches> framework = read_framework_launch(c, start, source.name)) {
         if (framework->variants.empty() && framework_skip.empty()) framework_skip = framework->skipped;
-        for (auto& u : framework->unread) out.unread.push_back(std::move(u));
+        // Each path of the script launches it again: say once what it does not read.
+        for (auto& u : framework->unread) {
+          const bool said = std::any_of(out.unread.begin(), out.unread.end(), [&](const auto& o) {
+            return o.first.file == u.first.file && o.first.line == u.first.line && o.first.col == u.first.col &&
+                   o.second == u.second;
+          });
+          if (!said) out.unread.push_back(std::move(u));
+        }
         for (SourceText& s : framework->read) framework_read.push_back(std::move(s));
         for (ConfigVariant& v : framework->variants) {
           read_environment(c, v.tree);

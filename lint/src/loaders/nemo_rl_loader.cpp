@@ -133,16 +133,6 @@ std::string config_argument(const std::vector<ShellWord>& words, size_t from, co
 // NeMo-RL's examples run from the repository root: a relative --config is looked up from the working directory,
 // then from the script's folder and each folder above it (a script in tests/functional/ names
 // examples/configs/...).
-std::string find_config(const std::string& config, const std::string& script) {
-  std::error_code ec;
-  if (fs::path(config).is_absolute() || fs::is_regular_file(config, ec)) return config;
-  for (fs::path dir = fs::path(script).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_regular_file(dir / config, ec)) return (dir / config).lexically_normal().string();
-    if (dir == dir.parent_path()) break;
-  }
-  return config;
-}
-
 }  // namespace
 
 LoadedInput load_nemo_rl_yaml(const SourceText& source) {
@@ -174,7 +164,7 @@ std::optional<FrameworkLaunches> read_nemo_rl_launch(const std::vector<ShellWord
   ConfigTree raw;
   std::string base;
   if (!config.empty()) {
-    const std::string path = find_config(config, script);
+    const std::string path = find_launch_config(config, script);
     // As for inherited files: only inside the working directory, so a pull request's script cannot make a CI job
     // read the runner's files (--config /etc/shadow).
     if (const std::string why = refused_outside_working_directory(path); !why.empty()) {

@@ -217,9 +217,11 @@ LoadedInput load_verl_yaml(const SourceText& source) {
   return as_input(std::move(launches));
 }
 
-std::optional<FrameworkLaunches> read_framework_launch(const std::vector<ShellWord>& words, size_t from,
+std::optional<FrameworkLaunches> read_framework_launch(const ShellCommand& command, size_t from,
                                                        const std::string& script) {
+  const std::vector<ShellWord>& words = command.words;
   if (auto verl = read_verl_launch(words, from)) return verl;
+  if (auto primus = read_primus_launch(command, from, script)) return primus;
   if (auto roll = read_roll_launch(words, from, script)) return roll;
   if (auto areal = read_areal_launch(words, from)) return areal;
   return read_nemo_rl_launch(words, from, script);

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The forms hcp-lint reads; "other" files must give no error or warning (they are skipped, or launch nothing).
 SUPPORTED = {"megatron-launch", "megatron-functional-test", "megatron-yaml-cfg", "bridge-yaml", "bridge-launch",
              "bridge-python", "nemo2-python",
-             "bridge-perf-script", "nemo1-yaml", "verl-launch", "verl-yaml", "nemo-rl-yaml", "nemo-rl-launch", "roll-yaml", "roll-launch", "areal-yaml", "areal-launch", "mindspeed-launch", "torchtitan-toml", "primus-yaml", "flagscale-yaml", "other"}
+             "bridge-perf-script", "nemo1-yaml", "verl-launch", "verl-yaml", "nemo-rl-yaml", "nemo-rl-launch", "roll-yaml", "roll-launch", "areal-yaml", "areal-launch", "mindspeed-launch", "torchtitan-toml", "primus-yaml", "primus-launch", "flagscale-yaml", "other"}
 
 
 def load_expected():
