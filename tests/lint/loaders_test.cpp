@@ -738,5 +738,38 @@ TEST(FrameworkLaunch, PrimusExperimentOverridesAndWorld) {
   EXPECT_NE(escape.unread[0].second.find("is not read"), std::string::npos);
 }
 
+// AReaL launches whose --config file holds the Megatron allocation (areal/api/cli_args.py: the file, then the
+// key=value overrides): the file's actor.backend, an override's over it; a file of another backend is not claimed.
+TEST(FrameworkLaunch, ArealConfigFileBackend) {
+  namespace fs = std::filesystem;
+  const fs::path before = fs::current_path();
+  const fs::path top = fs::temp_directory_path() / ("hcp-areal-" + std::to_string(::getpid()));
+  fs::remove_all(top);
+  fs::create_directories(top / "examples");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(top / "examples" / "megatron.yaml", "actor:\n  backend: \"megatron:d2p1t2c2\"\nscheduler:\n  type: local\n");
+  write(top / "examples" / "fsdp.yaml", "actor:\n  backend: \"fsdp:d8\"\n");
+  write(top / "file.sh", "python3 examples/gsm8k_rl.py --config examples/megatron.yaml scheduler.type=local\n");
+  write(top / "override.sh",
+        "python3 examples/gsm8k_rl.py --config examples/megatron.yaml actor.backend=megatron:d1p1t2c4\n");
+  write(top / "fsdp.sh", "python3 examples/gsm8k_rl.py --config examples/fsdp.yaml\n");
+  fs::current_path(top);
+  const auto load = [](const std::string& path) { return load_input(read_source(path)); };
+  const LoadedInput file = load("file.sh");
+  const LoadedInput override = load("override.sh");
+  const LoadedInput fsdp = load("fsdp.sh");
+  fs::current_path(before);
+  fs::remove_all(top);
+
+  ASSERT_EQ(file.variants.size(), 1u);
+  EXPECT_EQ(file.variants[0].role, "AReaL actor");
+  EXPECT_EQ(file.variants[0].tree.find("model.context_parallel_size")->value.integer, 2);
+  EXPECT_EQ(file.variants[0].tree.find("cluster.world_size")->value.integer, 8);
+  EXPECT_EQ(file.variants[0].tree.find("scheduler.type"), nullptr);  // AReaL's scheduler, not Bridge's
+  ASSERT_EQ(override.variants.size(), 1u);
+  EXPECT_EQ(override.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
+  EXPECT_TRUE(fsdp.variants.empty());
+}
+
 }  // namespace
 }  // namespace hcp::lint

@@ -7,11 +7,14 @@
 // never hierarchical ones; the actor's world is d x p x t x c (alloc_mode.py:152-159). The YAML is composed by
 // Hydra with `key=value` overrides after `--config FILE` (areal/api/cli_args.py:2890-2912). The sequence length is
 // each micro-batch's (megatron_engine.py:893) and the model shape the Hugging Face checkpoint's: unknown here.
+#include <filesystem>
 #include <regex>
 
 #include "framework_launches.hpp"
+#include "hcp/error.hpp"
 #include "hcp/lint/linter.hpp"
 #include "megatron_flag_reader.hpp"
+#include "yaml_inheritance.hpp"
 
 namespace hcp::lint {
 namespace {
@@ -115,18 +118,43 @@ LoadedInput load_areal_yaml(const SourceText& source) {
   return as_input(areal_launches(raw));
 }
 
-// A program given AReaL's `actor.backend=megatron:...` override (examples/*/gsm8k_rl.py --config FILE ...): the
-// override holds the whole mesh, whatever the file says.
-std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t from) {
-  ConfigTree raw;
-  read_override_words(words, from, raw, [](const std::string& k) -> std::optional<std::string> {
+// A program given AReaL's `actor.backend=megatron:...` override (examples/*/gsm8k_rl.py --config FILE ...), or a
+// `--config FILE` whose actor.backend is megatron:... (found as launched, inside the working directory): the
+// override wins over the file (cli_args.py composes FILE, then the overrides).
+std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t from,
+                                                   const std::string& script) {
+  const auto backends = [](const std::string& k) -> std::optional<std::string> {
     return k == "actor.backend" || k == "critic.backend" ? std::optional<std::string>(k) : std::nullopt;
-  });
+  };
+  ConfigTree overrides;
+  read_override_words(words, from, overrides, backends);
+  ConfigTree raw;
+  std::vector<SourceText> read;
+  for (size_t i = from; i + 1 < words.size(); ++i) {
+    if (words[i].text != "--config" || !words[i + 1].known()) continue;
+    const std::string path = find_launch_config(words[i + 1].text, script);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) || !refused_outside_working_directory(path).empty()) break;
+    try {
+      SourceText text = read_source(path);
+      ConfigTree file;
+      load_yaml(text, file);
+      for (const char* key : {"actor.backend", "critic.backend"})
+        if (const Setting* s = file.find(key)) raw.set(*s);
+      read.push_back(std::move(text));
+    } catch (const Error&) {
+      // Not an AReaL config (or not YAML): the program is someone else's.
+    }
+    break;
+  }
+  for (const std::string& k : overrides.keys_in_order()) raw.set(*overrides.find(k));
   const Setting* actor = raw.find("actor.backend");
   if (!actor || (actor->provenance != Provenance::unknown && actor->value.text.rfind("megatron:", 0) != 0)) {
     return std::nullopt;
   }
-  return areal_launches(raw);
+  FrameworkLaunches out = areal_launches(raw);
+  out.read = std::move(read);
+  return out;
 }
 
 }  // namespace hcp::lint

@@ -60,8 +60,9 @@ std::optional<FrameworkLaunches> read_nemo_rl_launch(const std::vector<ShellWord
 std::optional<FrameworkLaunches> read_roll_launch(const std::vector<ShellWord>& words, size_t args_start,
                                                   const std::string& script);
 
-// A program given AReaL's actor.backend=megatron:... override.
-std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t args_start);
+// A program given AReaL's actor.backend=megatron:... override, or a --config FILE that sets it.
+std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>& words, size_t args_start,
+                                                   const std::string& script);
 
 // Primus's primus-cli ... -- train pretrain and examples/run_*pretrain.sh, with the experiment from --config or EXP.
 std::optional<FrameworkLaunches> read_primus_launch(const ShellCommand& command, size_t args_start,

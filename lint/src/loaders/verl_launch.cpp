@@ -223,7 +223,7 @@ std::optional<FrameworkLaunches> read_framework_launch(const ShellCommand& comma
   if (auto verl = read_verl_launch(words, from)) return verl;
   if (auto primus = read_primus_launch(command, from, script)) return primus;
   if (auto roll = read_roll_launch(words, from, script)) return roll;
-  if (auto areal = read_areal_launch(words, from)) return areal;
+  if (auto areal = read_areal_launch(words, from, script)) return areal;
   return read_nemo_rl_launch(words, from, script);
 }
 
