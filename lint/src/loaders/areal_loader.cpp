@@ -69,10 +69,42 @@ Setting derived(const Setting& from, const char* key, int64_t value) {
   return s;
 }
 
+// The Megatron component of an older top-level `allocation_mode` (areal/trainer/rl_trainer.py reads it:
+// "sglang:d4t4+megatron:(attn:d2p4t2|ffn:d1p4e4)"): components joined by '+' (disaggregated) or '|' (colocated)
+// outside parentheses, a name in brackets after the backend ("megatron[actor]:d4"). Empty when none is Megatron's.
+std::string megatron_component(const std::string& mode) {
+  std::vector<std::string> parts(1);
+  int depth = 0;
+  for (char ch : mode) {
+    if (ch == '(') ++depth;
+    if (ch == ')') --depth;
+    if (depth == 0 && (ch == '+' || ch == '|')) {
+      parts.emplace_back();
+      continue;
+    }
+    if (ch != ' ') parts.back() += ch;
+  }
+  for (std::string part : parts) {
+    if (part.rfind("megatron", 0) != 0) continue;
+    const size_t open = part.find('['), colon = part.find(':');
+    if (open != std::string::npos && open < colon) part.erase(open, part.find(']') - open + 1);
+    if (part.rfind("megatron:", 0) == 0) return part;
+  }
+  return {};
+}
+
 FrameworkLaunches areal_launches(const ConfigTree& raw) {
   FrameworkLaunches out;
   for (const char* worker : {"actor", "critic"}) {
     ConfigTree backend = map_names(raw, {{std::string(worker) + ".backend", "backend"}});
+    if (!backend.find("backend") && std::string(worker) == "actor") {
+      if (const Setting* mode = raw.find("allocation_mode"); mode && mode->value.kind == Value::Kind::string) {
+        Setting s = *mode;
+        s.key = "backend";
+        s.value.text = megatron_component(mode->value.text);
+        if (!s.value.text.empty()) backend.set(std::move(s));
+      }
+    }
     const Setting* b = backend.find("backend");
     if (!b) continue;
     ConfigVariant v;
@@ -106,7 +138,8 @@ FrameworkLaunches areal_launches(const ConfigTree& raw) {
     v.unit = static_cast<int>(out.variants.size());
     out.variants.push_back(std::move(v));
   }
-  if (out.variants.empty()) out.skipped = "AReaL without a Megatron backend (actor.backend is not megatron:...)";
+  if (out.variants.empty())
+    out.skipped = "AReaL without a Megatron backend (neither actor.backend nor allocation_mode is megatron:...)";
   return out;
 }
 

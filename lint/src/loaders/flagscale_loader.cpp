@@ -159,7 +159,11 @@ LoadedInput load_flagscale_yaml(const SourceText& source) {
   ConfigTree train;
   std::string base;
   if (!name.empty()) {
-    const std::string path = (fs::path(source.name).parent_path() / "train" / (name + ".yaml")).lexically_normal().string();
+    // Hydra adds the extension only when the name lacks it (`train: train_deepseek_v3.yaml` names that file).
+    const bool has_extension = name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0;
+    const std::string path = (fs::path(source.name).parent_path() / "train" / (has_extension ? name : name + ".yaml"))
+                                 .lexically_normal()
+                                 .string();
     const std::string why = refused_outside_working_directory(path);
     if (!why.empty()) {
       out.unread.push_back({Location{source.name, 1, 1}, "train: " + name + " (" + path + ") is not read: " + why});

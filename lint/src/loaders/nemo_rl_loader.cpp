@@ -63,8 +63,10 @@ void non_colocated_world(const ConfigTree& raw, ConfigVariant& v) {
   for (const std::string& key : raw.keys_in_order()) {
     const size_t dot = key.rfind('.');
     const std::string last = key.substr(dot == std::string::npos ? 0 : dot + 1);
+    // A count written as 0 takes no node (NeMo-Gym with num_gpu_nodes: 0 runs on CPUs).
+    const std::optional<int64_t> count = integer(raw, key);
     if ((last == "num_nodes" || last == "num_gpu_nodes") && key != "cluster.num_nodes" &&
-        key != "policy.generation.colocated.resources.num_nodes" && other.empty())
+        key != "policy.generation.colocated.resources.num_nodes" && other.empty() && !(count && *count == 0))
       other = key;
   }
   std::optional<int64_t> n;
@@ -107,7 +109,8 @@ FrameworkLaunches nemo_rl_launches(const ConfigTree& raw, const std::string& bas
     // What the config does not set is the model provider's, built from the Hugging Face checkpoint (setup.py
     // :618-656): GLM-5's sets cp_comm_type "allgather" (Megatron-Bridge glm5_bridge.py).
     v.base = base.empty() ? "the Megatron-Bridge model provider of the Hugging Face checkpoint" : base;
-    if (prefix == "policy.megatron_cfg.") non_colocated_world(raw, v);
+    // PPO's value model is built on the policy's train cluster (ppo.py init_value): the same GPUs.
+    if (prefix == "policy.megatron_cfg." || prefix == "value.megatron_cfg.") non_colocated_world(raw, v);
     v.unit = static_cast<int>(&w - kWorkers);
     out.variants.push_back(std::move(v));
   }

@@ -27,13 +27,15 @@ std::string find_preset(const std::string& experiment, const std::string& kind, 
   if (name.find('/') != std::string::npos || name.empty()) return {};
   if (name.size() < 5 || name.substr(name.size() - 5) != ".yaml") name += ".yaml";
   std::error_code ec;
-  for (fs::path dir = fs::path(experiment).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    const fs::path p = dir / "primus" / "configs" / kind / "megatron" / name;
+  // A relative experiment path ends its parents at the working directory itself ("" is "."): the Primus checkout's
+  // root, where hcp-lint is most naturally run from.
+  for (fs::path dir = fs::path(experiment).parent_path();; dir = dir.parent_path()) {
+    const fs::path p = (dir.empty() ? fs::path(".") : dir) / "primus" / "configs" / kind / "megatron" / name;
     if (fs::is_regular_file(p, ec)) {
       const std::string path = p.lexically_normal().string();
       return refused_outside_working_directory(path).empty() ? path : std::string();
     }
-    if (dir == dir.parent_path()) break;
+    if (dir.empty() || dir == dir.parent_path()) break;
   }
   return {};
 }

@@ -100,6 +100,18 @@ FrameworkLaunches roll_launches(const ConfigTree& raw) {
     v.role = "ROLL " + worker;
     v.tree = map_names(raw, names);
     hierarchical_sizes_not_passed(v.tree, "ROLL's mcore_adapter", "mcore_adapter initialize.py");
+    if (!v.tree.find("model.context_parallel_size")) {
+      // mcore_adapter passes `context_parallel_size if not None else 1` (initialize.py:66).
+      Setting cp;
+      cp.key = "model.context_parallel_size";
+      cp.spelled = worker + ".strategy_args.strategy_config.context_parallel_size (mcore_adapter's default)";
+      cp.key_loc = raw.find(worker + ".strategy_args.strategy_name") ? raw.find(worker + ".strategy_args.strategy_name")->key_loc
+                                                                     : Location{};
+      cp.value = Value::make_int(1, "1", cp.key_loc);
+      cp.implied = true;
+      cp.why = "not set: mcore_adapter passes 1 for an unset context_parallel_size (initialize.py:66)";
+      v.tree.set(std::move(cp));
+    }
     world_from_mapping(raw, worker, v);
     sequence_length(raw, v);
     v.base = "the model config mcore_adapter builds from the Hugging Face checkpoint";

@@ -144,9 +144,9 @@ YamlClass classify_yaml(std::string_view text) {
     return {YamlForm::primus, ""};
   }
   // AReaL: an actor (beside a rollout, or AReaL's experiment_name / trial_name) with an allocation string
-  // (backend: "megatron:d4p1t1").
+  // (backend: "megatron:d4p1t1", or the older top-level allocation_mode).
   if (has(keys, "actor") && (has(keys, "rollout") || (has(keys, "experiment_name") && has(keys, "trial_name"))) &&
-      text.find("backend:") != std::string_view::npos) {
+      (text.find("backend:") != std::string_view::npos || has(keys, "allocation_mode"))) {
     return {YamlForm::areal, ""};
   }
   // ROLL: its workers with a strategy_args block.

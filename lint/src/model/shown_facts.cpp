@@ -30,6 +30,7 @@ ShownFact show(const char* name, const Fact<T>& fact, ToValue to_value, std::opt
     s.state = fact.known() ? State::defaulted : State::unknown;
     if (fact.known()) s.value = to_value(*fact.value);
     s.why = fact.setting->why;
+    s.implied = true;
     return s;
   }
   if (fact.known() || fact.unknown() || fact.setting) {
@@ -76,7 +77,7 @@ std::vector<ShownFact> shown_facts(const Facts& f, const std::string& base) {
   if (base.empty()) return out;
   for (ShownFact& s : out) {
     // World size is the launcher's or the cluster's, never the recipe's.
-    if (s.name == "world_size" || s.at.known() || s.state == State::known) continue;
+    if (s.name == "world_size" || s.at.known() || s.state == State::known || s.implied) continue;
     s.state = State::unknown;
     s.value = Value{};
     s.why = "not set here: taken from " + base;

@@ -101,6 +101,7 @@ struct ShownFact {
   State state = State::unknown;
   Location at;      // where it was written (or the command-line flag); unknown location for Megatron defaults
   std::string why;  // for defaulted and unknown facts
+  bool implied = false;  // a framework's own default (Setting::implied): not the recipe's, so it stays
 };
 
 std::string_view fact_state_name(ShownFact::State state);  // "known", "default", "unknown"
