@@ -541,6 +541,17 @@ TEST(FrameworkLaunch, NemoRlDefaultsInheritanceAndOverrides) {
     EXPECT_NE(in->unread[0].second.find("outside the working directory"), std::string::npos) << in->unread[0].second;
     EXPECT_TRUE(in->sourced.empty());
   }
+  // PPO's value model runs on the policy's train GPUs (ppo.py init_value); NeMo-Gym with num_gpu_nodes 0 takes none.
+  const LoadedInput ppo = input("ppo.yaml",
+                                "policy:\n  megatron_cfg:\n    enabled: true\n  generation:\n    colocated:\n"
+                                "      enabled: false\n      resources:\n        num_nodes: 1\n        gpus_per_node: 8\n"
+                                "value:\n  megatron_cfg:\n    enabled: true\n"
+                                "env:\n  nemo_gym:\n    num_gpu_nodes: 0\n"
+                                "cluster:\n  gpus_per_node: 8\n  num_nodes: 2\n");
+  ASSERT_EQ(ppo.variants.size(), 2u);
+  EXPECT_EQ(ppo.variants[0].tree.find("cluster.world_size")->value.integer, 8);
+  EXPECT_EQ(ppo.variants[1].role, "NeMo-RL value model");
+  EXPECT_EQ(ppo.variants[1].tree.find("cluster.world_size")->value.integer, 8);
 }
 
 TEST(FrameworkLaunch, RollWorkersAndArealAllocations) {
@@ -561,6 +572,26 @@ TEST(FrameworkLaunch, RollWorkersAndArealAllocations) {
   EXPECT_EQ(roll.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
   EXPECT_EQ(roll.variants[1].role, "ROLL reference");
   EXPECT_EQ(roll.variants[1].tree.find("cluster.world_size")->value.integer, 4);
+  // A worker that sets no CP size gets mcore_adapter's 1 (initialize.py:66), as a default the input does not write.
+  const LoadedInput roll_default = input("rlvr2.yaml", "actor_train:\n  strategy_args:\n    strategy_name: megatron_train\n"
+                                                       "    strategy_config:\n      tensor_model_parallel_size: 2\n"
+                                                       "  device_mapping: list(range(0,8))\n");
+  ASSERT_EQ(roll_default.variants.size(), 1u);
+  const Setting* roll_cp = roll_default.variants[0].tree.find("model.context_parallel_size");
+  ASSERT_NE(roll_cp, nullptr);
+  EXPECT_EQ(roll_cp->value.integer, 1);
+  EXPECT_TRUE(roll_cp->implied);
+  // AReaL's older top-level allocation_mode (areal/trainer/rl_trainer.py): the Megatron component of a
+  // disaggregated ('+') allocation, hybrid attn|ffn form included.
+  const LoadedInput older = input("swe.yaml", "experiment_name: x\ntrial_name: y\nactor:\n  path: m\n"
+                                              "allocation_mode: sglang:d4t4+megatron:(attn:d2p4t2|ffn:d1p4e4)\n");
+  ASSERT_EQ(older.variants.size(), 1u);
+  EXPECT_EQ(older.variants[0].tree.find("model.tensor_model_parallel_size")->value.integer, 2);
+  EXPECT_EQ(older.variants[0].tree.find("model.pipeline_model_parallel_size")->value.integer, 4);
+  EXPECT_EQ(older.variants[0].tree.find("cluster.world_size")->value.integer, 16);
+  const LoadedInput fsdp_only = input("sft.yaml", "experiment_name: x\ntrial_name: y\nactor:\n  path: m\n"
+                                                  "allocation_mode: sglang:d4+fsdp:d4\n");
+  EXPECT_TRUE(fsdp_only.variants.empty());
   // AReaL: the allocation string is the mesh; the hybrid form's ffn t is the expert tensor size, 1 by default.
   const LoadedInput flat = input("grpo.yaml", "experiment_name: x\ntrial_name: y\nrollout:\n  backend: \"sglang:d4\"\n"
                                               "actor:\n  backend: \"megatron:d2p2t2c2\"\n");
@@ -699,9 +730,12 @@ TEST(FrameworkLaunch, PrimusExperimentOverridesAndWorld) {
   auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
   write(top / "outside.yaml", "modules:\n  pre_trainer:\n    framework: megatron\n    overrides:\n"
                               "      context_parallel_size: 64\n");
+  // The module preset sits at the checkout's root, where hcp-lint runs from: found there too.
+  fs::create_directories(top / "repo" / "primus" / "configs" / "modules" / "megatron");
+  write(top / "repo" / "primus" / "configs" / "modules" / "megatron" / "pre_trainer.yaml", "num_attention_heads: 32\n");
   write(top / "repo" / "examples" / "configs" / "exp.yaml",
-        "modules:\n  pre_trainer:\n    framework: megatron\n    overrides:\n      context_parallel_size: 2\n"
-        "      tensor_model_parallel_size: 2\n      seq_length: 8192\n");
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n    overrides:\n"
+        "      context_parallel_size: 2\n      tensor_model_parallel_size: 2\n      seq_length: 8192\n");
   write(top / "repo" / "examples" / "mine" / "local.sh",
         "export EXP=examples/configs/exp.yaml\nbash ./examples/run_pretrain.sh --context_parallel_size 4 "
         "--cp_comm_type=a2a --train_iters 10\n");
@@ -722,6 +756,7 @@ TEST(FrameworkLaunch, PrimusExperimentOverridesAndWorld) {
   EXPECT_EQ(l.find("model.context_parallel_size")->value.integer, 4);  // the override wins over the experiment
   EXPECT_EQ(l.find("model.tensor_model_parallel_size")->value.integer, 2);
   EXPECT_EQ(l.find("model.cp_comm_type")->value.text, "a2a");
+  EXPECT_EQ(l.find("model.num_attention_heads")->value.integer, 32);
   EXPECT_EQ(l.find("cluster.nodes")->value.integer, 1);
   EXPECT_EQ(l.find("cluster.gpus_per_node")->value.integer, 8);
   EXPECT_TRUE(l.find("cluster.gpus_per_node")->implied);
@@ -769,6 +804,35 @@ TEST(FrameworkLaunch, ArealConfigFileBackend) {
   ASSERT_EQ(override.variants.size(), 1u);
   EXPECT_EQ(override.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
   EXPECT_TRUE(fsdp.variants.empty());
+}
+
+}  // namespace
+}  // namespace hcp::lint
+
+namespace hcp::lint {
+namespace {
+
+// FlagScale's train group named with its extension (`train: train_deepseek_v3.yaml`): Hydra adds .yaml only when
+// the name lacks it, so that file is the group.
+TEST(FrameworkLaunch, FlagScaleGroupNamedWithItsExtension) {
+  namespace fs = std::filesystem;
+  const fs::path before = fs::current_path();
+  const fs::path top = fs::temp_directory_path() / ("hcp-flagscale-" + std::to_string(::getpid()));
+  fs::remove_all(top);
+  fs::create_directories(top / "conf" / "train");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(top / "conf" / "train" / "train_v3.yaml", "system:\n  context_parallel_size: 2\n  tensor_model_parallel_size: 2\n");
+  write(top / "conf" / "config.yaml",
+        "defaults:\n  - train: train_v3.yaml\n  - _self_\nexperiment:\n  task:\n    type: train\n    backend: megatron\n"
+        "  runner:\n    backend: torchrun\n    nnodes: 1\n    nproc_per_node: 8\naction: run\n");
+  fs::current_path(top);
+  const LoadedInput in = load_input(read_source("conf/config.yaml"));
+  fs::current_path(before);
+  fs::remove_all(top);
+  ASSERT_EQ(in.variants.size(), 1u);
+  const Setting* cp = in.variants[0].tree.find("model.context_parallel_size");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_EQ(cp->value.integer, 2);
 }
 
 }  // namespace
