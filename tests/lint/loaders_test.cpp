@@ -787,7 +787,7 @@ TEST(FrameworkLaunch, ArealConfigFileBackend) {
   write(top / "file.sh", "python3 examples/gsm8k_rl.py --config examples/megatron.yaml scheduler.type=local\n");
   write(top / "override.sh",
         "python3 examples/gsm8k_rl.py --config examples/megatron.yaml actor.backend=megatron:d1p1t2c4\n");
-  write(top / "fsdp.sh", "python3 examples/gsm8k_rl.py --config examples/fsdp.yaml\n");
+  write(top / "fsdp.sh", "python3 examples/gsm8k_rl.py --config examples/fsdp.yaml scheduler.type=local\n");
   fs::current_path(top);
   const auto load = [](const std::string& path) { return load_input(read_source(path)); };
   const LoadedInput file = load("file.sh");
@@ -803,7 +803,10 @@ TEST(FrameworkLaunch, ArealConfigFileBackend) {
   EXPECT_EQ(file.variants[0].tree.find("scheduler.type"), nullptr);  // AReaL's scheduler, not Bridge's
   ASSERT_EQ(override.variants.size(), 1u);
   EXPECT_EQ(override.variants[0].tree.find("model.context_parallel_size")->value.integer, 4);
+  // Another backend: AReaL's launch, skipped with why - its scheduler.type is not Megatron-Bridge's scheduler.
   EXPECT_TRUE(fsdp.variants.empty());
+  ASSERT_TRUE(fsdp.skipped);
+  EXPECT_NE(fsdp.skipped->find("AReaL"), std::string::npos) << *fsdp.skipped;
 }
 
 }  // namespace

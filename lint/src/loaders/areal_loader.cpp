@@ -172,7 +172,7 @@ std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>&
       SourceText text = read_source(path);
       ConfigTree file;
       load_yaml(text, file);
-      for (const char* key : {"actor.backend", "critic.backend"})
+      for (const char* key : {"actor.backend", "critic.backend", "allocation_mode"})
         if (const Setting* s = file.find(key)) raw.set(*s);
       read.push_back(std::move(text));
     } catch (const Error&) {
@@ -181,11 +181,13 @@ std::optional<FrameworkLaunches> read_areal_launch(const std::vector<ShellWord>&
     break;
   }
   for (const std::string& k : overrides.keys_in_order()) raw.set(*overrides.find(k));
-  const Setting* actor = raw.find("actor.backend");
-  if (!actor || (actor->provenance != Provenance::unknown && actor->value.text.rfind("megatron:", 0) != 0)) {
-    return std::nullopt;
-  }
+  // Positive evidence of AReaL: an allocation in the overrides or in the --config file. Without a Megatron
+  // component the launch is claimed and skipped with why, so that its own key=value (scheduler.type=local) are
+  // never taken for Megatron-Bridge overrides.
+  const bool areal = raw.find("actor.backend") || raw.find("allocation_mode");
+  if (!areal) return std::nullopt;
   FrameworkLaunches out = areal_launches(raw);
+  if (out.variants.empty() && read.empty() && !overrides.find("actor.backend")) return std::nullopt;
   out.read = std::move(read);
   return out;
 }
