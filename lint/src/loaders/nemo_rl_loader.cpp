@@ -103,6 +103,12 @@ FrameworkLaunches nemo_rl_launches(const ConfigTree& raw, const std::string& bas
                        "model.hierarchical_context_parallel_sizes");
     names.emplace_back("cluster.num_nodes", "cluster.nodes");
     names.emplace_back("cluster.gpus_per_node", "cluster.gpus_per_node");
+    // How NeMo-RL pads each sequence of a packed batch (megatron/data.py _get_pack_sequence_parameters_for_megatron),
+    // for HCP033.
+    const std::string root = prefix.substr(0, prefix.size() - std::string("megatron_cfg.").size());
+    names.emplace_back(root + "make_sequence_length_divisible_by", "framework.pad_sequences_to_multiple_of");
+    names.emplace_back(root + "sequence_packing.enabled", "framework.sequence_packing");
+    names.emplace_back(root + "dynamic_batching.enabled", "framework.dynamic_batching");
     ConfigVariant v;
     v.role = w.role;
     v.tree = map_names(raw, names);

@@ -36,6 +36,7 @@ const Rule& rule_hcp029();
 const Rule& rule_hcp030();
 const Rule& rule_hcp031();
 const Rule& rule_hcp032();
+const Rule& rule_hcp033();
 
 std::span<const Rule* const> all_rules() {
   static const Rule* const rules[] = {
@@ -50,6 +51,7 @@ std::span<const Rule* const> all_rules() {
       &rule_hcp030(),
       &rule_hcp031(),
       &rule_hcp032(),
+      &rule_hcp033(),
   };
   return rules;
 }
