@@ -14,7 +14,7 @@ std::string nearest(const std::string& word, const std::vector<std::string>& can
   std::string best;
   size_t best_distance = limit + 1;
   for (const std::string& c : candidates) {
-    const size_t distance = edit_distance(word, c);
+    const size_t distance = edit_distance(word, c, limit);
     if (distance < best_distance) best = c, best_distance = distance;
   }
   return best;

@@ -25,3 +25,20 @@ TEST(EditDistance, ASwapOfNeighboursIsOneEdit) {
 
 }  // namespace
 }  // namespace hcp
+
+namespace hcp {
+namespace {
+
+TEST(EditDistance, StopsPastTheLimit) {
+  EXPECT_EQ(edit_distance("context_parallel_size", "context_paralel_size", 3), 1u);
+  EXPECT_EQ(edit_distance("kitten", "sitting", 3), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting", 2), 3u);  // past 2: limit + 1
+  EXPECT_EQ(edit_distance("a", "abcdefgh", 3), 4u);       // the lengths alone say so
+  EXPECT_EQ(edit_distance("abcdef", "ghijkl", 1), 2u);
+  // Early exit never hides a distance within the limit, transpositions included.
+  EXPECT_EQ(edit_distance("abdc", "abcd", 1), 1u);
+  EXPECT_EQ(edit_distance("xabcd", "abcd", 1), 1u);
+}
+
+}  // namespace
+}  // namespace hcp

@@ -19,7 +19,7 @@ std::string suggestion(const std::string& value) {
   std::string best;
   size_t best_distance = 3;
   for (const char* k : kKnown) {
-    const size_t d = edit_distance(value, k);
+    const size_t d = edit_distance(value, k, 3);
     if (d < best_distance) {
       best_distance = d;
       best = k;

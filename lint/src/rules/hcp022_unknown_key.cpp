@@ -49,7 +49,7 @@ std::string closest(std::string_view key, const std::string_view (&known)[N]) {
   for (std::string_view candidate : known) {
     const std::string c = normalized(candidate);
     if (c == k) return std::string(candidate);  // same name in another spelling: -, case
-    size_t d = edit_distance(k, c);
+    size_t d = edit_distance(k, c, 3);  // nothing past 3 edits is suggested
     // Right key, wrong section (dist.context_parallel_size). A key nested deeper in a section is a sub-config's
     // own field (model.teacher.context_parallel_size of distillation), not a misplaced one.
     const bool flat = std::count(key.begin(), key.end(), '.') == 1;
@@ -99,7 +99,7 @@ std::optional<std::string> unknown_field(std::string_view key, const Section& s)
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (std::string_view candidate : s.fields) {
-    const size_t d = edit_distance(normalized(field), normalized(candidate));
+    const size_t d = edit_distance(normalized(field), normalized(candidate), 3);
     if (d <= 3 && d < best_distance) {
       best_distance = d;
       best = std::string(s.name) + "." + std::string(candidate);
