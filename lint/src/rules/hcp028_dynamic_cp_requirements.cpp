@@ -4,44 +4,33 @@
 #include <string>
 
 #include "hcp/lint/rule.hpp"
+#include "rule_helpers.hpp"
 
 namespace hcp::lint {
 namespace {
-
-bool on(const Setting* s) {
-  if (!s || s->provenance == Provenance::unknown) return false;
-  return (s->value.kind == Value::Kind::boolean && s->value.boolean) || s->value.text == "true" || s->value.text == "True";
-}
-
-bool off(const Setting* s) {
-  if (!s) return true;
-  if (s->provenance == Provenance::unknown) return false;
-  return (s->value.kind == Value::Kind::boolean && !s->value.boolean) || s->value.text == "false" ||
-         s->value.text == "False";
-}
 
 void check(const LintContext& ctx, Reporter& r) {
   const ConfigTree& t = ctx.tree;
   const Setting* dynamic = t.find("model.dynamic_context_parallel");
   const Setting* hybrid = t.find("model.hybrid_context_parallel");
-  if (!on(dynamic) && !on(hybrid)) return;
-  const Setting* feature = on(dynamic) ? dynamic : hybrid;
+  if (!is_true(dynamic) && !is_true(hybrid)) return;
+  const Setting* feature = is_true(dynamic) ? dynamic : hybrid;
   const std::string name = feature->spelled;
-  if (on(dynamic) && on(hybrid)) {
+  if (is_true(dynamic) && is_true(hybrid)) {
     r.report(hybrid->key_loc, "hybrid_context_parallel and dynamic_context_parallel are both set: Megatron-LM refuses "
                               "it (\"Cannot set both ...\"); hybrid is the deprecated name of dynamic",
              "keep dynamic_context_parallel only");
   }
-  if (off(t.find("model.calculate_per_token_loss"))) {
+  if (false_or_unset(t.find("model.calculate_per_token_loss"))) {
     r.report(feature->key_loc, name + " needs --calculate-per-token-loss: Megatron-LM asserts it (the loss is "
                                       "averaged over CP groups of different sizes)",
              "add --calculate-per-token-loss (model.calculate_per_token_loss = true)");
   }
-  if (on(t.find("dist.use_megatron_fsdp"))) {
+  if (is_true(t.find("dist.use_megatron_fsdp"))) {
     r.report(t.find("dist.use_megatron_fsdp")->key_loc, name + " is not supported with Megatron FSDP (validate_args)",
              "use the distributed optimizer instead of Megatron FSDP, or leave dynamic CP off");
   }
-  if (on(t.find("model.enable_cuda_graph"))) {
+  if (is_true(t.find("model.enable_cuda_graph"))) {
     r.report(t.find("model.enable_cuda_graph")->key_loc, name + " is not supported with --enable-cuda-graph (validate_args)",
              "drop --enable-cuda-graph (dev: --cuda-graph-impl with --pad-packed-seq-alignment)");
   }
@@ -52,13 +41,13 @@ void check(const LintContext& ctx, Reporter& r) {
              "use --dataloader-type single");
   }
   if (const Setting* scheduler = t.find("model.sequence_packing_scheduler");
-      on(dynamic) && scheduler && scheduler->provenance != Provenance::unknown &&
+      is_true(dynamic) && scheduler && scheduler->provenance != Provenance::unknown &&
       scheduler->value.kind == Value::Kind::string && scheduler->value.text != "default_dynamic_cp") {
     r.report(scheduler->key_loc, "dynamic context parallelism requires sequence_packing_scheduler=default_dynamic_cp, got " +
                                      scheduler->value.display() + " (ModelParallelConfig.__post_init__)",
              "drop --sequence-packing-scheduler (it defaults to default_dynamic_cp) or set default_dynamic_cp");
   }
-  if (on(hybrid) && !on(dynamic) && ctx.facts.pp.known() && *ctx.facts.pp.value > 1) {
+  if (is_true(hybrid) && !is_true(dynamic) && ctx.facts.pp.known() && *ctx.facts.pp.value > 1) {
     r.report(ctx.facts.pp.loc(), "hybrid context parallelism is not supported with pipeline parallelism (Megatron-LM main's "
                                  "validate_args)",
              "use pipeline_model_parallel_size 1 with hybrid CP");

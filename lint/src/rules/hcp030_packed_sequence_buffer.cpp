@@ -5,19 +5,10 @@
 #include <string>
 
 #include "hcp/lint/rule.hpp"
+#include "rule_helpers.hpp"
 
 namespace hcp::lint {
 namespace {
-
-const Setting* written(const ConfigTree& t, const char* key) {
-  const Setting* s = t.find(key);
-  return s && s->provenance != Provenance::unknown && s->value.kind != Value::Kind::null ? s : nullptr;
-}
-
-bool on(const Setting* s) {
-  return s && ((s->value.kind == Value::Kind::boolean && s->value.boolean) || s->value.text == "true" ||
-               s->value.text == "True");
-}
 
 void check(const LintContext& ctx, Reporter& r) {
   const ConfigTree& t = ctx.tree;
@@ -41,7 +32,7 @@ void check(const LintContext& ctx, Reporter& r) {
 
   // The scheduler in force: dynamic CP sets default_dynamic_cp when none is given.
   const Setting* scheduler = written(t, "model.sequence_packing_scheduler");
-  const bool dynamic = on(written(t, "model.dynamic_context_parallel")) || on(written(t, "model.hybrid_context_parallel"));
+  const bool dynamic = is_true(written(t, "model.dynamic_context_parallel")) || is_true(written(t, "model.hybrid_context_parallel"));
   if (!scheduler && !dynamic) return;
   const std::string name = scheduler && scheduler->value.kind == Value::Kind::string ? scheduler->value.text
                                                                                      : "default_dynamic_cp";

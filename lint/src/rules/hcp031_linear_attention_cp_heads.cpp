@@ -4,25 +4,19 @@
 #include <string>
 
 #include "hcp/lint/rule.hpp"
+#include "rule_helpers.hpp"
 
 namespace hcp::lint {
 namespace {
-
-const Setting* written(const ConfigTree& t, const char* key) {
-  const Setting* s = t.find(key);
-  return s && s->provenance != Provenance::unknown && s->value.kind != Value::Kind::null ? s : nullptr;
-}
-
-std::string text(const Setting* s) { return s && s->value.kind == Value::Kind::string ? s->value.text : ""; }
 
 void check(const LintContext& ctx, Reporter& r) {
   const ConfigTree& t = ctx.tree;
   const Facts& f = ctx.facts;
   const Setting* variant = written(t, "model.experimental_attention_variant");
   if (!variant) variant = written(t, "model.linear_attention_type");  // the deprecated name, folded into it
-  if (text(variant) != "gated_delta_net" || !f.cp.known() || f.cp_size() <= 1) return;
+  if (string_value(variant) != "gated_delta_net" || !f.cp.known() || f.cp_size() <= 1) return;
   const Setting* mode_setting = written(t, "model.linear_cp_mode");
-  const std::string mode = mode_setting ? text(mode_setting) : "chunkwise";
+  const std::string mode = mode_setting ? string_value(mode_setting) : "chunkwise";
   if (mode != "headwise" && mode != "chunkwise") {
     r.report(mode_setting->key_loc, "linear_cp_mode must be headwise or chunkwise with context parallelism, got " +
                                         mode_setting->value.display() + " (TransformerConfig.__post_init__)",

@@ -4,26 +4,15 @@
 #include <string>
 
 #include "hcp/lint/rule.hpp"
+#include "rule_helpers.hpp"
 
 namespace hcp::lint {
 namespace {
 
-const Setting* written(const ConfigTree& t, const char* key) {
-  const Setting* s = t.find(key);
-  return s && s->provenance != Provenance::unknown && s->value.kind != Value::Kind::null ? s : nullptr;
-}
-
-std::string text(const Setting* s) { return s && s->value.kind == Value::Kind::string ? s->value.text : ""; }
-
-bool on(const Setting* s) {
-  return s && ((s->value.kind == Value::Kind::boolean && s->value.boolean) || s->value.text == "true" ||
-               s->value.text == "True");
-}
-
 void check(const LintContext& ctx, Reporter& r) {
   const ConfigTree& t = ctx.tree;
   const Setting* mode = written(t, "model.cp_partition_mode");
-  const bool dynamic = on(written(t, "model.dynamic_context_parallel"));
+  const bool dynamic = is_true(written(t, "model.dynamic_context_parallel"));
   if (!mode || mode->value.kind != Value::Kind::string) return;
   if (mode->value.text != "zigzag" && mode->value.text != "contiguous") {
     r.report(mode->key_loc, "unsupported cp_partition_mode " + mode->value.display() + ": zigzag or contiguous",
@@ -33,7 +22,7 @@ void check(const LintContext& ctx, Reporter& r) {
   if (!(ctx.facts.cp.known() && ctx.facts.cp_size() > 1) && !dynamic) return;
   const Setting* variant_setting = written(t, "model.experimental_attention_variant");
   if (!variant_setting) variant_setting = written(t, "model.linear_attention_type");
-  const std::string variant = text(variant_setting);
+  const std::string variant = string_value(variant_setting);
   if (mode->value.text == "zigzag") {
     if (variant == "dsv4_hybrid")
       r.report(mode->key_loc, "DeepSeek-V4 hybrid attention with context parallelism requires cp_partition_mode "
@@ -46,7 +35,7 @@ void check(const LintContext& ctx, Reporter& r) {
                             "sequence_packing_scheduler; the BSHD path slices zigzag only",
              "set sequence_packing_scheduler (dp_balanced), or use zigzag");
   }
-  if (on(written(t, "model.multi_latent_attention")) && variant != "dsv4_hybrid") {
+  if (is_true(written(t, "model.multi_latent_attention")) && variant != "dsv4_hybrid") {
     r.report(mode->key_loc, "cp_partition_mode contiguous is not supported with multi_latent_attention outside "
                             "dsv4_hybrid",
              "use zigzag for MLA models");
@@ -56,7 +45,7 @@ void check(const LintContext& ctx, Reporter& r) {
                             "experimental_attention_variant dsv4_hybrid or gated_delta_net" +
                                 std::string(variant.empty() ? "" : ", got " + variant_setting->value.display()),
              "use zigzag (the default) for standard attention");
-  } else if (variant == "gated_delta_net" && text(written(t, "model.linear_cp_mode")) == "headwise") {
+  } else if (variant == "gated_delta_net" && string_value(written(t, "model.linear_cp_mode")) == "headwise") {
     r.report(mode->key_loc, "cp_partition_mode contiguous is incompatible with gated_delta_net linear_cp_mode headwise",
              "use linear_cp_mode chunkwise, or zigzag");
   }

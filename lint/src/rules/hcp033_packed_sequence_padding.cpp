@@ -4,29 +4,20 @@
 #include <string>
 
 #include "hcp/lint/rule.hpp"
+#include "rule_helpers.hpp"
 
 namespace hcp::lint {
 namespace {
-
-const Setting* written(const ConfigTree& t, const char* key) {
-  const Setting* s = t.find(key);
-  return s && s->provenance != Provenance::unknown && s->value.kind != Value::Kind::null ? s : nullptr;
-}
-
-bool on(const Setting* s) {
-  return s && ((s->value.kind == Value::Kind::boolean && s->value.boolean) || s->value.text == "true" ||
-               s->value.text == "True");
-}
 
 void check(const LintContext& ctx, Reporter& r) {
   const ConfigTree& t = ctx.tree;
   const Facts& f = ctx.facts;
   const Setting* pad = written(t, "framework.pad_sequences_to_multiple_of");
-  if (!pad || pad->value.kind != Value::Kind::integer || !on(written(t, "framework.sequence_packing"))) return;
+  if (!pad || pad->value.kind != Value::Kind::integer || !is_true(written(t, "framework.sequence_packing"))) return;
   // Dynamic batching takes the other branch (megatron/data.py: it is tested first); NeMo-RL refuses both at once.
-  if (on(written(t, "framework.dynamic_batching"))) return;
+  if (is_true(written(t, "framework.dynamic_batching"))) return;
   if (!f.cp.known() || !f.tp.known()) return;
-  const bool sp = on(written(t, "model.sequence_parallel"));
+  const bool sp = is_true(written(t, "model.sequence_parallel"));
   int64_t factor = 1;
   std::string why;
   if (f.cp_size() > 1) {

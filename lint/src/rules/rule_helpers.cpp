@@ -65,4 +65,25 @@ bool is_blackwell_or_newer(const std::string& gpu) {
   return false;
 }
 
+const Setting* written(const ConfigTree& tree, const char* key) {
+  const Setting* s = tree.find(key);
+  return s && s->provenance != Provenance::unknown && s->value.kind != Value::Kind::null ? s : nullptr;
+}
+
+bool is_true(const Setting* s) {
+  if (!s || s->provenance == Provenance::unknown) return false;
+  return (s->value.kind == Value::Kind::boolean && s->value.boolean) || s->value.text == "true" || s->value.text == "True";
+}
+
+bool false_or_unset(const Setting* s) {
+  if (!s) return true;
+  if (s->provenance == Provenance::unknown) return false;
+  return (s->value.kind == Value::Kind::boolean && !s->value.boolean) || s->value.text == "false" ||
+         s->value.text == "False";
+}
+
+std::string string_value(const Setting* s) {
+  return s && s->provenance != Provenance::unknown && s->value.kind == Value::Kind::string ? s->value.text : "";
+}
+
 }  // namespace hcp::lint
