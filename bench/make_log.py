@@ -4,8 +4,8 @@ on 8 ranks (torchrun --tee prefixes): mostly iteration and NCCL INFO lines, and 
 scanner reads. Usage: make_log.py SIZE_MIB OUT
 """
 
+import argparse
 import random
-import sys
 
 
 def header():
@@ -27,9 +27,15 @@ def header():
 
 
 def main():
-    size = int(sys.argv[1]) << 20
+    parser = argparse.ArgumentParser(description=__doc__.split("Usage:")[0].strip())
+    parser.add_argument("size_mib", type=int, help="size of the log in MiB")
+    parser.add_argument("out", help="the file to write")
+    args = parser.parse_args()
+    if args.size_mib < 0:
+        parser.error("size_mib must not be negative")
+    size = args.size_mib << 20
     rng = random.Random(1)
-    out = open(sys.argv[2], "w")
+    out = open(args.out, "w")
     written = 0
     for line in header():
         out.write(line + "\n")

@@ -4,9 +4,9 @@ every rank's NCCL initialisation (NCCL_DEBUG=INFO) and c10d group lines, rank 0'
 iteration lines the last rank of each pipeline prints. Usage: make_rank_dir.py RANKS KIB_PER_RANK OUT_DIR
 """
 
+import argparse
 import os
 import random
-import sys
 
 
 def rank_lines(rank, ranks, rng, budget):
@@ -51,7 +51,14 @@ def rank_lines(rank, ranks, rng, budget):
 
 
 def main():
-    ranks, kib, root = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    parser = argparse.ArgumentParser(description=__doc__.split("Usage:")[0].strip())
+    parser.add_argument("ranks", type=int, help="number of ranks (one directory each)")
+    parser.add_argument("kib_per_rank", type=int, help="size of each rank's log in KiB")
+    parser.add_argument("out_dir", help="the directory to write")
+    args = parser.parse_args()
+    if args.ranks < 1 or args.kib_per_rank < 0:
+        parser.error("ranks must be positive and kib_per_rank not negative")
+    ranks, kib, root = args.ranks, args.kib_per_rank, args.out_dir
     rng = random.Random(1)
     for rank in range(ranks):
         d = os.path.join(root, "attempt_0", str(rank))
