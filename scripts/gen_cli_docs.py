@@ -420,15 +420,15 @@ def zsh_function(cmd):
         first = f"{cmd.function}_first"
         specs.append(zsh_quote(f"1: :{first}"))
     for p in cmd.positionals:
-        what = p.positional + ("" if p.kind != "files" else "")
         action = "_files" if p.kind == "files" else " "
-        specs.append(zsh_quote(("*" if p.repeatable else "") + f":{what}:{action}"))
+        specs.append(zsh_quote(("*" if p.repeatable else "") + f":{p.positional}:{action}"))
     out.append("  _arguments -s -S \\")
     out.append(" \\\n".join("    " + s for s in specs))
     out.append("}")
     text = "\n".join(out)
     if cmd.subcommands:
-        alts = " ".join(f'{s.name}\\:{zsh_describe_text(s.description)!r}'.replace("'", '"') for s in cmd.subcommands)
+        # _alternative's ((word\:"description" ...)) form, inside the spec's single quotes.
+        alts = " ".join(f'{s.name}\\:"{zsh_describe_text(s.description)}"' for s in cmd.subcommands)
         text += f"""
 
 {cmd.function}_first() {{

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "../../lint/src/walk/ignore_file.hpp"
+#include "hcp/error.hpp"
 #include "hcp/lint/input_walk.hpp"
 
 namespace hcp::lint {
@@ -60,6 +61,22 @@ TEST(IgnoreFile, ManyDoubleStarsStayFast) {
   std::string path;
   for (int i = 0; i < 200; ++i) path += "a/";
   EXPECT_EQ(f.match(path + "c", false), V::none);
+}
+
+TEST(IgnoreFile, TooManyPatternsIsAnErrorNamingTheLine) {
+  std::string many;
+  for (size_t i = 0; i <= IgnoreFile::kMaxPatterns; ++i) many += "p" + std::to_string(i) + "\n";
+  try {
+    IgnoreFile f("/r", many, "repo/.gitignore");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("repo/.gitignore:" + std::to_string(IgnoreFile::kMaxPatterns + 1) + ":"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string enough;
+  for (size_t i = 0; i < IgnoreFile::kMaxPatterns; ++i) enough += "p" + std::to_string(i) + "\n# comment\n";
+  EXPECT_EQ(IgnoreFile("/r", enough).match("p7", false), IgnoreFile::Verdict::ignored);
 }
 
 class Walk : public ::testing::Test {

@@ -2,6 +2,10 @@
 
 #include <fnmatch.h>
 
+#include <string>
+
+#include "hcp/error.hpp"
+
 namespace hcp::lint {
 namespace {
 
@@ -74,14 +78,22 @@ bool parse_line(std::string_view line, std::vector<std::string>* segments, bool*
 
 }  // namespace
 
-IgnoreFile::IgnoreFile(std::string dir, std::string_view text) : dir_(std::move(dir)) {
+IgnoreFile::IgnoreFile(std::string dir, std::string_view text, const std::string& name) : dir_(std::move(dir)) {
   size_t start = 0;
+  int line = 0;
   while (start < text.size()) {
+    ++line;
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     Pattern p;
-    if (parse_line(text.substr(start, end - start), &p.segments, &p.negated, &p.directory_only))
+    if (parse_line(text.substr(start, end - start), &p.segments, &p.negated, &p.directory_only)) {
+      if (patterns_.size() == kMaxPatterns) {
+        throw Error(Errc::invalid_argument, name + ":" + std::to_string(line) + ": more than " +
+                                                std::to_string(kMaxPatterns) +
+                                                " ignore patterns (pass --no-ignore to walk without ignore files)");
+      }
       patterns_.push_back(std::move(p));
+    }
     start = end + 1;
   }
 }

@@ -15,8 +15,13 @@ class IgnoreFile {
  public:
   enum class Verdict { none, ignored, kept };
 
-  // Patterns of `text`, the content of the file at `path` (for messages) in directory `dir`.
-  IgnoreFile(std::string dir, std::string_view text);
+  // At most this many patterns a file: each is tried on every path a walk meets, so a hostile file of millions
+  // would stall a CI job. Real ones have tens to hundreds.
+  static constexpr size_t kMaxPatterns = 4096;
+
+  // Patterns of `text`, the content of the file `name` (for messages) whose patterns are relative to `dir`. Throws
+  // Error{invalid_argument} naming name:line past kMaxPatterns.
+  IgnoreFile(std::string dir, std::string_view text, const std::string& name = "");
 
   const std::string& dir() const { return dir_; }
   // `relative`: the path below dir(), '/'-separated, without a leading "./".

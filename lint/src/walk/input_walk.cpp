@@ -29,7 +29,7 @@ Chain with_file(Chain chain, const fs::path& file, const fs::path& base) {
   // read_source names the file in its error and bounds its size: an ignore file that cannot be read stops the run
   // rather than linting what it may have left out.
   const SourceText text = read_source(file.string());
-  return std::make_shared<const IgnoreChain>(IgnoreChain{std::move(chain), IgnoreFile(base.string(), text.text)});
+  return std::make_shared<const IgnoreChain>(IgnoreChain{std::move(chain), IgnoreFile(base.string(), text.text, file.string())});
 }
 
 // .gitignore counts inside a git repository only (as for git and rg); .ignore, rg's own, everywhere and over it.
