@@ -1,39 +1,49 @@
 #!/usr/bin/env bash
-# hcp-logscan on a per-rank log directory (torchrun --log-dir of a large job: one file per rank) against
-# `rg -c` with the same literals, both on every core, in one run. Targets: hcp-logscan at least as fast as rg;
-# peak RSS <= 64 MiB + 16 MiB per thread; the same report for 1 thread and for all of them.
-# Usage: bench/compare_logscan_ranks.sh [RANKS] [KIB_PER_RANK] [BUILD_DIR]
+# hcp-logscan on per-rank log directories (torchrun --log-dir of a job: one file per rank) against `rg -c` with the
+# same literals, in one run, on two shapes: many small files (16,384 ranks x 32 KiB) and few large ones (16 ranks x
+# 64 MiB, a long log cut into ranks). Targets: on every core at least 1.2x as fast as rg on every core; on two
+# threads at least 1.8x as fast as on one; peak RSS <= 64 MiB + 16 MiB per thread; the same report for 1 thread
+# and for all of them.
+# Usage: bench/compare_logscan_ranks.sh [RANKS KIB_PER_RANK] [BUILD_DIR]   (one shape; both when none is given)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-ranks=${1:-16384}
-kib=${2:-32}
-build=${3:-$here/../build}
+if [[ $# -ge 2 ]]; then shapes=("$1:$2"); build=${3:-$here/../build}; else shapes=(16384:32 16:65536); build=${1:-$here/../build}; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 "$here/make_rank_dir.py" "$ranks" "$kib" "$work/logs"
 sed -n '/trigger_literals()/,/^}/p' "$here/../logscan/src/match/triggers.cpp" |
   grep -o '{"[^"]*", k' | sed 's/^{"//; s/", k$//; s/\\"/"/g' > "$work/patterns.txt"
-bytes=$(du -sb "$work/logs" | cut -f1)
 cores=$(nproc)
-echo "per-rank directory: $ranks files, $((bytes >> 20)) MiB, $(wc -l < "$work/patterns.txt") literals, $cores cores"
-# Warm the page cache once; then each tool runs once per round, interleaved.
-cat "$work"/logs/attempt_0/*/stdout.log > /dev/null
 rounds=${ROUNDS:-5}
 timed() { { /usr/bin/time -f "%e %M" "$@" > "$work/out"; } 2>&1 | tail -1; }
-declare -a T_hcp T_rg
-for ((r = 0; r < rounds; r++)); do
-  T_hcp+=("$(timed "$build/cli/hcp-logscan" --jobs "$cores" --format json "$work/logs" | cut -d' ' -f1)")
-  T_rg+=("$(timed rg -c -F -j "$cores" -f "$work/patterns.txt" "$work/logs" | cut -d' ' -f1)")
-done
 best() { printf '%s\n' "$@" | sort -g | head -1; }
-hcp=$(best "${T_hcp[@]}")
-rg=$(best "${T_rg[@]}")
-rss=$( { /usr/bin/time -f %M "$build/cli/hcp-logscan" --jobs "$cores" "$work/logs" > /dev/null; } 2>&1 | tail -1)
-"$build/cli/hcp-logscan" --jobs 1 --format json "$work/logs" > "$work/one.json"
-"$build/cli/hcp-logscan" --jobs "$cores" --format json "$work/logs" > "$work/all.json"
-same=$(cmp -s "$work/one.json" "$work/all.json" && echo yes || echo NO)
-printf '%-40s %8s s  %.2f GB/s\n' "hcp-logscan --jobs $cores" "$hcp" "$(awk -v b="$bytes" -v t="$hcp" 'BEGIN{print b/t/1e9}')"
-printf '%-40s %8s s  %.2f GB/s\n' "rg -c -F -j $cores (same literals)" "$rg" "$(awk -v b="$bytes" -v t="$rg" 'BEGIN{print b/t/1e9}')"
-printf 'ratio hcp / rg (>= 1 is at least as fast): %.2f\n' "$(awk -v a="$rg" -v b="$hcp" 'BEGIN{print a/b}')"
-echo "peak RSS: $((rss / 1024)) MiB (target $((64 + 16 * cores)) MiB)"
-echo "report with 1 thread == report with $cores threads: $same"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
+for shape in "${shapes[@]}"; do
+  ranks=${shape%%:*}
+  kib=${shape##*:}
+  rm -rf "$work/logs"
+  python3 "$here/make_rank_dir.py" "$ranks" "$kib" "$work/logs"
+  bytes=$(du -sb "$work/logs" | cut -f1)
+  echo "== per-rank directory: $ranks files x $kib KiB, $((bytes >> 20)) MiB, $(wc -l < "$work/patterns.txt") literals, $cores cores"
+  cat "$work"/logs/attempt_0/*/stdout.log > /dev/null  # warm the page cache; then the tools run interleaved
+  T_all=() T_one=() T_two=() T_rg=()
+  for ((r = 0; r < rounds; r++)); do
+    T_all+=("$(timed "$build/cli/hcp-logscan" --jobs "$cores" --format json "$work/logs" | cut -d' ' -f1)")
+    T_rg+=("$(timed rg -c -F -j "$cores" -f "$work/patterns.txt" "$work/logs" | cut -d' ' -f1)")
+    T_one+=("$(timed "$build/cli/hcp-logscan" --jobs 1 --format json "$work/logs" | cut -d' ' -f1)")
+    T_two+=("$(timed "$build/cli/hcp-logscan" --jobs 2 --format json "$work/logs" | cut -d' ' -f1)")
+  done
+  all=$(best "${T_all[@]}") rg=$(best "${T_rg[@]}") one=$(best "${T_one[@]}") two=$(best "${T_two[@]}")
+  rss=$( { /usr/bin/time -f %M "$build/cli/hcp-logscan" --jobs "$cores" "$work/logs" > /dev/null; } 2>&1 | tail -1)
+  "$build/cli/hcp-logscan" --jobs 1 --format json "$work/logs" > "$work/one.json"
+  "$build/cli/hcp-logscan" --jobs "$cores" --format json "$work/logs" > "$work/all.json"
+  same=$(cmp -s "$work/one.json" "$work/all.json" && echo yes || echo NO)
+  rate() { awk -v b="$bytes" -v t="$1" 'BEGIN{printf "%.2f GB/s", b/t/1e9}'; }
+  printf '%-40s %8s s  %s\n' "hcp-logscan --jobs $cores" "$all" "$(rate "$all")"
+  printf '%-40s %8s s  %s\n' "rg -c -F -j $cores (same literals)" "$rg" "$(rate "$rg")"
+  printf '%-40s %8s s  %s\n' "hcp-logscan --jobs 1" "$one" "$(rate "$one")"
+  printf '%-40s %8s s  %s\n' "hcp-logscan --jobs 2" "$two" "$(rate "$two")"
+  echo "ratio hcp / rg, all cores (target >= 1.2): $(ratio "$rg" "$all")"
+  echo "ratio --jobs 2 / --jobs 1 (target >= 1.8): $(ratio "$one" "$two")"
+  echo "peak RSS: $((rss / 1024)) MiB (target $((64 + 16 * cores)) MiB)"
+  echo "report with 1 thread == report with $cores threads: $same"
+done

@@ -76,6 +76,7 @@ struct LogScanner::Impl : InputReading {
   std::string scratch;
   std::string wrap_scratch;
   InputTape* tape = nullptr;  // record_to(): every line handed to the extractors is also recorded here
+  std::function<InputTape*()> tape_full;  // record_to(): the next segment when this one is full
 
   void dispatch(const LineView& v, uint32_t triggers) {
     if (tape) record(InputTape::Kind::dispatch, v.text, v.rank, v.number, triggers);
@@ -85,6 +86,7 @@ struct LogScanner::Impl : InputReading {
   void record(InputTape::Kind kind, std::string_view text, int rank, uint64_t number, uint32_t triggers) {
     tape->entries.push_back({kind, rank, triggers, number, tape->arena.size(), text.size()});
     tape->arena.append(text);
+    if (tape_full && tape->bytes() >= InputTape::kSegmentBytes) tape = tape_full();
   }
 
   // Several inputs may be open at once (a live per-rank directory). The one being fed is in the InputReading
@@ -546,19 +548,25 @@ void LogScanner::input_damaged(uint64_t offset, const std::string& message) {
   m.read_damage = "byte " + std::to_string(offset) + ": " + message;
 }
 
-void LogScanner::record_to(InputTape* tape) { impl_->tape = tape; }
+void LogScanner::record_to(InputTape* tape, std::function<InputTape*()> full) {
+  impl_->tape = tape;
+  impl_->tape_full = tape ? std::move(full) : nullptr;
+}
 
 void LogScanner::replay(const InputTape& t) {
   Impl& m = *impl_;
-  end_input();
-  if (!t.ended) {
-    m.state.report.files.push_back(t.file);
-    return;
-  }
-  m.names.push_back(t.name);
-  m.cur_name = &m.names.back();
   ScanState& st = m.state;
-  st.reset_input();
+  if (t.first) {
+    end_input();
+    if (!t.ended && t.last) {  // nothing was read: the input's error
+      m.state.report.files.push_back(t.file);
+      return;
+    }
+    // A segmented tape's name comes with its first segment (the worker knows it when it begins).
+    m.names.push_back(t.name);
+    m.cur_name = &m.names.back();
+    st.reset_input();
+  }
   for (const InputTape::Entry& e : t.entries) {
     const std::string_view text(t.arena.data() + e.text, e.size);
     if (e.kind == InputTape::Kind::settled_iteration) {
@@ -573,6 +581,10 @@ void LogScanner::replay(const InputTape& t) {
     LineView v{text, e.rank, e.number, m.cur_name};
     v.stable = false;
     st.dispatch(v, e.triggers);
+  }
+  if (!t.last) {
+    st.end_region();  // views into this segment become copies: the next one replaces it
+    return;
   }
   if (st.list.active) {
     LineView end{"", -1, t.file.lines, m.cur_name};

@@ -3,6 +3,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -390,6 +391,52 @@ TEST(LogscanParallel, SameReportForAnyThreadCount) {
   two.jobs = 2;
   const std::string fixtures = std::string(HCP_TESTS_DIR) + "/logscan/fixtures/per_rank_runtime";
   EXPECT_EQ(render_json(scan_paths({fixtures}, two)), render_json(scan_paths({fixtures}, one)));
+}
+
+// Large per-rank files, plain and compressed: each input's tape comes in many segments, replayed while its worker
+// still reads it, and workers wait for room while the segments waiting exceed the budget. The report is the
+// sequential one, with iteration lines and a traceback on both sides of segment boundaries.
+TEST(LogscanParallel, LargeFilesStreamedInSegmentsGiveTheSameReport) {
+  namespace fs = std::filesystem;
+  std::string pattern = (fs::temp_directory_path() / "hcp-parallel-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const fs::path dir(pattern);
+  auto rank_log = [](int rank, int lines) {
+    std::string t = "using world size: 8, data-parallel size: 2, context-parallel size: 4, tensor-model-parallel "
+                    "size: 1, pipeline-model-parallel size: 1\n";
+    for (int i = 1; i <= lines; ++i) {
+      t += " [2026-08-22 12:00:00] iteration " + std::to_string(i) + "/  100000 | consumed samples: " +
+           std::to_string(i * 64) + " | elapsed time per iteration (ms): " + std::to_string(800 + (i * 7 + rank) % 50) +
+           ".5 | throughput per GPU (TFLOP/s/GPU): 401.2 | lm loss: 7.0" + std::to_string(i % 10) +
+           "0000E+00 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+      t += "node-1:4100:4156 [" + std::to_string(rank) + "] NCCL INFO Channel 01/0 : 3[3] -> 4[4] via P2P/IPC/read\n";
+      if (i == lines / 2) {  // a traceback longer than a segment: it spans a boundary whatever the offsets
+        t += "Traceback (most recent call last):\n";
+        const std::string path(3000, 'd');  // 390 frames of 3 KB: 1.1 MiB, within the 400 lines a traceback may have
+        for (int f = 0; f < 390; ++f) t += "  File \"/" + path + "/train.py\", line " + std::to_string(f) + ", in step\n";
+        t += "ValueError: shapes (4, 8) and (2, 8) do not match\n";  // known only as the traceback's end
+      }
+    }
+    return t;
+  };
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+  };
+  write("rank_0.log", rank_log(0, 24000));  // about 8 MiB of recorded lines: eight segments and more
+  write("rank_1.log.zst", zstd(rank_log(1, 24000)));
+  write("rank_2.log.gz", gzip(rank_log(2, 12000)));
+  write("rank_3.log", rank_log(3, 40));
+  write("rank_4.log", rank_log(4, 30000));
+  ScanOptions one;
+  const std::string sequential = render_json(scan_paths({dir.string()}, one));
+  EXPECT_NE(sequential.find("\"last_iteration\": 30000"), std::string::npos);
+  EXPECT_NE(sequential.find("ValueError: shapes (4, 8)"), std::string::npos);
+  for (unsigned jobs : {2u, 3u, 5u}) {
+    ScanOptions o;
+    o.jobs = jobs;
+    EXPECT_EQ(render_json(scan_paths({dir.string()}, o)), sequential) << "jobs " << jobs;
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Files, directories (recursively, sorted) and "-" for standard input. Regular files are mapped (mapped_scan.hpp);
-// standard input, and a file that cannot be mapped, are read in 256 KiB chunks.
+// Files, directories (recursively, sorted) and "-" for standard input. Alone, a regular file is mapped
+// (mapped_scan.hpp); standard input, a file that cannot be mapped, and the files of a parallel scan are read.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,10 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hcp/logscan/scanner.hpp"
@@ -70,28 +72,27 @@ bool compressed_magic(const char* p, size_t n) {
          (n >= 2 && m[0] == 0x1F && m[1] == 0x8B);
 }
 
-// Workers read() small files (mapping and unmapping from several threads costs TLB shootdowns on every core);
-// false, with nothing scanned, for anything else, which the merging thread then reads itself.
-bool read_small_file(LogScanner& scanner, const std::string& path, std::vector<char>& buf, uint64_t limit) {
+// Scans a plain regular file of at most one chunk: its tape is at most its size. False, with nothing scanned, for
+// anything else (a compressed file's text may be many times its size).
+bool scan_small_file(LogScanner& scanner, const std::string& path, std::vector<char>& buf) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st{};
-  bool small = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= limit;
+  bool small = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= buf.size();
   ssize_t n = -1;
   if (small) {
     do n = ::read(fd, buf.data(), buf.size());
     while (n < 0 && errno == EINTR);
   }
-  // A compressed file's text may be many times its size, and a tape holds the lines of it the extractors see:
-  // compressed files are left to the merging thread, which reads them without a tape. So is a failed read, which
-  // the merging thread then reports.
   small = small && n >= 0 && !compressed_magic(buf.data(), static_cast<size_t>(n));
   if (small) scan_fd(scanner, fd, path, buf, known_size(st), static_cast<size_t>(n));
   ::close(fd);
   return small;
 }
 
-void scan_file(LogScanner& scanner, const std::string& path, std::vector<char>& buf) {
+// `may_map`: false on the workers of a parallel scan (mapping and unmapping from several threads costs TLB
+// shootdowns on every core).
+void scan_file(LogScanner& scanner, const std::string& path, std::vector<char>& buf, bool may_map) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     scanner.input_error(path, errno == ENOENT ? "no such file" : std::strerror(errno));
@@ -106,7 +107,7 @@ void scan_file(LogScanner& scanner, const std::string& path, std::vector<char>& 
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   // Small files are read: mapping costs two system calls and page faults, more than a read of 1 MiB copies.
-  if (static_cast<uint64_t>(st.st_size) <= kReadBelow ||
+  if (!may_map || static_cast<uint64_t>(st.st_size) <= kReadBelow ||
       !scan_mapped(scanner, fd, path, static_cast<uint64_t>(st.st_size))) {
     scan_fd(scanner, fd, path, buf, known_size(st));
   }
@@ -175,118 +176,184 @@ std::vector<ScanInput> expand_inputs(const std::vector<std::string>& paths, unsi
 
 namespace {
 
-void scan_input(LogScanner& scanner, const ScanInput& in, std::vector<char>& buf) {
+void scan_input(LogScanner& scanner, const ScanInput& in, std::vector<char>& buf, bool may_map = true) {
   switch (in.kind) {
-    case ScanInput::Kind::stdin_: scan_fd(scanner, STDIN_FILENO, "<stdin>", buf); break;
-    case ScanInput::Kind::file: scan_file(scanner, in.path, buf); break;
+    case ScanInput::Kind::stdin_: scan_fd(scanner, STDIN_FILENO, in.path, buf); break;
+    case ScanInput::Kind::file: scan_file(scanner, in.path, buf, may_map); break;
     case ScanInput::Kind::error: scanner.input_error(in.path, in.error); break;
   }
 }
 
-// Files up to this size are read on the workers; larger ones (their tape would hold all their iteration lines)
-// and standard input are read by the merging thread itself, in their turn.
-constexpr uint64_t kTapedFile = 16u << 20;
-// Tapes waiting to be replayed, per worker: the bound on the memory of a parallel scan.
+// Tape segments waiting to be replayed, per worker: the bound on the memory of a parallel scan.
 constexpr size_t kTapeBudgetPerThread = 8u << 20;
 
-// Workers read, decode and search the files in input order, each into a tape; this thread replays the tapes in
-// input order. Workers start a new file only while the tapes waiting stay within the budget, or when the file is
-// the next one to replay (so the merge always progresses).
+struct Stopped {};  // unwinds a worker waiting for room when the scan stops
+
+// `jobs` workers read, decode and search the inputs in input order, each recording what the input makes the
+// extractors do into tape segments; this thread replays the segments in input order, those of a large file while
+// its worker still reads it. A worker whose input is not the one being replayed waits while the segments waiting
+// exceed the budget, and takes a new input only within it (or when that input is the next to replay): memory is
+// bounded whatever the sizes, and the replay always progresses. (Files over 16 MiB used to be read by this thread
+// alone, so a directory of large per-rank files ran on one core whatever --jobs said.)
 ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions& options, unsigned jobs) {
   const size_t n = inputs.size();
-  std::vector<std::unique_ptr<InputTape>> tapes(n);
-  std::vector<char> done(n, 0);
+  std::vector<std::deque<std::unique_ptr<InputTape>>> segments(n);
   std::mutex mu;
-  // Two conditions, so that a file done wakes only the merging thread, and only when it waits for that file, and a
-  // tape replayed wakes workers only when one waits for room (a wake-up per file for everyone was a tenth of the
-  // time on a directory of small per-rank files).
+  // Two conditions, so that a segment published wakes only the merging thread, and only when it waits for that
+  // input, and a segment replayed wakes workers only when one waits for room (a wake-up per file for everyone was
+  // a tenth of the time on a directory of small per-rank files).
   std::condition_variable merge_cv, room_cv;
-  size_t waiting_for = SIZE_MAX;  // the file the merging thread waits for
+  size_t waiting_for = SIZE_MAX;  // the input the merging thread waits for
   int workers_waiting = 0;
-  size_t next = 0, replayed = 0, buffered = 0;
+  size_t next = 0, replaying = 0, buffered = 0;
   const size_t budget = kTapeBudgetPerThread * jobs;
   bool stop = false;
-
-  // Reads file k into a tape with `scanner` (one per thread for all its files: building one per file was a fifth
-  // of the time on small per-rank files; its own report is never used, only the lines each input hands to its
-  // extractors, which depend on that input alone). Called without the lock.
-  auto scan_one = [&](size_t k, LogScanner& scanner, std::vector<char>& buf) {
-    auto tape = std::make_unique<InputTape>();
-    bool here = false;
-    if (inputs[k].kind == ScanInput::Kind::file) {
-      scanner.record_to(tape.get());
-      here = read_small_file(scanner, inputs[k].path, buf, kTapedFile);
-      scanner.record_to(nullptr);
-    }
-    std::lock_guard lock(mu);
-    if (here) {  // else the merging thread reads it in its turn
-      buffered += tape->bytes();
-      tapes[k] = std::move(tape);
-    }
-    done[k] = 1;
-    if (waiting_for == k) merge_cv.notify_one();
-  };
-  auto may_claim = [&] { return next < n && (buffered < budget || next == replayed); };
   std::exception_ptr failure;  // a worker's exception, rethrown by the merging thread
+  // Replayed segments, kept for reuse: full-sized ones for the inputs that fill segments, others for the first
+  // segment of an input (most inputs of a per-rank directory fill less than one). Allocating and faulting in a
+  // fresh arena for every segment was a third of the time of a directory of large files; reserving a full one for
+  // every small file, as much on a directory of small ones.
+  const size_t kept = budget / InputTape::kSegmentBytes + 2 * jobs;
+  std::vector<std::unique_ptr<InputTape>> spare_full, spare_small;
+  auto fresh_segment = [&](const std::string& name, bool full_size) {
+    std::unique_ptr<InputTape> t;
+    {
+      std::lock_guard lock(mu);
+      auto& pool = full_size || spare_small.empty() ? spare_full : spare_small;
+      if (!pool.empty()) {
+        t = std::move(pool.back());
+        pool.pop_back();
+      }
+    }
+    if (t) {
+      t->clear();
+    } else {
+      t = std::make_unique<InputTape>();
+    }
+    if (full_size) t->reserve();
+    t->name = name;
+    return t;
+  };
+  auto keep_segment = [&](std::unique_ptr<InputTape> t) {  // under the lock
+    auto& pool = t->arena.capacity() >= InputTape::kSegmentBytes ? spare_full : spare_small;
+    if (pool.size() < kept) pool.push_back(std::move(t));
+  };
+
+  // Hands a segment of input k to the merging thread; then, if more of k follows and k is not the input being
+  // replayed, waits for room. Called without the lock.
+  auto publish = [&](size_t k, std::unique_ptr<InputTape> segment) {
+    std::unique_lock lock(mu);
+    const bool last = segment->last;
+    buffered += segment->bytes();
+    segments[k].push_back(std::move(segment));
+    if (waiting_for == k) merge_cv.notify_one();
+    if (last) return;
+    ++workers_waiting;
+    room_cv.wait(lock, [&] { return stop || buffered < budget || replaying == k; });
+    --workers_waiting;
+    if (stop) throw Stopped{};
+  };
+  // One scanner per worker for all its inputs (building one per file was a fifth of the time on small per-rank
+  // files; its own report is never used, only the lines each input hands to its extractors, which depend on that
+  // input alone).
   auto work = [&] {
-    size_t k = SIZE_MAX;
     try {
       std::vector<char> buf(kChunk);
       LogScanner scanner(options);
       for (;;) {
+        size_t k;
         {
           std::unique_lock lock(mu);
           ++workers_waiting;
-          room_cv.wait(lock, [&] { return stop || next >= n || may_claim(); });
+          room_cv.wait(lock, [&] { return stop || next >= n || buffered < budget || next == replaying; });
           --workers_waiting;
           if (stop || next >= n) return;
           k = next++;
         }
-        scan_one(k, scanner, buf);
+        const std::string& name = inputs[k].path;  // "<stdin>" for standard input
+        std::unique_ptr<InputTape> segment = fresh_segment(name, false);
+        bool first = true;
+        scanner.record_to(segment.get(), [&]() -> InputTape* {
+          segment->first = std::exchange(first, false);
+          segment->last = false;
+          publish(k, std::move(segment));
+          segment = fresh_segment(name, true);
+          return segment.get();
+        });
+        scan_input(scanner, inputs[k], buf, false);
+        scanner.record_to(nullptr);
+        segment->first = first;
+        publish(k, std::move(segment));
       }
+    } catch (const Stopped&) {
     } catch (...) {
       std::lock_guard lock(mu);
       if (!failure) failure = std::current_exception();
       stop = true;
-      if (k != SIZE_MAX) done[k] = 1;
       merge_cv.notify_all();
       room_cv.notify_all();
     }
   };
-  // jobs - 1 workers: the merging thread is the last one, reading files itself while the one it needs is not done.
+  // While the input it replays is not ready, this thread scans small plain files itself, as a worker would: on a
+  // directory of small per-rank files it is otherwise a third thread waking once per file (a seventh slower on two
+  // cores). The first input it claims that is not small it reads in its turn, without a tape, and it helps no more
+  // (large files keep the workers busy, and their replay it).
+  bool helping = true;
+  std::vector<char> own_inputs(n, 0);  // claimed by this thread and not small: read in their turn
+  LogScanner helper(options);
+  std::vector<char> helper_buf(kChunk);
+  auto help = [&](size_t m) {  // called without the lock
+    auto tape = fresh_segment(inputs[m].path, false);
+    helper.record_to(tape.get());
+    const bool here = inputs[m].kind == ScanInput::Kind::file && scan_small_file(helper, inputs[m].path, helper_buf);
+    helper.record_to(nullptr);
+    std::lock_guard lock(mu);
+    if (here) {
+      buffered += tape->bytes();
+      segments[m].push_back(std::move(tape));
+    } else {
+      own_inputs[m] = 1;
+      helping = false;
+    }
+  };
   std::vector<std::thread> workers;
-  LogScanner merged(options), helper(options);
-  std::vector<char> buf(kChunk), helper_buf(kChunk);
+  LogScanner merged(options);
+  std::vector<char> buf(kChunk);
   try {
-    for (unsigned i = 1; i < jobs; ++i) workers.emplace_back(work);
+    for (unsigned i = 0; i < jobs; ++i) workers.emplace_back(work);
     for (size_t k = 0; k < n; ++k) {
-      std::unique_ptr<InputTape> tape;
-      for (;;) {
-        std::unique_lock lock(mu);
-        if (failure) std::rethrow_exception(failure);
-        if (done[k]) {
-          tape = std::move(tapes[k]);
+      for (bool last = false; !last;) {
+        if (own_inputs[k]) {  // set by this thread only (also while it waited for k: it may have claimed k itself)
+          scan_input(merged, inputs[k], buf);
+          std::lock_guard lock(mu);
+          replaying = k + 1;
+          if (workers_waiting > 0) room_cv.notify_all();
           break;
         }
-        if (may_claim()) {
-          const size_t mine = next++;
-          lock.unlock();
-          scan_one(mine, helper, helper_buf);
-          continue;
+        std::unique_ptr<InputTape> segment;
+        {
+          std::unique_lock lock(mu);
+          if (segments[k].empty() && !failure && helping && next < n && buffered < budget) {
+            const size_t m = next++;
+            lock.unlock();
+            help(m);
+            continue;
+          }
+          waiting_for = k;
+          merge_cv.wait(lock, [&] { return !segments[k].empty() || failure; });
+          waiting_for = SIZE_MAX;
+          if (failure) std::rethrow_exception(failure);
+          segment = std::move(segments[k].front());
+          segments[k].pop_front();
         }
-        waiting_for = k;
-        merge_cv.wait(lock, [&] { return done[k] != 0 || failure; });
-        waiting_for = SIZE_MAX;
+        merged.replay(*segment);
+        last = segment->last;
+        std::lock_guard lock(mu);
+        buffered -= segment->bytes();
+        if (last) replaying = k + 1;
+        if (workers_waiting > 0) room_cv.notify_all();
+        keep_segment(std::move(segment));
       }
-      if (tape) {
-        merged.replay(*tape);
-      } else {
-        scan_input(merged, inputs[k], buf);
-      }
-      std::lock_guard lock(mu);
-      if (tape) buffered -= tape->bytes();
-      replayed = k + 1;
-      if (workers_waiting > 0) room_cv.notify_all();
     }
   } catch (...) {
     {

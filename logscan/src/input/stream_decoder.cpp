@@ -10,7 +10,7 @@
 namespace hcp::logscan {
 namespace {
 
-constexpr size_t kOutChunk = 1 << 20;
+constexpr size_t kOutChunk = 256 << 10;  // scanned while it is still in the L2 cache (1 MiB was 5% slower)
 // zstd windows above 32 MiB (zstd --long=27 and up) would break the scanner's memory bound; such frames are
 // reported as damage instead of being decoded.
 constexpr int kZstdWindowLogMax = 25;

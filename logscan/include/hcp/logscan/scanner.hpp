@@ -2,6 +2,7 @@
 // Memory stays bounded whatever the input size: a 4 MiB line window, a 64 KiB cap per line, bounded samples.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,8 +62,10 @@ class LogScanner {
   std::vector<LiveEvent> poll();
 
   // Parallel scanning: while a tape is set, what each input makes the extractors do is also recorded in it;
-  // replay() does the same to this scanner as scanning the recorded input here would.
-  void record_to(InputTape* tape);
+  // replay() does the same to this scanner as scanning the recorded input here would. When the tape holds
+  // InputTape::kSegmentBytes, `full` (if given) is called and recording goes on in the tape it returns; replaying
+  // the segments in order is replaying the whole tape.
+  void record_to(InputTape* tape, std::function<InputTape*()> full = {});
   void replay(const InputTape& tape);
 
   // Closes the open inputs and computes the verdict. The scanner is spent afterwards.
