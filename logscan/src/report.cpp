@@ -103,6 +103,8 @@ std::string_view progress_format_name(ProgressFormat f) {
     case ProgressFormat::progress_bar: return "progress-bar";
     case ProgressFormat::torchtitan: return "torchtitan";
     case ProgressFormat::bridge_step_time: return "bridge-step-time";
+    case ProgressFormat::nanotron: return "nanotron";
+    case ProgressFormat::megatron_deepspeed_kv: return "megatron-deepspeed-kv";
   }
   return "none";
 }

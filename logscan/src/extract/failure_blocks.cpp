@@ -18,7 +18,8 @@ void close_child_failed(ScanState& s) {
   if (!b.active) return;
   SourceRef where = b.where;
   where.rank = b.rank;
-  std::string message = "torchrun: ChildFailedError, root cause";
+  std::string message = "torchrun: ChildFailedError, ";
+  message += b.in_list ? "first failure listed" : "root cause";
   if (b.rank >= 0) message += " rank " + std::to_string(b.rank);
   if (!b.exitcode.empty()) message += ", exitcode " + b.exitcode;
   s.add_failure({"child-failed", message, "", "", where});
@@ -44,7 +45,7 @@ void close_abort(ScanState& s) {
   }
   static const RE2 rank_re(R"(\[(?:PG [^\]]*? )?Rank (\d{1,7})\])");
   if (int rank = -1; b.where.rank < 0 && RE2::PartialMatch(what, rank_re, &rank)) b.where.rank = rank;
-  std::string message = "terminate called after throwing an exception";
+  std::string message(b.head);
   if (!b.what.empty()) message += ": " + b.what;
   s.add_failure({kind, clip_message(message), "", "", b.where}, fault_cause(b.what));
   b = {};
@@ -87,16 +88,45 @@ void follow_tracebacks(ScanState& s, const LineView& line) {
   }
 }
 
-// "Root Cause (first observed failure):" / "[0]:" / "  rank      : 3 (local_rank: 3)" / "  exitcode  : 1 (pid: 9)"
+void child_failed_line(ScanState& s, const LineView& line) {
+  const std::string_view t = trim(line.text);
+  ChildFailedBlock& b = s.child_failed;
+  if (t.find("Root Cause (first observed failure)") != std::string_view::npos) {
+    b = ChildFailedBlock{true, false, 0, -1, "", line.ref()};  // the root cause wins over the list before it
+  } else if (t == "Failures:" && !b.active) {
+    b = ChildFailedBlock{true, true, 0, -1, "", line.ref()};
+  }
+}
+
+// "Root Cause (first observed failure):" / "[0]:" / "  rank      : 3 (local_rank: 3)" / "  exitcode  : 1 (pid: 9)";
+// in the list before it ("Failures:"), the first entry's rank and exit code, kept unless a root cause follows.
 void follow_child_failed(ScanState& s, const LineView& line) {
   ChildFailedBlock& b = s.child_failed;
   if (line.number == b.where.line) return;
   static const RE2 rank(R"(^\s*rank\s*:\s*(\d+))");
   static const RE2 exitcode(R"(^\s*exitcode\s*:\s*(-?\d+(?: \(pid: \d+\))?))");
   const std::string_view t = line.text;
+  const std::string_view bare = trim(t);
+  if (b.in_list) {
+    // Not torchrun's list after all ("Failures:" followed by anything but "[1]:" or "<NO_OTHER_FAILURES>").
+    // An entry "[1]:" may have been taken for a rank prefix (a block of several entries looks like "[N]:"
+    // prefixed lines): its text is then empty.
+    const bool entry = bare.empty() || starts_with(bare, "[") || starts_with(bare, "<NO_OTHER_FAILURES>");
+    if (b.lines_seen == 0 && !entry) {
+      b = {};
+      return;
+    }
+    if (starts_with(bare, "<NO_OTHER_FAILURES>")) b.lines_seen = 1;
+    int r = -1;
+    if (b.rank < 0 && RE2::PartialMatch(t, rank, &r)) b.rank = r;
+    if (b.exitcode.empty()) RE2::PartialMatch(t, exitcode, &b.exitcode);
+    // A list of many ranks is read to its end, where the root cause or the block's last rule comes; bounded.
+    if (++b.lines_seen >= 400 || starts_with(bare, "=====")) close_child_failed(s);
+    return;
+  }
   RE2::PartialMatch(t, rank, &b.rank);
   RE2::PartialMatch(t, exitcode, &b.exitcode);
-  if (++b.lines_seen >= 12 || starts_with(trim(t), "=====") || (b.rank >= 0 && !b.exitcode.empty())) {
+  if (++b.lines_seen >= 12 || starts_with(bare, "=====") || (b.rank >= 0 && !b.exitcode.empty())) {
     close_child_failed(s);
   }
 }

@@ -125,8 +125,11 @@ bool watchdog_line(ScanState& s, const LineView& line) {
 
 void gpu_fault_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
-  if (has(t, "terminate called after throwing")) {
-    s.abort = AbortBlock{true, 0, "", false, line.ref()};
+  if (has(t, "terminate called after throwing") || has(t, "terminate called without an active exception")) {
+    s.abort = AbortBlock{};
+    s.abort.active = true;
+    s.abort.where = line.ref();
+    if (has(t, "without an active exception")) s.abort.head = "terminate called without an active exception";
     return;
   }
   std::string kind(gpu_fault_kind(t));
@@ -246,9 +249,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
   }
   if (triggers & kHcpValidation) upstream_validation_message(s, line);
   if (triggers & kSlurmCancel) slurm_cancellation(s, line);
-  if (triggers & kChildFailed && line.text.find("Root Cause (first observed failure)") != npos) {
-    s.child_failed = ChildFailedBlock{true, 0, -1, "", line.ref()};
-  }
+  if (triggers & kChildFailed) child_failed_line(s, line);
   if (triggers & kOomKill && (has(line.text, "oom_kill event") || has(line.text, "oom-kill"))) {
     s.add_failure({"oom-kill", clip_message(line.text), "", "", line.ref()});
   }

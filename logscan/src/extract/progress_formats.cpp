@@ -5,6 +5,7 @@
 // read with regular expressions.
 #include <re2/re2.h>
 
+#include <cctype>
 #include <cmath>
 
 #include "scan_state.hpp"
@@ -21,9 +22,20 @@ void progress_bar(ScanState& s, const LineView& line) {
   std::string label, inside;
   int64_t n = 0, total = 0;
   if (!RE2::PartialMatch(line.text, bar, &label, &n, &total, &inside)) return;
-  // Validation, test and sanity-check bars count other batches.
+  // Validation, test and sanity-check bars count other batches; loading, saving, downloading, tokenising and
+  // generating bars (vLLM's "Processed prompts" in an RL rollout) are not training steps at all. A weight-loading
+  // bar of 568 shards before "Training Progress 15/210" had been taken as the progress (and, as the longer bar,
+  // had hidden the training bar).
   for (std::string_view other : {"alidat", "Test", "test", "Predict", "Sanity", "Evaluat", "eval"}) {
     if (has(label, other)) return;
+  }
+  std::string lower(label);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view other : {"load", "saving", "download", "upload", "shard", "processed prompts", "processing",
+                                 "map", "tokeniz", "generat", "adding requests", "captur", "fetch", "filter",
+                                 "convert", "writing", "reading", "creating", "building", "preprocess", "packing",
+                                 "rollout", "sampling", "merging", "compil", "warming", "resolv", "extract"}) {
+    if (has(lower, other)) return;
   }
   Progress& pr = s.report.progress;
   // An unlabelled evaluation bar (Hugging Face prints one in the middle of training) has fewer batches than the
@@ -72,6 +84,68 @@ void torchtitan_step(ScanState& s, const LineView& line) {
   if (RE2::PartialMatch(line.text, tflops, &v)) pr.step_tflops.add(v);
 }
 
+// A progress line of N/M steps with its loss, step time (ms) and TFLOP/s per GPU, when the line has them.
+void count_step(ScanState& s, const LineView& line, ProgressFormat format, int64_t n, int64_t total,
+                std::optional<double> loss, std::optional<double> ms, std::optional<double> tflops) {
+  Progress& pr = s.report.progress;
+  ++pr.iteration_lines;
+  pr.format = format;
+  pr.last_iteration = n;
+  pr.total_iterations = total;
+  if (loss) pr.last_lm_loss = loss;
+  if (!pr.first_iteration) {
+    pr.first_iteration = line.ref();
+    pr.first_lm_loss = loss;
+  }
+  if (ms) pr.step_ms.add(*ms);
+  if (tflops) pr.step_tflops.add(*tflops);
+}
+
+// nanotron's human format: three significant digits and a K, M, G, T suffix ("11.5K" is 11500).
+std::optional<double> human_number(std::string_view t, const RE2& field) {
+  std::string digits, suffix;
+  if (!RE2::PartialMatch(t, field, &digits, &suffix)) return std::nullopt;
+  auto v = to_double(digits);
+  if (!v) return std::nullopt;
+  static constexpr std::string_view kSuffixes = "KMGTP";
+  if (!suffix.empty()) *v *= std::pow(1000.0, static_cast<double>(kSuffixes.find(suffix[0]) + 1));
+  return v;
+}
+
+// nanotron: "iteration: 991 / 1000 | consumed_tokens: 634K | elapsed_time_per_iteration_ms: 45 | ... | lm_loss: 10.6
+// | lr: 1e-05 | model_tflops_per_gpu: 0.00869 | hardware_tflops_per_gpu: 0.00869 | ..." (older releases print
+// "time_per_iteration_ms"); the model FLOPs are the throughput, as Megatron's.
+void nanotron_iteration(ScanState& s, const LineView& line) {
+  static const RE2 head(R"((?:^|[\s:\]])iteration: (\d{1,15}) / (\d{1,15}) \|)");
+  int64_t n = 0, total = 0;
+  if (!RE2::PartialMatch(line.text, head, &n, &total)) return;
+  static const RE2 ms(R"(time_per_iteration_ms: ([0-9.]+(?:e[-+]?\d+)?)([KMGTP]?))");
+  static const RE2 loss(R"(\| lm_loss: ([-+0-9.]+(?:e[-+]?\d+)?|nan)([KMGTP]?))");
+  static const RE2 tflops(R"(model_tflops_per_gpu: ([0-9.]+(?:e[-+]?\d+)?)([KMGTP]?))");
+  count_step(s, line, ProgressFormat::nanotron, n, total, human_number(line.text, loss), human_number(line.text, ms),
+             human_number(line.text, tflops));
+}
+
+// Megatron-DeepSpeed forks (ALCF's): " iteration=  136004/  136100 | consumed_samples= ... |
+// elapsed_time_per_iteration_ms=3415.3 | ... | lm loss=12.316531 | ... | TFLOPs=53.66 |", with "[LM]TFLOPs=" and
+// "[DS]TFLOPs=" (or "[LM]-TFLOPs=") in later versions: [LM] is Megatron's model-FLOPs formula, the throughput;
+// [DS] DeepSpeed's flops profiler. A skipped iteration prints no loss.
+void kv_iteration(ScanState& s, const LineView& line) {
+  static const RE2 head(R"((?:^|[\s\]:-])iteration=\s*(\d{1,15})/\s*(\d{1,15}) \|)");
+  int64_t n = 0, total = 0;
+  if (!RE2::PartialMatch(line.text, head, &n, &total)) return;
+  static const RE2 ms(R"(elapsed_time_per_iteration_ms=([0-9.]+))");
+  static const RE2 loss(R"(\| lm[ _-]loss=([-+0-9.eE]+|nan) )");
+  static const RE2 lm_tflops(R"(\[LM\]-?TFLOPs=([0-9.]+))");
+  static const RE2 tflops(R"(\| TFLOPs=([0-9.]+))");
+  std::optional<double> l, t, v;
+  double x = 0;
+  if (RE2::PartialMatch(line.text, ms, &x)) t = x;
+  if (RE2::PartialMatch(line.text, loss, &x)) l = x;
+  if (RE2::PartialMatch(line.text, lm_tflops, &x) || RE2::PartialMatch(line.text, tflops, &x)) v = x;
+  count_step(s, line, ProgressFormat::megatron_deepspeed_kv, n, total, l, t, v);
+}
+
 void other_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   Progress& pr = s.report.progress;
@@ -105,6 +179,8 @@ void extract_other_progress(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   if (has(t, "s/it") || has(t, "it/s")) progress_bar(s, line);
   if (has(t, "step: ") || has(t, "step:")) torchtitan_step(s, line);
+  if (has(t, "iteration: ")) nanotron_iteration(s, line);
+  if (has(t, "iteration=")) kv_iteration(s, line);
   other_line(s, line);
 }
 

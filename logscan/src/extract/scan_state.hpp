@@ -39,21 +39,28 @@ struct TracebackState {
 };
 
 // torchrun's "Root Cause (first observed failure):" block: the root rank and exit code follow on their own lines.
+// torchrun's ChildFailedError block: "Failures:" lists the other failed ranks ("[1]:", "  rank : 1 ...") or
+// "<NO_OTHER_FAILURES>", then "Root Cause (first observed failure):" names the first one. A block cut before its
+// root cause (or a log that shows only the list) reports the first rank listed.
 struct ChildFailedBlock {
   bool active = false;
+  bool in_list = false;  // reading "Failures:", the root cause not seen yet
   int lines_seen = 0;
   int rank = -1;
   std::string exitcode;
   SourceRef where;
 };
 
-// "terminate called after throwing an instance of 'c10::CUDAError'" and the "what():" and frame lines after it.
+// "terminate called after throwing an instance of 'c10::CUDAError'" and the "what():" and frame lines after it,
+// or "terminate called without an active exception" (std::terminate with no exception: a thread left joinable,
+// c10d's watchdog ending the process) and its frames.
 struct AbortBlock {
   bool active = false;
   int lines_seen = 0;
   std::string what;
   bool in_nccl = false;  // a frame in ProcessGroupNCCL: the NCCL work's error
   SourceRef where;
+  const char* head = "terminate called after throwing an exception";  // or "... without an active exception"
 };
 
 struct ListCapture {  // "hierarchical_context_parallel_sizes:" followed by "- 2" lines (Bridge's YAML dump)
@@ -148,6 +155,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers);
 void follow_open_blocks(ScanState& s, const LineView& line);  // lines of open blocks (tracebacks, lists, ...)
 void follow_tracebacks(ScanState& s, const LineView& line);
 bool is_python_frame(std::string_view text);
+void child_failed_line(ScanState& s, const LineView& line);  // "Failures:" or "Root Cause (first observed failure)"
 void follow_child_failed(ScanState& s, const LineView& line);
 void follow_abort(ScanState& s, const LineView& line);
 void close_failure_blocks(ScanState& s, const std::string& file);

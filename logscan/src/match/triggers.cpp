@@ -18,6 +18,8 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"s/it", kOtherProgress},  // tqdm's rate in a progress bar
       {"it/s", kOtherProgress},
       {"step: ", kOtherProgress},  // torchtitan
+      {"iteration: ", kOtherProgress},  // nanotron: "iteration: 991 / 1000 | ..."
+      {"iteration=", kOtherProgress},   // Megatron-DeepSpeed forks (ALCF): "iteration=  21/ 105963 | ..."
       {"total steps", kOtherProgress},
       {"{'loss'", kOtherProgress},
       {"Tera Flops", kOtherProgress},
@@ -38,8 +40,9 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"COMPLETE", kNcclInit},
       {"Traceback (most recent call last)", kTraceback},
       {"File \"", kTraceback},  // a frame: opens a traceback whose header the log lacks
-      {"out of memory", kOutOfMemory},  // "CUDA out of memory", "CUDA error: out of memory", "HIP out of memory"
-      {"OutOfMemoryError", kOutOfMemory},
+      // "CUDA out of memory", "CUDA error: out of memory", "HIP out of memory"; torch.OutOfMemoryError's message
+      // always holds these words.
+      {"out of memory", kOutOfMemory},
       {"L WARN", kNcclError},   // "NCCL WARN"
       {"L error", kNcclError},  // "NCCL error in: ..."
       {"ncclInternalError", kNcclError},
@@ -54,12 +57,13 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"illegal memory access", kGpuFault},
       {"evice-side assert", kGpuFault},  // "device-side assert triggered", HIP "Device-side assertion `...' failed"
       {"Assertion `", kGpuFault},         // a CUDA kernel's assert: "... Assertion `srcIndex < size` failed."
-      {"NVRM: Xid", kGpuFault},
-      {"Critical Xid", kGpuFault},
+      {"Xid ", kGpuFault},  // "NVRM: Xid (PCI:...): 79", DCGM's "Detected Critical Xid Error"
       {"fallen off the bus", kGpuFault},
       {"HIP error", kGpuFault},
-      {"terminate called after", kGpuFault},  // a C++ exception ended the process (c10::CUDAError from NCCL work)
+      // A C++ exception ended the process (c10::CUDAError from NCCL work), or std::terminate without one.
+      {"terminate called", kGpuFault},
       {"Root Cause", kChildFailed},
+      {"Failures:", kChildFailed},  // torchrun's list of failed ranks, before its root cause (or cut before it)
       {"CUDA error: ", kCudaError},
       {"oom_kill", kOomKill},
       {"oom-kill", kOomKill},
