@@ -7,7 +7,7 @@ system's library path.
 from ._native import lib as _lib
 from .attention import (COMMS, DEVICES, MPI_COMM_WORLD, CpContext, MpiComm, NcclComm, World, attention_simulate,
                         mpi_finalize, mpi_init, nccl_unique_id, packed_rank_indices, pad_for_cp)
-from .errors import (BufferTooSmallError, CommError, HcpError, HcpIOError, HcpTimeoutError, InternalError,
+from .errors import (BufferTooSmallError, CommError, HcpError, HcpFileNotFoundError, HcpIOError, HcpTimeoutError, InternalError,
                      InvalidArgumentError, InvalidConfigError, NotFoundError, OutOfMemoryError, ParseError,
                      ShapeError, UnsupportedError)
 from .check import check
@@ -23,6 +23,6 @@ __all__ = [
     "MPI_COMM_WORLD", "mpi_init", "mpi_finalize", "packed_rank_indices", "pad_for_cp",
     "Topology", "GROUP_KINDS", "ORDERS", "check", "lint", "lint_report", "lint_text", "lint_text_report", "LintReport", "Diagnostic",
     "LogScanner", "LogReport", "scan_logs", "plan", "HcpError", "InvalidArgumentError", "InvalidConfigError",
-    "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "ParseError", "UnsupportedError", "CommError",
+    "BufferTooSmallError", "OutOfMemoryError", "HcpIOError", "HcpFileNotFoundError", "ParseError", "UnsupportedError", "CommError",
     "HcpTimeoutError", "ShapeError", "NotFoundError", "InternalError", "__version__",
 ]

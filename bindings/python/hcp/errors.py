@@ -28,8 +28,14 @@ class OutOfMemoryError(HcpError, MemoryError):
     status = 4
 
 
-class HcpIOError(HcpError):
+class HcpIOError(HcpError, OSError):
+    """An input that could not be read: an OSError, so `except OSError` around a scan or a lint catches it."""
+
     status = 5
+
+
+class HcpFileNotFoundError(HcpIOError, FileNotFoundError):
+    """Every input that could not be read does not exist (errno ENOENT)."""
 
 
 class ParseError(HcpError, ValueError):

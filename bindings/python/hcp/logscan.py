@@ -1,13 +1,14 @@
 """hcp-logscan over the C ABI: scan training logs (files, directories, or bytes as a process writes them)."""
 
 import ctypes
+import errno
 import json
 import os
 import threading
 
 from . import _native
 from ._native import LogscanEvent, check, lib
-from .errors import HcpIOError, InvalidArgumentError
+from .errors import HcpFileNotFoundError, HcpIOError, InvalidArgumentError
 
 
 def _options(gpu, series=False):
@@ -120,8 +121,13 @@ def scan_logs(paths, gpu=None, series=False):
     opts = _options(gpu, series)
     check(lib.hcp_logscan_scan_paths(ctypes.byref(out), array, len(encoded), ctypes.byref(opts)))
     report = LogReport(out)
-    unreadable = [f"{f['path']}: {f['error']}" for f in report.to_dict()["files"] if f.get("error")]
-    if unreadable:
+    failed = [f for f in report.to_dict()["files"] if f.get("error")]
+    if failed:
         report.close()
-        raise HcpIOError("cannot read " + "; ".join(unreadable), 5)
+        message = "cannot read " + "; ".join(f"{f['path']}: {f['error']}" for f in failed)
+        if all(f["error"] == "no such file" for f in failed):
+            error = HcpFileNotFoundError(message, HcpIOError.status)
+            error.errno = errno.ENOENT  # (no strerror or filename: OSError would print them instead of the message)
+            raise error
+        raise HcpIOError(message, HcpIOError.status)
     return report

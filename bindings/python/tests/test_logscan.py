@@ -1,3 +1,4 @@
+import errno
 import gzip
 import pathlib
 import unittest
@@ -79,6 +80,12 @@ class LogscanTest(unittest.TestCase):
         with self.assertRaises(hcp.InvalidArgumentError):
             hcp.scan_logs([])
         # A missing path is an error, as in the CLI (exit 2), not an "unknown" verdict over nothing read.
+        with self.assertRaises(OSError) as caught:  # an OSError, as Python's own file functions raise
+            hcp.scan_logs("/nonexistent/job.log")
+        self.assertIsInstance(caught.exception, FileNotFoundError)
+        self.assertIsInstance(caught.exception, hcp.HcpIOError)
+        self.assertEqual(caught.exception.errno, errno.ENOENT)
+        self.assertIn("/nonexistent/job.log: no such file", str(caught.exception))
         with self.assertRaisesRegex(hcp.HcpIOError, "/nonexistent/job.log: no such file"):
             hcp.scan_logs(["/nonexistent/job.log", FIXTURES / "no_cp.log"])
         with self.assertRaises(hcp.InvalidArgumentError):
