@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
+#include "command_name.hpp"
 #include "exit_codes.hpp"
 #include "hcp/error.hpp"
 #include "hcp/json_writer.hpp"
@@ -136,7 +138,25 @@ int run_follow(const FollowArgs& a, const logscan::ScanOptions& options) {
     std::cout << logscan::render_text(r);
   }
   std::cout << std::flush;
-  if (r.unreadable_inputs()) return kExitInput;
+  // A path of which nothing was read (it never appeared, or no file appeared in the directory): as a scan of a
+  // missing path or an empty directory, one line on stderr and exit 2 (an "unknown" over nothing read must not
+  // pass for a clean run).
+  for (const logscan::FileReport& f : r.files) {
+    if (f.error) std::cerr << command_name() << ": error: " << printable(f.path + ": " + *f.error) << "\n";
+  }
+  bool never = false;
+  for (const std::string& p : a.paths) {
+    std::error_code ec;
+    const bool read = std::any_of(r.files.begin(), r.files.end(),
+                                  [&](const logscan::FileReport& f) { return f.path.rfind(p, 0) == 0; });
+    if (read) continue;
+    const char* what = std::filesystem::is_directory(p, ec) ? ": no file appeared in it while it was followed"
+                       : std::filesystem::exists(p, ec)     ? ": nothing could be read from it"
+                                                            : ": never appeared while it was followed";
+    std::cerr << command_name() << ": error: " << printable(p + what) << "\n";
+    never = true;
+  }
+  if (never || r.unreadable_inputs()) return kExitInput;
   const bool bad = r.verdict == logscan::Verdict::cp_silently_off || r.verdict == logscan::Verdict::hcp_not_active;
   return bad || r.failed ? kExitFindings : kExitOk;
 }

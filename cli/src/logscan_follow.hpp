@@ -16,7 +16,8 @@ struct FollowArgs {
   double until_idle_s = 0;
 };
 
-// Exit codes: kExitStopCp / kExitStopFailure when an --exit-on event appeared, else as a scan of what was read.
+// Exit codes: kExitStopCp / kExitStopFailure when an --exit-on event appeared, else as a scan of what was read
+// (kExitInput also for a path of which nothing was read).
 int run_follow(const FollowArgs& args, const logscan::ScanOptions& options);
 
 }  // namespace hcp::cli
