@@ -147,8 +147,11 @@ int run_follow(const FollowArgs& a, const logscan::ScanOptions& options) {
   bool never = false;
   for (const std::string& p : a.paths) {
     std::error_code ec;
-    const bool read = std::any_of(r.files.begin(), r.files.end(),
-                                  [&](const logscan::FileReport& f) { return f.path.rfind(p, 0) == 0; });
+    // The path itself, a file in it, or its rotated copies ("x.log (after rotation 1)") - not "x.log.1".
+    const bool read = std::any_of(r.files.begin(), r.files.end(), [&](const logscan::FileReport& f) {
+      return f.path.rfind(p, 0) == 0 && (f.path.size() == p.size() || f.path[p.size()] == '/' ||
+                                         f.path[p.size()] == ' ' || p.back() == '/');
+    });
     if (read) continue;
     const char* what = std::filesystem::is_directory(p, ec) ? ": no file appeared in it while it was followed"
                        : std::filesystem::exists(p, ec)     ? ": nothing could be read from it"

@@ -101,6 +101,12 @@ void count_step(ScanState& s, const LineView& line, ProgressFormat format, int64
   if (tflops) pr.step_tflops.add(*tflops);
 }
 
+// The number a field's one group captures, if the line has the field.
+std::optional<double> number(std::string_view t, const RE2& field) {
+  std::string digits;
+  return RE2::PartialMatch(t, field, &digits) ? to_double(digits) : std::nullopt;
+}
+
 // nanotron's human format: three significant digits and a K, M, G, T suffix ("11.5K" is 11500).
 std::optional<double> human_number(std::string_view t, const RE2& field) {
   std::string digits, suffix;
@@ -138,12 +144,10 @@ void kv_iteration(ScanState& s, const LineView& line) {
   static const RE2 loss(R"(\| lm[ _-]loss=([-+0-9.eE]+|nan) )");
   static const RE2 lm_tflops(R"(\[LM\]-?TFLOPs=([0-9.]+))");
   static const RE2 tflops(R"(\| TFLOPs=([0-9.]+))");
-  std::optional<double> l, t, v;
-  double x = 0;
-  if (RE2::PartialMatch(line.text, ms, &x)) t = x;
-  if (RE2::PartialMatch(line.text, loss, &x)) l = x;
-  if (RE2::PartialMatch(line.text, lm_tflops, &x) || RE2::PartialMatch(line.text, tflops, &x)) v = x;
-  count_step(s, line, ProgressFormat::megatron_deepspeed_kv, n, total, l, t, v);
+  std::optional<double> flops = number(line.text, lm_tflops);
+  if (!flops) flops = number(line.text, tflops);
+  count_step(s, line, ProgressFormat::megatron_deepspeed_kv, n, total, number(line.text, loss), number(line.text, ms),
+             flops);
 }
 
 void other_line(ScanState& s, const LineView& line) {
