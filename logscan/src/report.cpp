@@ -105,6 +105,7 @@ std::string_view progress_format_name(ProgressFormat f) {
     case ProgressFormat::bridge_step_time: return "bridge-step-time";
     case ProgressFormat::nanotron: return "nanotron";
     case ProgressFormat::megatron_deepspeed_kv: return "megatron-deepspeed-kv";
+    case ProgressFormat::automodel: return "automodel";
   }
   return "none";
 }

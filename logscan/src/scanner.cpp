@@ -26,6 +26,39 @@ std::vector<std::string> literal_texts() {
   return out;
 }
 
+// The literal set reports a bit per kind of line, not per literal: literals with the same triggers share one (the
+// scanner only needs the triggers), and a literal that settles its line has its own (its key's length is read
+// from it). So the literals are not bounded by the 64 bits of a hit.
+struct LiteralBits {
+  std::vector<uint8_t> bit_of;        // by literal
+  std::vector<uint32_t> trigger_of;   // by bit
+  std::vector<size_t> key_length;     // by bit: the settling literal's length (0 for the others)
+  uint64_t settles_line = 0;          // bits after which the rest of a line is not searched
+};
+
+LiteralBits literal_bits() {
+  LiteralBits b;
+  for (const TriggerLiteral& t : trigger_literals()) {
+    size_t bit = b.trigger_of.size();
+    if (!t.settles_line) {
+      for (size_t k = 0; k < b.trigger_of.size(); ++k) {
+        if (b.trigger_of[k] == t.triggers && !(b.settles_line >> k & 1)) bit = k;
+      }
+    }
+    if (bit == b.trigger_of.size()) {
+      if (bit >= 64) throw Error(Errc::internal, "logscan: more than 64 kinds of trigger literals");
+      b.trigger_of.push_back(t.triggers);
+      b.key_length.push_back(0);
+    }
+    if (t.settles_line) {
+      b.settles_line |= uint64_t{1} << bit;
+      b.key_length[bit] = std::string_view(t.text).size();
+    }
+    b.bit_of.push_back(static_cast<uint8_t>(bit));
+  }
+  return b;
+}
+
 // torchrun's log_dir layout (.../attempt_0/3/stdout.log) or a name with "rank3", "rank_3", "rank-3".
 int rank_from_path(const std::string& path) {
   static const RE2 named(R"((?i)(?:^|[/_.-])rank[_-]?(\d{1,7})(?:[/_.-]|$))");
@@ -68,9 +101,10 @@ struct InputReading {
 
 struct LogScanner::Impl : InputReading {
   ScanOptions options;
-  LiteralSet literals{literal_texts()};
-  std::vector<uint32_t> trigger_of;  // by literal id
-  uint64_t settles_line = 0;        // literals after which the rest of a line is not searched
+  LiteralBits bits = literal_bits();
+  LiteralSet literals{literal_texts(), bits.bit_of};
+  const std::vector<uint32_t>& trigger_of = bits.trigger_of;  // by bit
+  const uint64_t settles_line = bits.settles_line;
   ScanState state;
   std::deque<std::string> names;  // stable storage for LineView::file
   std::string scratch;
@@ -140,10 +174,6 @@ struct LogScanner::Impl : InputReading {
   }
 
   explicit Impl(ScanOptions o) : options(std::move(o)) {
-    for (const TriggerLiteral& t : trigger_literals()) {
-      if (t.settles_line) settles_line |= uint64_t{1} << trigger_of.size();
-      trigger_of.push_back(t.triggers);
-    }
     if (options.max_line < 256) options.max_line = 256;
     state.keep_series = options.series;
   }
@@ -295,7 +325,7 @@ struct LogScanner::Impl : InputReading {
   // Where the counters after an iteration key at `at` end, or null when the line is not settled by its key.
   const char* settled(const char* p, size_t line_end, size_t at, uint64_t ids) const {
     if ((ids & settles_line) == 0) return nullptr;
-    const size_t key = literals.literal(static_cast<uint32_t>(__builtin_ctzll(ids & settles_line))).size();
+    const size_t key = bits.key_length[static_cast<size_t>(__builtin_ctzll(ids & settles_line))];
     return at + key <= line_end ? skip_iteration_counters(p + at + key, p + line_end) : nullptr;
   }
 

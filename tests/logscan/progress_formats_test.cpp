@@ -66,6 +66,22 @@ TEST(MegatronDeepSpeedKeyValue, IterationLines) {
   EXPECT_DOUBLE_EQ(*r.progress.reported_tflops(), 85.0);
 }
 
+TEST(Automodel, StepLinesAndTheConfigurationsMaxSteps) {
+  const std::string log = "2025-09-01 07:13:17 | INFO | root |   step_scheduler:\n"
+                          "2025-09-01 07:13:17 | INFO | root |     max_steps: 18500\n"
+                          "step  9 | epoch 0 | loss 1.1696 | grad_norm 1.6721 | lr 8.59e-06 | mem 48.55 GiB | tps 2075.14/gpu\n"
+                          "INFO:root:step 10 | epoch 0 | loss 1.2296 | grad_norm 1.6987 | mem: 12.35 GiB | tps 9196.97\n"
+                          "INFO:root:[val] step 10 | epoch 0 | loss 0.2469\n";
+  const ScanReport r = scan(log);
+  EXPECT_EQ(r.progress.format, ProgressFormat::automodel);
+  EXPECT_EQ(r.progress.iteration_lines, 2u);  // not the validation line
+  EXPECT_EQ(r.progress.last_iteration, 10);
+  EXPECT_EQ(r.progress.total_iterations, 18500);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 1.2296);
+  EXPECT_FALSE(r.progress.iteration_ms());  // Automodel prints no step time
+  EXPECT_FALSE(scan("step 3 | epoch 0 | loss 1.5\n").progress.total_iterations);
+}
+
 TEST(ProgressBar, LoadingSavingAndRolloutBarsAreNotTrainingSteps) {
   const std::string log =
       "Loading weights: 100%|##########| 568/568 [00:12<00:00, 45.1it/s]\n"

@@ -85,7 +85,7 @@ void torchtitan_step(ScanState& s, const LineView& line) {
 }
 
 // A progress line of N/M steps with its loss, step time (ms) and TFLOP/s per GPU, when the line has them.
-void count_step(ScanState& s, const LineView& line, ProgressFormat format, int64_t n, int64_t total,
+void count_step(ScanState& s, const LineView& line, ProgressFormat format, int64_t n, std::optional<int64_t> total,
                 std::optional<double> loss, std::optional<double> ms, std::optional<double> tflops) {
   Progress& pr = s.report.progress;
   ++pr.iteration_lines;
@@ -150,6 +150,20 @@ void kv_iteration(ScanState& s, const LineView& line) {
              flops);
 }
 
+// NeMo Automodel: "step 10 | epoch 0 | loss 1.2296 | grad_norm 1.6987 | lr 8.19e-06 | mem 36.24 GiB | tps 830.26/gpu"
+// ("[val] step 20 | epoch 0 | loss 0.2469" is validation); no step time or FLOPs, and the total only in its
+// configuration ("max_steps: 18500").
+void automodel_step(ScanState& s, const LineView& line) {
+  static const RE2 step(R"((^|[\s:\]])step\s+(\d{1,15}) \| epoch \d{1,15} \| loss ([-+0-9.eE]+|nan))");
+  std::string lead;
+  int64_t n = 0;
+  std::string loss;
+  if (!RE2::PartialMatch(line.text, step, &lead, &n, &loss)) return;
+  if (has(line.text.substr(0, line.text.find("step")), "val")) return;
+  const auto total = s.max_steps > 0 ? std::optional<int64_t>(s.max_steps) : std::nullopt;
+  count_step(s, line, ProgressFormat::automodel, n, total, to_double(loss), std::nullopt, std::nullopt);
+}
+
 void other_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   Progress& pr = s.report.progress;
@@ -157,6 +171,9 @@ void other_line(ScanState& s, const LineView& line) {
   // torchtitan: "Training starts at step 1, ..., total steps 10 (warmup 2)"
   static const RE2 total(R"(total steps (\d{1,15}))");
   if (int64_t n = 0; has(t, "total steps") && RE2::PartialMatch(t, total, &n)) pr.total_iterations = n;
+  // A configuration's "max_steps: 18500" (YAML dump): the total of NeMo Automodel's step lines.
+  static const RE2 max_steps(R"((?:^|\s)max_steps:\s*(\d{1,15})\s*$)");
+  if (int64_t n = 0; has(t, "max_steps") && RE2::PartialMatch(t, max_steps, &n)) s.max_steps = n;
   // Hugging Face Trainer: "{'loss': 0.8533, 'grad_norm': 4.87, 'learning_rate': 1.45e-05, 'epoch': 0.16}"
   static const RE2 dict(R"(\{'loss': ([-+0-9.eE]+))");
   if (has(t, "{'loss'") && RE2::PartialMatch(t, dict, &v)) pr.last_lm_loss = v;
@@ -185,6 +202,7 @@ void extract_other_progress(ScanState& s, const LineView& line) {
   if (has(t, "step: ") || has(t, "step:")) torchtitan_step(s, line);
   if (has(t, "iteration: ")) nanotron_iteration(s, line);
   if (has(t, "iteration=")) kv_iteration(s, line);
+  if (has(t, "| epoch ")) automodel_step(s, line);
   other_line(s, line);
 }
 

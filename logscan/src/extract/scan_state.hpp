@@ -92,6 +92,7 @@ struct ScanState : InputBlocks {
   std::vector<std::string> failure_causes;
   size_t run_failures_from = 0;  // failures of the current run start here (a failure is counted once per run)
   int64_t bar_total = 0;         // the training progress bar's total (an evaluation bar's is smaller)
+  int64_t max_steps = 0;         // a configuration's "max_steps: N" (NeMo Automodel prints no total on its steps)
   // Runs (run_lines.cpp): where the current one started, and what the report held when it did.
   SourceRef run_start;
   uint64_t failures_before_run = 0;

@@ -10,8 +10,16 @@
 
 namespace hcp::logscan {
 
-LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
-  if (literals_.size() > 64) throw std::invalid_argument("more than 64 literals");
+LiteralSet::LiteralSet(std::vector<std::string> literals, std::vector<uint8_t> bits) : literals_(std::move(literals)) {
+  if (bits.empty() && literals_.size() > 64) throw std::invalid_argument("more than 64 literals");
+  if (!bits.empty() && bits.size() != literals_.size()) throw std::invalid_argument("a bit for every literal");
+  // Bucket walks grow with the literals; a few hundred keep the scan's speed.
+  if (literals_.size() > 256) throw std::invalid_argument("more than 256 literals");
+  for (size_t k = 0; k < literals_.size(); ++k) {
+    const unsigned bit = bits.empty() ? static_cast<unsigned>(k) : bits[k];
+    if (bit > 63) throw std::invalid_argument("a literal's bit must be below 64");
+    bit_of_.push_back(uint64_t{1} << bit);
+  }
   std::memset(lo_, 0, sizeof lo_);
   std::memset(hi_, 0, sizeof hi_);
   std::memset(head_filter_, 0, sizeof head_filter_);
@@ -113,7 +121,7 @@ __attribute__((always_inline)) inline uint64_t LiteralSet::match_at(const char* 
       if (heads_[id] != head) continue;  // one compare rejects almost every false candidate
       const std::string& lit = literals_[id];
       if (lit.size() > size - pos || !same_bytes(data + pos, lit.data(), lit.size())) continue;
-      ids |= uint64_t{1} << id;
+      ids |= bit_of_[id];
     }
   }
   return ids;

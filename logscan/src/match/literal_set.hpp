@@ -23,8 +23,10 @@ struct ScanCursor {
 
 class LiteralSet {
  public:
-  // At most 64 literals, each at least 4 bytes, none holding a '\n'.
-  explicit LiteralSet(std::vector<std::string> literals);
+  // Literals of at least 4 bytes, none holding a '\n'. A hit reports bit `bits[k]` for literal k (several literals
+  // may share a bit: the caller only needs to know which kind of line it is); without `bits`, bit k, and at most
+  // 64 literals.
+  explicit LiteralSet(std::vector<std::string> literals, std::vector<uint8_t> bits = {});
 
   // Moves the cursor to the first position in [cursor.pos, limit) where literals start and returns them as bits
   // (bit k = literal k); data[0, size) is readable, so a literal may run past limit. Returns 0 when there is
@@ -41,6 +43,7 @@ class LiteralSet {
   uint64_t next_avx2(const char* data, size_t size, size_t limit, ScanCursor& cursor) const;
 
   std::vector<std::string> literals_;
+  std::vector<uint64_t> bit_of_;  // by literal: the bit its hits set
   std::vector<uint32_t> bucket_members_[8];
   std::vector<uint32_t> heads_;  // first four bytes of each literal
   static uint32_t head_hash(uint32_t head) { return (head * 0x9E3779B1u) >> 16; }

@@ -20,6 +20,8 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"step: ", kOtherProgress},  // torchtitan
       {"iteration: ", kOtherProgress},  // nanotron: "iteration: 991 / 1000 | ..."
       {"iteration=", kOtherProgress},   // Megatron-DeepSpeed forks (ALCF): "iteration=  21/ 105963 | ..."
+      {"| epoch ", kOtherProgress},     // NeMo Automodel: "step 10 | epoch 0 | loss 1.2296 | ..."
+      {"max_steps", kOtherProgress},    // its configuration's total
       {"total steps", kOtherProgress},
       {"{'loss'", kOtherProgress},
       {"Tera Flops", kOtherProgress},
