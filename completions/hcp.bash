@@ -117,9 +117,9 @@ _hcp_logscan() {
   done
   case $prev in
     --format) _hcp_reply "text json github html"; return ;;
-    --expect) _hcp_reply "hcp flat no-cp"; return ;;
+    --expect) _hcp_reply "hcp dynamic flat no-cp"; return ;;
     --gpu) _hcp_reply "h100 h200 a100 b200"; return ;;
-    --exit-on) _hcp_reply_list "cp-silently-off hcp-not-active hcp-active flat-cp no-cp unknown failure"; return ;;
+    --exit-on) _hcp_reply_list "cp-silently-off hcp-not-active hcp-active dynamic-cp flat-cp no-cp unknown failure"; return ;;
     -j | --jobs | --poll-ms | --until-idle) return ;;
   esac
   if [[ $cur == -* ]]; then

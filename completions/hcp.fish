@@ -15,7 +15,7 @@ end
 
 # logscan --exit-on: a comma list of these.
 function __hcp_logscan_exit_on
-    printf '%s\n' cp-silently-off hcp-not-active hcp-active flat-cp no-cp unknown failure
+    printf '%s\n' cp-silently-off hcp-not-active hcp-active dynamic-cp flat-cp no-cp unknown failure
 end
 
 # hcp itself: its options and subcommands. File names only as the arguments of lint, logscan.
@@ -103,7 +103,7 @@ complete -c hcp -n '__fish_seen_subcommand_from lint' -s V -l version -d 'Displa
 # hcp logscan
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -s h -l help -d 'Print this help message and exit'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l format -x -a 'text json github html' -d 'Output format'
-complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l expect -x -a 'hcp flat no-cp' -d 'Exit 1 unless the verdict is hcp-active, flat-cp or no-cp'
+complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l expect -x -a 'hcp dynamic flat no-cp' -d 'Exit 1 unless the verdict is hcp-active, dynamic-cp, flat-cp or no-cp'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l gpu -x -a 'h100 h200 a100 b200' -d 'GPU model when the log does not name it (h100, h200, a100, b200)'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -s j -l jobs -x -d 'Threads reading files (0: every core); the report is the same for any number'
 complete -c hcp -n '__fish_seen_subcommand_from logscan; and not __fish_seen_subcommand_from diff' -l follow -d 'Read the logs while the job writes them (new files in directories, rotation and truncation survived); print the verdict once settled and each failure as it appears'

@@ -56,8 +56,8 @@ std::vector<std::string> split_list(const std::string& s) {
 
 // What --follow --exit-on stops on: the verdicts, and failure.
 const std::vector<std::string>& follow_events() {
-  static const std::vector<std::string> kEvents = {"cp-silently-off", "hcp-not-active", "hcp-active", "flat-cp",
-                                                   "no-cp", "unknown", "failure"};
+  static const std::vector<std::string> kEvents = {"cp-silently-off", "hcp-not-active", "hcp-active", "dynamic-cp",
+                                                   "flat-cp",         "no-cp",          "unknown",    "failure"};
   return kEvents;
 }
 
@@ -79,8 +79,8 @@ int run_follow_command(const LogscanArgs& a) {
   for (const std::string& e : f.exit_on) {
     if (std::find(kKnown.begin(), kKnown.end(), e) == kKnown.end()) {
       throw Error(Errc::invalid_argument, "--exit-on: unknown event '" + e +
-                                              "' (cp-silently-off, hcp-not-active, hcp-active, flat-cp, no-cp, "
-                                              "unknown, failure)");
+                                              "' (cp-silently-off, hcp-not-active, hcp-active, dynamic-cp, "
+                                              "flat-cp, no-cp, unknown, failure)");
     }
   }
   f.poll_ms = a.poll_ms;
@@ -93,6 +93,7 @@ bool expectation_met(const std::string& expect, logscan::Verdict v) {
   if (expect.empty()) return true;
   if (expect == "hcp") return v == logscan::Verdict::hcp_active;
   if (expect == "flat") return v == logscan::Verdict::flat_cp;
+  if (expect == "dynamic") return v == logscan::Verdict::dynamic_cp;
   return v == logscan::Verdict::no_cp;
 }
 
@@ -145,8 +146,8 @@ std::function<int()> add_logscan_command(CLI::App& app) {
   cmd->add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "github", "html"}))
       ->capture_default_str();
-  cmd->add_option("--expect", a->expect, "Exit 1 unless the verdict is hcp-active, flat-cp or no-cp")
-      ->check(CLI::IsMember({"hcp", "flat", "no-cp"}));
+  cmd->add_option("--expect", a->expect, "Exit 1 unless the verdict is hcp-active, dynamic-cp, flat-cp or no-cp")
+      ->check(CLI::IsMember({"hcp", "dynamic", "flat", "no-cp"}));
   hint_values(cmd->add_option("--gpu", a->gpu, "GPU model when the log does not name it (h100, h200, a100, b200)"),
               {known_gpus()})
       ->type_name("GPU");

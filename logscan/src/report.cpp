@@ -129,6 +129,7 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::cp_silently_off: return "cp-silently-off";
     case Verdict::hcp_active: return "hcp-active";
     case Verdict::hcp_not_active: return "hcp-not-active";
+    case Verdict::dynamic_cp: return "dynamic-cp";
     case Verdict::flat_cp: return "flat-cp";
     case Verdict::no_cp: return "no-cp";
     case Verdict::unknown: return "unknown";

@@ -660,15 +660,19 @@ std::vector<LiveEvent> LogScanner::poll() {
     out.push_back(std::move(e));
   }
   // The verdict is recomputed only when what it depends on changed (a copy of the progress samples per poll
-  // would cost more than the scan): the runs, the configuration, the group evidence, the first step, and the
-  // throughput every 4096 progress lines.
+  // would cost more than the scan): the runs, the configuration, the group and attention evidence, the first step,
+  // and the throughput every 4096 progress lines.
   const Intent& in = r.intent;
   uint64_t groups = 0;
   for (const auto& [key, g] : r.evidence.groups) groups += g.lines;
   const std::vector<uint64_t> inputs = {
       r.runs.size(), in.cp.value.has_value(), in.cp_comm_type.value.has_value(), in.hcp_sizes.value.has_value(),
       in.use_decentralized_pg.value.has_value(), groups, r.evidence.hypercommgrid.has_value(),
-      r.progress.any(), r.progress.iteration_lines >> 12, r.gpu.has_value()};
+      r.progress.any(), r.progress.iteration_lines >> 12, r.gpu.has_value(),
+      in.dynamic_cp.value.has_value() + 2u * in.dynamic_cp.value.value_or(false),
+      r.evidence.dynamic_cp.first.has_value(), r.evidence.attention.cp_on.has_value(),
+      r.evidence.attention.cp_off.has_value(), r.evidence.attention.comm_types.size(),
+      r.evidence.attention.cp_sizes.size()};
   if (inputs == m.verdict_inputs) return out;
   m.verdict_inputs = inputs;
   ScanReport now;

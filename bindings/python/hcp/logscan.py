@@ -18,9 +18,9 @@ def _options(gpu, series=False):
 
 
 class LogReport:
-    """A scan's result. `verdict` is one of hcp-active, hcp-not-active, cp-silently-off, flat-cp, no-cp, unknown;
-    `to_dict()` is the full JSON report (keys: verdict, step_completed, failed, intent, evidence, progress,
-    failures, files, reasons)."""
+    """A scan's result. `verdict` is one of hcp-active, hcp-not-active, cp-silently-off, dynamic-cp, flat-cp,
+    no-cp, unknown; `to_dict()` is the full JSON report (keys: verdict, step_completed, failed, intent, evidence,
+    progress, failures, files, reasons)."""
 
     def __init__(self, handle):
         self._handle = handle

@@ -328,7 +328,8 @@ HCP_API hcp_status hcp_logscan_poll(hcp_logscanner* scanner, hcp_logscan_event* 
  * was installed before it; a handler installed later must do the same. */
 HCP_API hcp_status hcp_logscan_scan_paths(hcp_logscan_report** out, const char* const* paths, size_t num_paths,
                                           const hcp_logscan_options* options);
-/* "hcp-active", "hcp-not-active", "cp-silently-off", "flat-cp", "no-cp" or "unknown"; static storage. */
+/* "hcp-active", "hcp-not-active", "cp-silently-off", "dynamic-cp", "flat-cp", "no-cp" or "unknown"; static
+   storage. "dynamic-cp" is new after 0.7.0 (JSON report version 3): treat a verdict not listed here as unknown. */
 HCP_API hcp_status hcp_logscan_report_verdict(const char** out_verdict, const hcp_logscan_report* report);
 /* "text", "json" (the full report), "github" or (since 0.7) "html" (one self-contained page; its charts need
  * hcp_logscan_options.series); release with hcp_free. */

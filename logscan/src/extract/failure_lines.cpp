@@ -62,7 +62,8 @@ bool is_warning_line(std::string_view t) {
   return has(t, "Warning") || has(t, "WARNING") || has(t, "warnings.warn") || has(t, "to maximize the performance");
 }
 
-void upstream_validation_message(ScanState& s, const LineView& line) {
+// Whether the line is one of the messages (a failure, or a warning in its warning form).
+bool upstream_validation_message(ScanState& s, const LineView& line) {
   for (const ValidationMessage& m : validation_messages()) {
     if (!has(line.text, m.text)) continue;
     // Megatron also prints some of these texts as warnings on healthy runs (its CUDA_DEVICE_MAX_CONNECTIONS
@@ -70,10 +71,12 @@ void upstream_validation_message(ScanState& s, const LineView& line) {
     if (is_warning_line(line.text)) {
       s.add_warning("validation-warning", clip_message(line.text), line.ref());
     } else {
-      s.add_failure({"hcp-validation", clip_message(line.text), std::string(m.lint_code), "", line.ref()});
+      s.add_failure({m.lint_code.empty() ? "cp-validation" : "hcp-validation", clip_message(line.text),
+                     std::string(m.lint_code), "", line.ref()});
     }
-    return;
+    return true;
   }
+  return false;
 }
 
 // slurmstepd's "*** JOB 42 ON node CANCELLED AT <time> DUE TO TIME LIMIT ***" (and its STEP twin): the job ended
@@ -161,7 +164,10 @@ bool nccl_error_is_prose(std::string_view t) {
 // traceback reader has it.
 void exception_line(ScanState& s, const LineView& line) {
   if (s.tracebacks.count(line.rank)) return;
-  static const RE2 re(R"(^[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): .*CUDA error: )");
+  // Also Transformer Engine's "ValueError: No dot product attention backend is available for the provided
+  // inputs", which ends the run as surely; a '> ' is an issue's quote of the log.
+  static const RE2 re(
+      R"(^(?:> )?[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): .*(?:CUDA error: |No dot product attention backend is available))");
   if (!RE2::PartialMatch(line.text, re)) return;
   std::string_view kind = gpu_fault_kind(line.text);
   if (kind.empty()) kind = "traceback";
@@ -247,7 +253,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
   } else if ((triggers & kTraceback) && !s.tracebacks.count(line.rank) && is_python_frame(line.text)) {
     s.tracebacks[line.rank] = TracebackState{line.number, 0};  // a frame without its header opens the traceback
   }
-  if (triggers & kHcpValidation) upstream_validation_message(s, line);
+  const bool validation = (triggers & kHcpValidation) && upstream_validation_message(s, line);
   if (triggers & kSlurmCancel) slurm_cancellation(s, line);
   if (triggers & kChildFailed) child_failed_line(s, line);
   if (triggers & kOomKill && (has(line.text, "oom_kill event") || has(line.text, "oom-kill"))) {
@@ -267,7 +273,7 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
     s.add_failure({"nccl-error", clip_message(line.text), "", group_named(line.text), line.ref()},
                   fault_cause(line.text));
   }
-  if ((triggers & kWarning) && !(triggers & kHcpValidation)) python_warning(s, line);
+  if ((triggers & kWarning) && !validation) python_warning(s, line);
 }
 
 void follow_open_blocks(ScanState& s, const LineView& line) {
@@ -297,6 +303,8 @@ void ScanState::dispatch(const LineView& line, uint32_t triggers) {
     extract_failures(*this, line, triggers);
   }
   if (triggers & kGpuName) extract_gpu(*this, line);
+  if (triggers & kAttention) extract_attention(*this, line);
+  if (triggers & kDynamicCp) extract_dynamic_cp(*this, line);
 }
 
 void ScanState::end_input(const std::string& file) { close_failure_blocks(*this, file); }

@@ -83,13 +83,8 @@ void torchtitan_degree(ScanState& s, const LineView& line) {
   if (RE2::PartialMatch(line.text, re, &v)) first(s, "context_parallel_size", s.report.intent.cp, v, line);
 }
 
-void config_key_line(ScanState& s, const LineView& line) {
-  if (line.text.find("context_parallel_degree") != std::string_view::npos) return torchtitan_degree(s, line);
-  // "  context_parallel_size ..... 16" (argument dump) or "  context_parallel_size: 16" (YAML).
-  static const RE2 re(
-      R"(^\s*(context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|world_size|use_decentralized_pg)\s*(?:\.{2,}|:)\s*(.*?)\s*$)");
-  std::string key, value;
-  if (!RE2::FullMatch(line.text, re, &key, &value)) return;
+// One configuration key and its printed value, from any of the forms below.
+void config_value(ScanState& s, const LineView& line, const std::string& key, std::string_view value) {
   Intent& in = s.report.intent;
   if (key == "hierarchical_context_parallel_sizes") {
     if (is_none(value)) {
@@ -103,12 +98,42 @@ void config_key_line(ScanState& s, const LineView& line) {
     if (auto types = comm_types(value)) first(s, "cp_comm_type", in.cp_comm_type, *types, line);
   } else if (key == "use_decentralized_pg") {
     if (auto b = to_bool(value)) first(s, "use_decentralized_pg", in.use_decentralized_pg, *b, line);
+  } else if (key == "hybrid_context_parallel" || key == "dynamic_context_parallel") {
+    // Megatron dev prints both, the one not given False: a True from either says what the run does.
+    const auto b = to_bool(value);
+    if (!b || (!*b && in.dynamic_cp.value)) return;
+    if (*b && in.dynamic_cp.value == false) in.dynamic_cp = {};
+    first(s, "dynamic_context_parallel", in.dynamic_cp, *b, line);
   } else if (auto v = to_int(value)) {
     if (key == "context_parallel_size") first(s, "context_parallel_size", in.cp, *v, line);
     if (key == "tensor_model_parallel_size") first(s, "tensor_model_parallel_size", in.tp, *v, line);
     if (key == "pipeline_model_parallel_size") first(s, "pipeline_model_parallel_size", in.pp, *v, line);
     if (key == "world_size") first(s, "world_size", in.world_size, *v, line);
   }
+}
+
+// A printed Python dict or JSON object of a framework's Megatron settings, such as verl's "Overridden TF init
+// config: {..., 'tensor_model_parallel_size': 4, ..., 'context_parallel_size': 1, ...}": each known key quoted,
+// a colon, and a scalar value (a list value is read up to its ']').
+void dict_keys(ScanState& s, const LineView& line) {
+  // Transformer Engine's attention record prints its 'cp_comm_type' default ('p2p') with CP off: that record is
+  // evidence (attention_lines.cpp), not configuration.
+  if (line.text.find("'context_parallel': ") != std::string_view::npos) return;
+  static const RE2 re(
+      R"(['"](context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|hybrid_context_parallel|dynamic_context_parallel|use_decentralized_pg)['"]:\s*(\[[^\]]{0,200}\]|'[^']{0,40}'|"[^"]{0,40}"|[A-Za-z0-9_+.-]{1,40}))");
+  re2::StringPiece input(line.text.data(), line.text.size());
+  std::string key, value;
+  while (RE2::FindAndConsume(&input, re, &key, &value)) config_value(s, line, key, value);
+}
+
+void config_key_line(ScanState& s, const LineView& line) {
+  if (line.text.find("context_parallel_degree") != std::string_view::npos) return torchtitan_degree(s, line);
+  // "  context_parallel_size ..... 16" (argument dump) or "  context_parallel_size: 16" (YAML).
+  static const RE2 re(
+      R"(^\s*(context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|world_size|use_decentralized_pg|hybrid_context_parallel|dynamic_context_parallel)\s*(?:\.{2,}|:)\s*(.*?)\s*$)");
+  std::string key, value;
+  if (RE2::FullMatch(line.text, re, &key, &value)) return config_value(s, line, key, value);
+  dict_keys(s, line);
 }
 
 }  // namespace

@@ -167,6 +167,8 @@ std::string fault_cause(std::string_view text);
 std::string clip_message(std::string_view s);
 void follow_list(ScanState& s, const LineView& line);
 void extract_gpu(ScanState& s, const LineView& line);
+void extract_attention(ScanState& s, const LineView& line);   // Transformer Engine (attention_lines.cpp)
+void extract_dynamic_cp(ScanState& s, const LineView& line);  // Megatron's dynamic CP (dynamic_cp_lines.cpp)
 void extract_run_start(ScanState& s, const LineView& line, uint32_t triggers);
 // Progress lines of the formats other than Megatron's (progress_formats.cpp).
 void extract_other_progress(ScanState& s, const LineView& line);

@@ -67,6 +67,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"Root Cause", kChildFailed},
       {"Failures:", kChildFailed},  // torchrun's list of failed ranks, before its root cause (or cut before it)
       {"CUDA error: ", kCudaError},
+      {"No dot product attention backend", kCudaError},  // Transformer Engine's ValueError: no backend can run it
       {"oom_kill", kOomKill},
       {"oom-kill", kOomKill},
       {"Warning: ", kWarning},  // "UserWarning: ...", "FutureWarning: ...""
@@ -83,6 +84,32 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"HyperCommGrid", kHyperCommGrid},
       {"(MB)", kMemory},
       {"CANCELLED AT", kSlurmCancel},
+      // Transformer Engine's attention (NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2): "Running with config={...}" (whose
+      // 'context_parallel' may lie on a continuation of a hard-wrapped record), "Running with FusedAttention
+      // backend (sub-backend 1)", "Selected backend = ...", "Disabling ... context parallelism".
+      {"Running with ", kAttention},
+      {"'context_parallel': ", kAttention},
+      {"Selected backend", kAttention},
+      {"Disabling ", kAttention},
+      // Megatron's dynamic CP: "Dynamic CP enabled: ..." (dev), groups described HYBRID_DP_CP_GROUP_<n> (main) or
+      // DYNAMIC_DP_CP_GROUP_<n> (dev); the arguments hybrid_context_parallel / dynamic_context_parallel are intent.
+      {"Dynamic CP enabled", kDynamicCp},
+      {"DP_CP_GROUP_", kDynamicCp},
+      {"id_context_parallel", kConfigKey},
+      {"ic_context_parallel", kConfigKey},
+      // Megatron's and Transformer Engine's CP checks (validation_messages() tells them apart): most say
+      // "context parallel(ism)"; the others are keyed by their own words.
+      {"ontext parallel", kHcpValidation},
+      {"ontext Parallel", kHcpValidation},   // "... to use Context Parallel with THD format data"
+      {"-context-parallel", kHcpValidation},  // "... is incompatible with --hybrid-context-parallel"
+      {"evenly divisible by", kHcpValidation},        // Mamba: "nheads must be evenly divisible by tp_size * cp_size"
+      {"divisible by cp_size", kHcpValidation},       // GDN: "... lengths in cu_seqlens must be divisible by cp_size="
+      {"self.context_parallel_size=", kHcpValidation},  // GDN: "... must be a multiple of (... * self.context_...)"
+      {"dynamic-cp mode", kHcpValidation},
+      {"for dynamic CP", kHcpValidation},
+      {"seq_len % 2", kHcpValidation},
+      {"Sequence length per GPU", kHcpValidation},
+      {"TP+CP group", kHcpValidation},
   };
   return literals;
 }
@@ -106,6 +133,43 @@ const std::vector<ValidationMessage>& validation_messages() {
       {"bias type is not supported with hierarchical CP", "HCP017"},
       {"thd format is not supported with hierarchical CP", "HCP018"},
       {"CUDA_DEVICE_MAX_CONNECTIONS to 1", "HCP019"},
+      // Checks of CP in general, which no hcp-lint rule sees before a run (kind cp-validation). Megatron-LM:
+      {"context parallel requires an even number of ranks", ""},  // Hybrid (main) / Dynamic (dev) CP on odd dp*cp
+      {"context parallelism not supported with", ""},   // "Hybrid context parallelism not supported with CUDA Graph"
+      {"context parallelism must be used with", ""},
+      {"context parallelism only supported with", ""},
+      {"context parallelism requires sequence_packing_scheduler", ""},
+      {"must be evenly divisible by tp_size * cp_size", ""},  // Mamba, Gated Delta Product
+      {"cp_size must be evenly divisible by ngroups", ""},
+      {"* self.context_parallel_size=", ""},  // Gated DeltaNet heads
+      {"must be divisible by cp_size", ""},   // Gated DeltaNet with packed sequences
+      {"MIMO context parallelism requires attention_mask=None", ""},
+      {"to use Context Parallel with THD format data", ""},  // THD without (a recent enough) Transformer Engine
+      {"Context parallelism is only supported by TEDotProductAttention", ""},
+      {"context parallelism is not supported for inference shards", ""},
+      {"Context parallel not supported for Mamba infer", ""},  // "inference" ("inferenece" on dev)
+      {"Context parallel is not supported for MambaMixer dynamic inference", ""},
+      {"Context parallelism is not supported for GDN dynamic inference", ""},
+      {"Context parallel is not supported for GDP dynamic inference", ""},
+      {"Context parallel not supported for GDP inference decode", ""},
+      {"Batch invariant mode does not support context parallelism", ""},
+      {"local_cp_size is required for hybrid context parallel", ""},
+      {"must not be None when using hybrid context parallel", ""},
+      {"hybrid_context_parallel is not supported with MLA", ""},
+      {"is incompatible with --hybrid-context-parallel", ""},
+      {"is incompatible with --dynamic-context-parallel", ""},
+      {"cp_group must be set in dynamic-cp mode", ""},
+      {"cp_group is not set in packed_seq_params for dynamic CP", ""},
+      {"Only Transformer-Engine version >= 1.0.0 supports context parallelism", ""},
+      // Transformer Engine's CP attention (context_parallel.py, backends.py):
+      {"Context parallelism does not support", ""},
+      {"Context parallelism only supports", ""},
+      {"for context parallelism and qkv_format = 'thd'", ""},  // "cu_seqlens_padded can not be None ..."
+      {"not supported with context parallelism", ""},  // padding mask, ALiBi, a bias type
+      {"does not work with context parallelism", ""},  // a fused sub-backend without CP
+      {"requires seq_len % 2 == 0", ""},               // a2a, all_gather
+      {"Sequence length per GPU needs to be divisible by 2", ""},  // p2p
+      {"Amax reduction across TP+CP group is necessary", ""},
   };
   return messages;
 }

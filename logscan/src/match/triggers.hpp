@@ -30,8 +30,11 @@ enum Trigger : uint32_t {
   kOomKill = 1u << 18,        // Slurm / kernel OOM killer
   kWarning = 1u << 19,        // Python warnings (reported, never failures)
   kOtherProgress = 1u << 21,  // progress bars, torchtitan steps, Hugging Face loss dicts, Bridge "Step Time"
-  kCudaError = 1u << 20,
-  kRunStart = 1u << 22,       // configuration dumps and NCCL initialisation that open a run      // "CUDA error: ..." (an exception line even without its traceback's header)
+  kCudaError = 1u << 20,      // "CUDA error: ...", TE's "No dot product attention backend ...": an exception line
+                              // even without its traceback's header
+  kRunStart = 1u << 22,       // configuration dumps and NCCL initialisation that open a run
+  kAttention = 1u << 23,      // Transformer Engine's attention debug lines ("Running with config=", "Disabling ...")
+  kDynamicCp = 1u << 24,      // Megatron's dynamic/hybrid CP: its warning, group descriptions and arguments
 };
 
 struct TriggerLiteral {

@@ -157,9 +157,36 @@ std::string verdict_section(const ScanReport& r) {
   return s;
 }
 
+// Transformer Engine's attention records and Megatron's dynamic CP, as rows of the evidence table.
+std::string attention_rows(const Evidence& ev) {
+  const AttentionEvidence& a = ev.attention;
+  std::string s;
+  std::string comm;
+  for (const std::string& t : a.comm_types) comm += (comm.empty() ? ", cp_comm_type " : "/") + t;
+  if (a.cp_on) {
+    s += "<tr>" + td("attention with CP on" + comm) + td("transformer-engine") + td(std::to_string(a.cp_on_lines), true) +
+         td("-") + td(a.cp_sizes.empty() ? "-" : list({a.cp_sizes.begin(), a.cp_sizes.end()})) + td(a.cp_on->text()) +
+         "</tr>\n";
+  }
+  if (a.cp_off) {
+    s += "<tr>" + td("attention with CP off") + td("transformer-engine") + td(std::to_string(a.cp_off_lines), true) +
+         td("-") + td("-") + td(a.cp_off->text()) + "</tr>\n";
+  }
+  const DynamicCpEvidence& d = ev.dynamic_cp;
+  if (d.first) {
+    s += "<tr>" + td("dynamic CP: " + d.how) + td("megatron") + td("-") + td("-") +
+         td(d.group_sizes.empty() ? "-" : list({d.group_sizes.begin(), d.group_sizes.end()})) + td(d.first->text()) +
+         "</tr>\n";
+  }
+  return s;
+}
+
 std::string evidence_section(const Evidence& ev) {
   std::string s = "<h2>Evidence</h2>\n";
-  if (ev.groups.empty() && ev.nccl_comm_sizes.empty()) return s + "<p class=\"muted\">No process-group lines.</p>\n";
+  const std::string attention = attention_rows(ev);
+  if (ev.groups.empty() && ev.nccl_comm_sizes.empty() && attention.empty()) {
+    return s + "<p class=\"muted\">No process-group lines.</p>\n";
+  }
   s += "<table id=\"evidence\"><tr><th>group</th><th>source</th><th>lines</th><th>ranks</th><th>sizes</th>"
        "<th>first</th></tr>\n";
   for (const auto& [key, g] : ev.groups) {
@@ -170,7 +197,7 @@ std::string evidence_section(const Evidence& ev) {
   for (const auto& [size, lines] : ev.nccl_comm_sizes)
     s += "<tr>" + td("NCCL communicator") + td("nccl") + td(std::to_string(lines), true) + td("-") +
          td(std::to_string(size)) + td(ev.nccl_first ? ev.nccl_first->text() : "-") + "</tr>\n";
-  return s + "</table>\n";
+  return s + attention + "</table>\n";
 }
 
 std::string runs_section(const ScanReport& r) {

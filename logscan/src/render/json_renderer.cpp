@@ -59,6 +59,41 @@ void intent(JsonWriter& w, const Intent& in) {
     w.end_array();
   });
   seen(w, "use_decentralized_pg", in.use_decentralized_pg, [&](bool b) { w.value(b); });
+  seen(w, "dynamic_cp", in.dynamic_cp, [&](bool b) { w.value(b); });
+  w.end_object();
+}
+
+void optional_ref(JsonWriter& w, const char* key, const std::optional<SourceRef>& where) {
+  w.key(key);
+  if (where) w.value(where->text()); else w.null();
+}
+
+// Transformer Engine's attention records; null when the log has none.
+void attention(JsonWriter& w, const AttentionEvidence& a) {
+  w.key("attention");
+  if (!a.any()) return w.null();
+  w.begin_object();
+  w.key("cp_on_lines");
+  w.value(static_cast<int64_t>(a.cp_on_lines));
+  optional_ref(w, "cp_on_first", a.cp_on);
+  w.key("cp_off_lines");
+  w.value(static_cast<int64_t>(a.cp_off_lines));
+  optional_ref(w, "cp_off_first", a.cp_off);
+  w.key("cp_comm_types");
+  w.begin_array();
+  for (const std::string& t : a.comm_types) w.value(t);
+  w.end_array();
+  w.key("cp_sizes");
+  w.begin_array();
+  for (int64_t n : a.cp_sizes) w.value(n);
+  w.end_array();
+  w.key("backends");
+  w.begin_object();
+  for (const auto& [backend, lines] : a.backends) {
+    w.key(backend);
+    w.value(static_cast<int64_t>(lines));
+  }
+  w.end_object();
   w.end_object();
 }
 
@@ -97,6 +132,22 @@ void evidence(JsonWriter& w, const Evidence& ev) {
   w.end_object();
   w.key("decentralized_process_groups");
   if (ev.hypercommgrid) w.value(ev.hypercommgrid->text()); else w.null();
+  attention(w, ev.attention);
+  w.key("dynamic_cp");
+  if (ev.dynamic_cp.first) {
+    w.begin_object();
+    w.key("how");
+    w.value(ev.dynamic_cp.how);
+    w.key("group_sizes");
+    w.begin_array();
+    for (int64_t n : ev.dynamic_cp.group_sizes) w.value(n);
+    w.end_array();
+    w.key("first");
+    w.value(ev.dynamic_cp.first->text());
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.end_object();
 }
 
@@ -144,7 +195,9 @@ std::string render_json(const ScanReport& r) {
   JsonWriter w(out);
   w.begin_object();
   w.key("version");
-  w.value(2);  // 2: verdict, intent, evidence and progress are the last run's; a failure counts once
+  // 2: verdict, intent, evidence and progress are the last run's; a failure counts once. 3: verdict dynamic-cp
+  // (such runs were flat-cp), Transformer Engine's attention records can decide the verdict, cp-validation.
+  w.value(3);
   w.key("tool");
   w.value("hcp-logscan");
   w.key("hcp_version");

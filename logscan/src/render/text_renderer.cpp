@@ -39,6 +39,7 @@ void intent_line(std::ostringstream& o, const Intent& in) {
   if (in.tp.value) add("tp " + std::to_string(*in.tp.value));
   if (in.pp.value) add("pp " + std::to_string(*in.pp.value));
   if (in.world_size.value) add("world size " + std::to_string(*in.world_size.value));
+  if (in.dynamic_cp.value) add(std::string("dynamic CP ") + (*in.dynamic_cp.value ? "true" : "false"));
   if (in.use_decentralized_pg.value) add(std::string("use_decentralized_pg ") + (*in.use_decentralized_pg.value ? "true" : "false"));
   o << "intent:    " << (s.empty() ? "not found in the log" : s);
   const SourceRef& w = in.cp.value ? in.cp.where : in.cp_comm_type.where;
@@ -46,7 +47,46 @@ void intent_line(std::ostringstream& o, const Intent& in) {
   o << "\n";
 }
 
+// Transformer Engine's attention lines: "CP on in 12 lines (cp_comm_type p2p; cp_size 2), CP off in 4 lines,
+// FusedAttention (sub-backend 1) (x3)".
+void attention_line(std::ostringstream& o, const AttentionEvidence& a) {
+  if (!a.any()) return;
+  o << "evidence:  Transformer Engine attention:";
+  std::string sep = " ";
+  if (a.cp_on) {
+    o << sep << "CP on in " << a.cp_on_lines << " line" << (a.cp_on_lines == 1 ? "" : "s");
+    std::string detail;
+    for (const std::string& t : a.comm_types) detail += (detail.empty() ? "cp_comm_type " : ", ") + t;
+    if (!a.cp_sizes.empty()) {
+      detail += std::string(detail.empty() ? "" : "; ") + "cp_size " +
+                list(std::vector<int64_t>(a.cp_sizes.begin(), a.cp_sizes.end()));
+    }
+    if (!detail.empty()) o << " (" << detail << ")";
+    sep = ", ";
+  }
+  if (a.cp_off) {
+    o << sep << "CP off in " << a.cp_off_lines << " line" << (a.cp_off_lines == 1 ? "" : "s");
+    sep = ", ";
+  }
+  for (const auto& [backend, lines] : a.backends) {
+    o << sep << backend << " (x" << lines << ")";
+    sep = ", ";
+  }
+  const std::optional<SourceRef>& first = a.cp_on ? a.cp_on : a.cp_off;
+  if (first) o << " first at " << first->text();
+  o << "\n";
+}
+
 void evidence_lines(std::ostringstream& o, const Evidence& ev) {
+  attention_line(o, ev.attention);
+  if (ev.dynamic_cp.first) {
+    o << "evidence:  dynamic CP: " << ev.dynamic_cp.how;
+    if (!ev.dynamic_cp.group_sizes.empty()) {
+      o << ", group sizes "
+        << list(std::vector<int64_t>(ev.dynamic_cp.group_sizes.begin(), ev.dynamic_cp.group_sizes.end()));
+    }
+    o << " first at " << ev.dynamic_cp.first->text() << "\n";
+  }
   if (ev.groups.empty() && ev.nccl_comm_sizes.empty() && !ev.hypercommgrid) {
     o << "evidence:  no process-group lines\n";
     return;

@@ -1,6 +1,8 @@
 #include "verdict.hpp"
 
+#include <optional>
 #include <sstream>
+#include <utility>
 
 namespace hcp::logscan {
 namespace {
@@ -27,6 +29,30 @@ const GroupEvidence* first_evidence(const Evidence& e, bool hierarchical) {
     if (!best || g.first.line < best->first.line) best = &g;
   }
   return best;
+}
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+std::string lines_text(uint64_t n) { return std::to_string(n) + (n == 1 ? " record" : " records"); }
+
+// Megatron's dynamic CP, from its arguments, its warning or group descriptions, or attention run at several CP
+// sizes; null when nothing shows it.
+std::optional<std::pair<std::string, SourceRef>> dynamic_cp(const Intent& in, const Evidence& ev) {
+  if (ev.dynamic_cp.first) return std::pair(ev.dynamic_cp.how + " seen", *ev.dynamic_cp.first);
+  if (in.dynamic_cp.value.value_or(false)) {
+    return std::pair(std::string("dynamic (hybrid) context parallelism is configured"), in.dynamic_cp.where);
+  }
+  const AttentionEvidence& a = ev.attention;
+  if (a.cp_sizes.size() > 1) {
+    std::string sizes;
+    for (int64_t n : a.cp_sizes) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n);
+    return std::pair("Transformer Engine ran attention at CP sizes " + sizes, *a.cp_on);
+  }
+  return std::nullopt;
 }
 
 constexpr const char* kVerifiable =
@@ -62,10 +88,38 @@ void decide(ScanReport& r) {
     reason("hierarchical_context_parallel_sizes is None here", in.hcp_sizes.where);
     return;
   }
+  const AttentionEvidence& att = ev.attention;
+  const auto dynamic = dynamic_cp(in, ev);
+  // Transformer Engine reports 'context_parallel' from the group the attention was given: False on every record
+  // of a run meant to use CP is CP off, whatever the configuration says (dynamic CP runs short micro-batches
+  // without CP, so its records say False too).
+  if (!dynamic && att.cp_off && !att.cp_on && (cp > 1 || in.hierarchical())) {
+    r.verdict = Verdict::cp_silently_off;
+    reason("Transformer Engine's attention ran without a CP group ('context_parallel': False in all " +
+               lines_text(att.cp_off_lines) + " of its configuration)",
+           *att.cp_off);
+    reason(cp > 1 ? "context_parallel_size " + std::to_string(cp) + " is configured here"
+                  : std::string("hierarchical CP is configured here"),
+           cp > 1 ? in.cp.where : (in.hcp_sizes.value ? in.hcp_sizes.where : in.cp_comm_type.where));
+    return;
+  }
   if (ev.hierarchical_groups()) {
     r.verdict = Verdict::hcp_active;
     const GroupEvidence* g = first_evidence(ev, true);
     reason(g->group + " seen (" + g->source + ", " + std::to_string(g->lines) + " lines)", g->first);
+    return;
+  }
+  // Megatron hands Transformer Engine the pair of level groups only for a2a+p2p, and TE says CP is on only when
+  // it has them.
+  if (att.cp_on && att.comm_types.count("a2a+p2p")) {
+    r.verdict = Verdict::hcp_active;
+    reason("Transformer Engine ran attention with cp_comm_type a2a+p2p and CP on ('context_parallel': True)",
+           *att.cp_on);
+    return;
+  }
+  if (dynamic) {
+    r.verdict = Verdict::dynamic_cp;
+    reason(dynamic->first + ": the CP group, and its size, is chosen per micro-batch", dynamic->second);
     return;
   }
   const bool decentralized = in.use_decentralized_pg.value.value_or(false) || ev.hypercommgrid.has_value();
@@ -91,15 +145,28 @@ void decide(ScanReport& r) {
       reason("hierarchical CP is configured here", intent_where);
       return;
     }
+    if (att.cp_on && !att.comm_types.empty()) {
+      r.verdict = Verdict::hcp_not_active;
+      reason(intent + " configured, but Transformer Engine ran CP attention with cp_comm_type " +
+                 join(att.comm_types) + " only",
+             *att.cp_on);
+      reason("hierarchical CP is configured here", intent_where);
+      return;
+    }
     r.verdict = Verdict::unknown;
     reason(intent + " configured, but nothing in the log shows whether the hierarchical groups exist", intent_where);
     r.advice = kVerifiable;
     return;
   }
-  if (cp > 1 || ev.flat_cp_groups()) {
+  if (cp > 1 || ev.flat_cp_groups() || att.cp_on) {
     r.verdict = Verdict::flat_cp;
     if (const GroupEvidence* g = first_evidence(ev, false)) {
       reason("flat CONTEXT_PARALLEL_GROUP seen (" + g->source + ")", g->first);
+    }
+    if (att.cp_on) {
+      reason("Transformer Engine ran attention with CP on" +
+                 (att.comm_types.empty() ? std::string() : " (cp_comm_type " + join(att.comm_types) + ")"),
+             *att.cp_on);
     }
     if (cp > 1) reason("context_parallel_size " + std::to_string(cp) + " without hierarchical sizes", in.cp.where);
     return;
@@ -107,6 +174,13 @@ void decide(ScanReport& r) {
   if (in.cp.value && cp == 1) {
     r.verdict = Verdict::no_cp;
     reason("context_parallel_size is 1", in.cp.where);
+    return;
+  }
+  if (att.cp_off) {
+    r.verdict = Verdict::no_cp;
+    reason("Transformer Engine's attention ran without a CP group ('context_parallel': False in " +
+               lines_text(att.cp_off_lines) + " of its configuration)",
+           *att.cp_off);
     return;
   }
   r.verdict = Verdict::unknown;

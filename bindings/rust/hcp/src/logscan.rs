@@ -162,7 +162,7 @@ unsafe impl Send for ScanReport {}
 unsafe impl Sync for ScanReport {}
 
 impl ScanReport {
-    /// "hcp-active", "hcp-not-active", "cp-silently-off", "flat-cp", "no-cp" or "unknown".
+    /// "hcp-active", "hcp-not-active", "cp-silently-off", "dynamic-cp", "flat-cp", "no-cp" or "unknown".
     pub fn verdict(&self) -> Result<String> {
         let mut verdict: *const c_char = ptr::null();
         check(unsafe { sys::hcp_logscan_report_verdict(&mut verdict, self.raw) })?;

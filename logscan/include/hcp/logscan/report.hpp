@@ -33,6 +33,9 @@ struct Intent {
   // hierarchical_context_parallel_sizes: value set and the inner optional empty means the log says None/null.
   Seen<std::optional<std::vector<int64_t>>> hcp_sizes;
   Seen<bool> use_decentralized_pg;
+  // Megatron's hybrid_context_parallel (main) / dynamic_context_parallel (dev): the CP group is chosen per
+  // micro-batch from groups of several sizes, so context_parallel_size is not the size attention runs with.
+  Seen<bool> dynamic_cp;
 
   bool hierarchical() const;      // a2a+p2p in the comm types, or sizes set
   bool a2a_p2p_without_sizes() const;
@@ -48,8 +51,32 @@ struct GroupEvidence {
   SourceRef first;
 };
 
+// Transformer Engine's attention under NVTE_DEBUG=1 NVTE_DEBUG_LEVEL=2: its "Running with config={...}" records
+// say whether the attention was given a CP group ('context_parallel': True/False, 'cp_comm_type', 'cp_size' on
+// TE >= 2.15), and its "Disabling ... context parallelism" lines are printed only when it was.
+struct AttentionEvidence {
+  std::optional<SourceRef> cp_on;        // the first config with 'context_parallel': True, or a Disabling line
+  std::optional<SourceRef> cp_off;       // the first config with 'context_parallel': False
+  uint64_t cp_on_lines = 0, cp_off_lines = 0;
+  std::set<std::string> comm_types;      // 'cp_comm_type' of the configs with CP on
+  std::set<int64_t> cp_sizes;            // 'cp_size' of the configs with CP on
+  std::map<std::string, uint64_t> backends;  // "FusedAttention (sub-backend 1)" -> lines that selected it
+  bool any() const { return cp_on || cp_off || !backends.empty(); }
+};
+
+// Megatron's dynamic (hybrid) CP at run time: its "Dynamic CP enabled: ..." warning, or process groups described
+// HYBRID_DP_CP_GROUP_<n> (main) / DYNAMIC_DP_CP_GROUP_<n> (dev), or Transformer Engine configs with CP on at
+// several sizes.
+struct DynamicCpEvidence {
+  std::optional<SourceRef> first;
+  std::string how;                 // what the first line was
+  std::set<int64_t> group_sizes;   // sizes the groups' descriptions name
+};
+
 struct Evidence {
   std::map<std::string, GroupEvidence> groups;  // keyed by source + group
+  AttentionEvidence attention;
+  DynamicCpEvidence dynamic_cp;
   std::map<int64_t, uint64_t> nccl_comm_sizes;  // nranks of NCCL "Init COMPLETE" lines (weak evidence)
   std::optional<SourceRef> nccl_first;
   std::optional<SourceRef> hypercommgrid;       // Bridge's decentralized process groups
@@ -159,7 +186,7 @@ struct FileReport {
   std::optional<std::string> error;   // could not be read at all
 };
 
-enum class Verdict { cp_silently_off, hcp_active, hcp_not_active, flat_cp, no_cp, unknown };
+enum class Verdict { cp_silently_off, hcp_active, hcp_not_active, dynamic_cp, flat_cp, no_cp, unknown };
 std::string_view verdict_name(Verdict v);
 
 // One run of the inputs: a log can hold several (an appended rerun, a restart, attempts), each starting with a
