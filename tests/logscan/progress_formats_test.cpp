@@ -1,7 +1,8 @@
 // Progress and failure forms of frameworks other than Megatron-LM, through the whole scanner (the literal
 // prefilter decides which lines reach the readers): nanotron's iteration lines with its human-format numbers, the
 // key=value iteration lines of Megatron-DeepSpeed forks, tqdm bars that are not training steps, torchrun blocks
-// without a root cause, and std::terminate without an exception. Real excerpts of each are in realworld/.
+// without a root cause and its agent's line, std::terminate without an exception or without its what(), c10d's
+// watchdog shown by its frames or its fatal line, glog's fatal CHECK, indented tracebacks. Real excerpts of each are in realworld/.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -132,6 +133,107 @@ TEST(Abort, TerminateWithoutAnActiveException) {
   ASSERT_EQ(r.failure_count, 1u);
   EXPECT_EQ(r.failures[0].kind, "abort");
   EXPECT_EQ(r.failures[0].message, "terminate called without an active exception");
+}
+
+TEST(Abort, TerminateWithoutWhatAfterAnotherFailureIsThatFailure) {
+  // PyTorch 1.x's ECC error, then the teardown: one failure, the exception line's.
+  ScanReport r = scan("RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at "
+                      "/pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265\n"
+                      "terminate called without an active exception\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "traceback");
+  // Several ranks' terminate lines interleaved, one what() kept: the watchdog timeout, once, on its rank - also
+  // when the block without what() comes first.
+  r = scan("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+           "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+           "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with "
+           "exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, "
+           "Timeout(ms)=1800000) ran for 1800011 milliseconds before timing out.\n"
+           "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632\n"
+           "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<long>) + 0x2b4 (0x7f in "
+           "libtorch_cuda.so)\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "nccl-timeout");
+  EXPECT_EQ(r.failures[0].where.rank, 3);
+  // Alone, a block without what() is still a process that failed.
+  r = scan("terminate called after throwing an instance of 'c10::DistBackendError'\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "abort");
+}
+
+TEST(Watchdog, TimeoutShownOnlyByItsFramesOrItsFatalLine) {
+  const std::string frames =
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in libc10.so)\n"
+      "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+      "std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in libtorch_cuda.so)\n"
+      "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x1554e9e16333 in libtorch_cuda.so)\n"
+      "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in libtorch_cuda.so)\n"
+      "\nterminate called after throwing an instance of 'c10::DistBackendError'\n";
+  ScanReport r = scan(frames);
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "nccl-timeout");
+  // Frames of the watchdog without checkTimeout are no timeout.
+  r = scan("frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in libtorch_cuda.so)\n");
+  EXPECT_EQ(r.failure_count, 0u);
+  r = scan("[F930 15:23:07.686401350 ProcessGroupNCCL.cpp:1309] [PG ID 6 PG GUID  Rank 0] [PG ID 6 PG GUID  Rank 0] "
+           "Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.\n"
+           "[F930 15:23:07.687389178 ProcessGroupNCCL.cpp:1309] [PG ID 3 PG GUID  Rank 1] [PG ID 3 PG GUID  Rank 1] "
+           "Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.\n");
+  ASSERT_EQ(r.failure_count, 2u);
+  EXPECT_EQ(r.failures[0].kind, "nccl-timeout");
+  EXPECT_EQ(r.failures[0].where.rank, 0);
+  EXPECT_EQ(r.failures[1].where.rank, 1);
+}
+
+TEST(GlogCheck, FatalCheckIsAFailureOfItsKind) {
+  ScanReport r = scan("`F0426 17:52:54.043815 30811 hl_cuda_device.cc:565] Check failed: cudaSuccess == cudaStat (0 "
+                      "vs. 39) Cuda Error: uncorrectable ECC error encountered\n*** Check failure stack trace: ***\n"
+                      "    @     0x7f423a77f66d  google::LogMessage::Fail()\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "cuda-error");
+  EXPECT_EQ(r.failures[0].message.rfind("Check failed: cudaSuccess", 0), 0u);
+  r = scan("F0101 00:00:01.000001 17 kvstore.cc:80] Check failed: (nworkers) == (4)\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "abort");
+  // glog's INFO line quoting a check, and prose, are none.
+  EXPECT_EQ(scan("I0101 00:00:01.000001 17 x.cc:80] Check failed: none so far\n").failure_count, 0u);
+  EXPECT_EQ(scan("Check failed: see the docs\n").failure_count, 0u);
+}
+
+TEST(Traceback, IndentedBlockAndRayExceptionType) {
+  const ScanReport r = scan(
+      "Traceback (most recent call last):\n"
+      "   File \"/verl/trainer/main_ppo.py\", line 44, in main\n"
+      "     run_ppo(config)\n"
+      "   File \"/ray/_private/worker.py\", line 930, in get_objects\n"
+      "     raise value.as_instanceof_cause()\n"
+      " ray.exceptions.RayTaskError(TypeError): ray::TaskRunner.run() (pid=12170, ip=33.17.221.2)\n"
+      "   File \"/verl/trainer/main_ppo.py\", line 296, in run\n"
+      "     trainer.fit()\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "traceback");
+  EXPECT_EQ(r.failures[0].where.line, 6u);
+  EXPECT_EQ(r.failures[0].message.rfind("ray.exceptions.RayTaskError(TypeError): ", 0), 0u);
+}
+
+TEST(ChildFailed, TorchrunAgentLineWithoutItsBlock) {
+  const std::string agent = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+                            "(pid: 1622990) of binary: /usr/bin/python\n";
+  ScanReport r = scan(agent + "Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8, in "
+                              "<module>\n    sys.exit(main())\n");
+  ASSERT_EQ(r.failure_count, 1u);  // torchrun's own traceback, cut, is the same failure
+  EXPECT_EQ(r.failures[0].kind, "child-failed");
+  EXPECT_EQ(r.failures[0].where.rank, -1);  // a local rank is not the global rank on every node
+  EXPECT_NE(r.failures[0].message.find("local_rank 0 failed with exitcode 1"), std::string::npos);
+  // The block that follows names the global rank and takes the agent line's place.
+  r = scan(agent + "Root Cause (first observed failure):\n[0]:\n  rank      : 9 (local_rank: 1)\n"
+                   "  exitcode  : 1 (pid: 32050)\n=======\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].where.rank, 9);
+  // After the worker's own failure the agent line only reports its exit.
+  r = scan("RuntimeError: CUDA error: an illegal memory access was encountered\n" + agent);
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "cuda-illegal-address");
 }
 
 }  // namespace

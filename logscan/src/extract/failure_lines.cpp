@@ -104,10 +104,28 @@ void slurm_cancellation(ScanState& s, const LineView& line) {
 
 // c10d's watchdog: a collective timed out, or the watchdog thread died of an exception whose text says which
 // fault it was (an illegal memory access is the GPU's failure, not NCCL's).
+// c10d's watchdog shown only by its C++ frames ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...)",
+// "Exception raised from checkTimeout at ..."), its what() line lost: the timeout path raised. Inside a C++
+// terminate block the block reports it; elsewhere it is a timeout unless the run has one already.
+bool check_timeout_frame(ScanState& s, const LineView& line) {
+  const std::string_view t = trim(line.text);
+  const bool frame = t.substr(0, 7) == "frame #" && has(t, "WorkNCCL::checkTimeout");
+  if (!frame && !(t.substr(0, 21) == "Exception raised from" && has(t, "from checkTimeout at"))) return false;
+  if (s.abort.active) return true;  // follow_abort notes it
+  for (size_t i = s.run_failures_from; i < s.report.failures.size(); ++i) {
+    if (s.report.failures[i].kind == "nccl-timeout") return true;
+  }
+  s.add_failure({"nccl-timeout", "c10d watchdog timeout, shown by its C++ frames: " + clip_message(t), "", "",
+                 line.ref()});
+  return true;
+}
+
 bool watchdog_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
+  if (check_timeout_frame(s, line)) return true;
+  // "... Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang."
   if (!has(t, "Watchdog caught collective operation timeout") && !has(t, "atchdog thread terminated") &&
-      !has(t, "detected by watchdog") && !has(t, "watchdog got stuck")) {
+      !has(t, "detected by watchdog") && !has(t, "watchdog got stuck") && !has(t, "watchdog hang")) {
     return false;  // another mention of the watchdog
   }
   std::string kind = "nccl-timeout";
@@ -126,8 +144,30 @@ bool watchdog_line(ScanState& s, const LineView& line) {
   return true;
 }
 
+// glog's fatal CHECK in C++ (PaddlePaddle, MXNet, older torch): "F0426 17:52:54.043815 30811 hl_cuda_device.cc:565]
+// Check failed: cudaSuccess == cudaStat (0 vs. 39) Cuda Error: uncorrectable ECC error encountered". The F level
+// aborts the process; the frames of "*** Check failure stack trace: ***" follow.
+bool glog_check_failed(ScanState& s, const LineView& line) {
+  const std::string_view t = line.text;
+  static const RE2 re(R"((?:^|[\s`\[])F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]+\] Check failed: )");
+  if (!has(t, "Check failed: ") || !RE2::PartialMatch(t, re)) return false;
+  std::string kind(gpu_fault_kind(t));
+  if (kind.empty()) {
+    if (has(t, "Cuda Error") || has(t, "CUDA error") || has(t, "cuda error") || has(t, "cudaSuccess")) {
+      kind = "cuda-error";
+    } else if (has(t, "NCCL") || has(t, "nccl")) {
+      kind = "nccl-error";
+    } else {
+      kind = "abort";
+    }
+  }
+  s.add_failure({kind, clip_message(t.substr(t.find("Check failed: "))), "", "", line.ref()}, fault_cause(t));
+  return true;
+}
+
 void gpu_fault_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
+  if (glog_check_failed(s, line)) return;
   if (has(t, "terminate called after throwing") || has(t, "terminate called without an active exception")) {
     s.abort = AbortBlock{};
     s.abort.active = true;
@@ -159,7 +199,8 @@ bool nccl_error_is_prose(std::string_view t) {
          !has(t, "nccl") && !has(t, "Error:");
 }
 
-// "RuntimeError: CUDA error: uncorrectable ECC error encountered" at the left margin: the exception line of a
+// "RuntimeError: CUDA error: uncorrectable ECC error encountered" (PyTorch 1.x: "RuntimeError: cuda runtime error
+// (39) : uncorrectable ECC error encountered at ...") at the left margin: the exception line of a
 // traceback whose header the log does not show (an excerpt, or lines lost). Inside an open traceback the
 // traceback reader has it.
 void exception_line(ScanState& s, const LineView& line) {
@@ -167,7 +208,7 @@ void exception_line(ScanState& s, const LineView& line) {
   // Also Transformer Engine's "ValueError: No dot product attention backend is available for the provided
   // inputs", which ends the run as surely; a '> ' is an issue's quote of the log.
   static const RE2 re(
-      R"(^(?:> )?[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): .*(?:CUDA error: |No dot product attention backend is available))");
+      R"(^(?:> )?[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception): .*(?:CUDA error: |cuda runtime error \(\d+\) : |No dot product attention backend is available))");
   if (!RE2::PartialMatch(line.text, re)) return;
   std::string_view kind = gpu_fault_kind(line.text);
   if (kind.empty()) kind = "traceback";
@@ -213,6 +254,7 @@ std::string fault_cause(std::string_view t) {
 }
 
 void ScanState::add_failure(Failure f, std::string cause) {
+  abort_without_what.reset();  // a process that ended without saying why: this failure's
   auto& items = report.failures;
   auto is_generic = [](const std::string& kind) { return kind == "traceback" || kind == "log-ends-in-traceback"; };
   const bool generic = is_generic(f.kind);

@@ -36,6 +36,7 @@ std::string_view remove_ansi(std::string_view raw, std::string& scratch);
 struct TracebackState {
   uint64_t started_at = 0;
   int lines_seen = 0;
+  int frame_indent = -1;  // where its first frame's "File" starts (2; more when a collector indented the block)
 };
 
 // torchrun's "Root Cause (first observed failure):" block: the root rank and exit code follow on their own lines.
@@ -59,6 +60,7 @@ struct AbortBlock {
   int lines_seen = 0;
   std::string what;
   bool in_nccl = false;  // a frame in ProcessGroupNCCL: the NCCL work's error
+  bool in_check_timeout = false;  // a frame in WorkNCCL::checkTimeout: the watchdog's timeout
   SourceRef where;
   const char* head = "terminate called after throwing an exception";  // or "... without an active exception"
 };
@@ -78,6 +80,10 @@ struct InputBlocks {
   ListCapture list;
   ChildFailedBlock child_failed;
   AbortBlock abort;
+  // A C++ terminate block without what() says only that a process ended: it is a failure of its own only if the
+  // run shows no other by the time the input ends (a log interleaves several ranks' blocks and loses the
+  // what() of all but one; a terminate without an exception is the teardown after a failure).
+  std::optional<Failure> abort_without_what;
 };
 
 // The per-input blocks are a base, so that switching between live inputs swaps them as one.

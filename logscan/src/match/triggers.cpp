@@ -64,9 +64,13 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"HIP error", kGpuFault},
       // A C++ exception ended the process (c10::CUDAError from NCCL work), or std::terminate without one.
       {"terminate called", kGpuFault},
+      {"Check failed: ", kGpuFault},  // glog's fatal CHECK: "F0426 17:52:54.043815 30811 x.cc:565] Check failed: ..."
+      {"checkTimeout", kNcclTimeout},  // c10d's watchdog timeout shown by its C++ frames only
       {"Root Cause", kChildFailed},
-      {"Failures:", kChildFailed},  // torchrun's list of failed ranks, before its root cause (or cut before it)
+      {"Failures:", kChildFailed},
+      {"failed (exitcode: ", kChildFailed},  // torchrun's agent: "failed (exitcode: 1) local_rank: 0 (pid: 9) ..."  // torchrun's list of failed ranks, before its root cause (or cut before it)
       {"CUDA error: ", kCudaError},
+      {"cuda runtime error (", kCudaError},  // PyTorch 1.x: "cuda runtime error (39) : uncorrectable ECC error ..."
       {"No dot product attention backend", kCudaError},  // Transformer Engine's ValueError: no backend can run it
       {"oom_kill", kOomKill},
       {"oom-kill", kOomKill},

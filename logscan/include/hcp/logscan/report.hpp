@@ -160,7 +160,8 @@ struct Progress {
 
 struct Failure {
   // traceback, hcp-validation, cuda-oom, nccl-error, nccl-timeout, cuda-illegal-address, device-assert, xid,
-  // hip-error, cuda-error, abort, child-failed, oom-kill, slurm-time-limit, slurm-preempted, slurm-node-fail
+  // hip-error, cuda-error, abort, child-failed, oom-kill, slurm-time-limit, slurm-preempted, slurm-node-fail,
+  // cp-validation
   std::string kind;
   std::string message;
   std::string lint_code;  // for hcp-validation: the hcp-lint rule that catches it before the run
