@@ -106,6 +106,8 @@ std::string_view progress_format_name(ProgressFormat f) {
     case ProgressFormat::nanotron: return "nanotron";
     case ProgressFormat::megatron_deepspeed_kv: return "megatron-deepspeed-kv";
     case ProgressFormat::automodel: return "automodel";
+    case ProgressFormat::nanochat: return "nanochat";
+    case ProgressFormat::llmc: return "llm.c";
   }
   return "none";
 }

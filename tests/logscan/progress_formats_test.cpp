@@ -1,6 +1,6 @@
 // Progress and failure forms of frameworks other than Megatron-LM, through the whole scanner (the literal
 // prefilter decides which lines reach the readers): nanotron's iteration lines with its human-format numbers, the
-// key=value iteration lines of Megatron-DeepSpeed forks, tqdm bars that are not training steps, torchrun blocks
+// key=value iteration lines of Megatron-DeepSpeed forks, nanochat's and llm.c's step lines, tqdm bars that are not training steps, torchrun blocks
 // without a root cause and its agent's line, std::terminate without an exception or without its what(), c10d's
 // watchdog shown by its frames or its fatal line, glog's fatal CHECK, indented tracebacks. Real excerpts of each are in realworld/.
 #include <gtest/gtest.h>
@@ -81,6 +81,46 @@ TEST(Automodel, StepLinesAndTheConfigurationsMaxSteps) {
   EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 1.2296);
   EXPECT_FALSE(r.progress.iteration_ms());  // Automodel prints no step time
   EXPECT_FALSE(scan("step 3 | epoch 0 | loss 1.5\n").progress.total_iterations);
+}
+
+TEST(Nanochat, StepLinesWithAndWithoutTheirTotal) {
+  std::string log;
+  const char* dt[] = {"989.44", "991.09", "996.81"};
+  for (int i = 0; i < 3; ++i) {
+    log += "step 0000" + std::to_string(4 + i) + "/21400 (0.02%) | loss: 8.8" + std::to_string(i) +
+           " | lrm: 1.00 | dt: " + dt[i] + "ms | tok/sec: 529,882 | mfu: 74.13 | total time: 0.00m\n";
+  }
+  ScanReport r = scan(log);
+  EXPECT_EQ(r.progress.format, ProgressFormat::nanochat);
+  EXPECT_EQ(r.progress.iteration_lines, 3u);
+  EXPECT_EQ(r.progress.last_iteration, 6);
+  EXPECT_EQ(r.progress.total_iterations, 21400);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 8.82);
+  EXPECT_DOUBLE_EQ(*r.progress.iteration_ms(), 991.09);
+  EXPECT_FALSE(r.progress.reported_tflops());  // MFU only
+  r = scan("step 00012 (3.1%) | loss: 5.250000 | lrm: 1.00 | dt: 512ms | tok/sec: 1,024 | mfu: 40.1% | epoch: 0 | "
+           "remaining: 290s\n");
+  EXPECT_EQ(r.progress.last_iteration, 12);
+  EXPECT_FALSE(r.progress.total_iterations);
+}
+
+TEST(LlmC, BothTrainersStepLinesAndValidationNotCounted) {
+  ScanReport r = scan("val loss 4.531809\nstep 0: train loss 4.270288 (took 101.887508 ms)\n"
+                      "step 1: train loss 4.465426 (took 102.043178 ms)\nstep 2: train loss 4.410182 (took "
+                      "101.841108 ms)\nval loss 4.5\n");
+  EXPECT_EQ(r.progress.format, ProgressFormat::llmc);
+  EXPECT_EQ(r.progress.iteration_lines, 3u);
+  EXPECT_EQ(r.progress.last_iteration, 2);
+  EXPECT_FALSE(r.progress.total_iterations);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 4.410182);
+  EXPECT_DOUBLE_EQ(*r.progress.iteration_ms(), 101.887508);
+  r = scan("step    1/74 | loss 11.009463 (+0.00z)| norm 15.3042 (+0.00z)| lr 8.57e-07 | 3370.09 ms | 30.1% bf16 MFU "
+           "| 155576 tok/s\nstep    2/74 | loss 10.954012 (+1.41z)| norm 14.9876 (-0.71z)| lr 1.71e-06 | 3250.11 ms | "
+           "31.2% bf16 MFU | 156001 tok/s\n");
+  EXPECT_EQ(r.progress.last_iteration, 2);
+  EXPECT_EQ(r.progress.total_iterations, 74);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 10.954012);
+  EXPECT_NEAR(*r.progress.iteration_ms(), 3310.1, 1e-9);  // the median of two
 }
 
 TEST(ProgressBar, LoadingSavingAndRolloutBarsAreNotTrainingSteps) {

@@ -1,6 +1,7 @@
 // Progress lines of the formats other than Megatron's iteration line (which progress_lines.cpp reads, NeMo 2's
 // "Training epoch E, iteration i/N | ..." included): tqdm progress bars (NeMo 1 / Lightning, Hugging Face),
-// torchtitan's "step: N  loss: ..." and its "total steps N", Hugging Face's loss dicts, and Megatron-Bridge's
+// torchtitan's "step: N  loss: ..." and its "total steps N", Hugging Face's loss dicts, nanotron, Megatron-DeepSpeed
+// forks' key=value lines, NeMo Automodel, nanochat, llm.c, and Megatron-Bridge's
 // "Step Time : 12.78s GPU utilization: 528.1 TFLOP/s/GPU". These are a small share of a log's lines, so they are
 // read with regular expressions.
 #include <re2/re2.h>
@@ -164,6 +165,35 @@ void automodel_step(ScanState& s, const LineView& line) {
   count_step(s, line, ProgressFormat::automodel, n, total, to_double(loss), std::nullopt, std::nullopt);
 }
 
+// nanochat: "step 00004/21400 (0.02%) | loss: 8.893647 | lrm: 1.00 | dt: 989.44ms | tok/sec: 529,882 | mfu: 74.13
+// | total time: 0.00m" (its time-budgeted variants print no total: "step 00004 (0.0%) | loss: ... | dt: 989ms").
+// No FLOP/s: only an MFU percentage.
+void nanochat_step(ScanState& s, const LineView& line) {
+  static const RE2 step(R"((?:^|[\s:\]])step (\d{1,15})(?:/(\d{1,15}))? \([0-9.]+%\) \| loss: ([-+0-9.eE]+|nan) )");
+  static const RE2 dt(R"(\| dt: ([0-9.]+)ms)");
+  int64_t n = 0;
+  std::string total, loss;
+  if (!RE2::PartialMatch(line.text, step, &n, &total, &loss)) return;
+  count_step(s, line, ProgressFormat::nanochat, n, total.empty() ? std::nullopt : to_int(total), to_double(loss),
+             number(line.text, dt), std::nullopt);
+}
+
+// llm.c: "step 0: train loss 4.270288 (took 101.887508 ms)" (train_gpt2.c, 0-based, no total), and
+// train_gpt2.cu's "step    1/74 | loss 11.009463 (+0.00z)| norm 15.3042 (+0.00z)| lr 8.57e-07 | 3370.09 ms | 30.1%
+// bf16 MFU | 155576 tok/s" (1-based, of the total). "val loss 4.531809" is validation.
+void llmc_step(ScanState& s, const LineView& line) {
+  static const RE2 old_step(R"((?:^|[\s:\]])step (\d{1,15}): train loss ([-+0-9.eE]+|nan) \(took ([0-9.]+) ms\))");
+  static const RE2 cu_step(
+      R"((?:^|[\s:\]])step\s+(\d{1,15})/(\d{1,15}) \| loss ([-+0-9.eE]+|nan) \([^)]*\)\| norm [^|]*\| lr [^|]*\| ([0-9.]+) ms \|)");
+  int64_t n = 0, total = 0;
+  std::string loss, ms;
+  if (RE2::PartialMatch(line.text, old_step, &n, &loss, &ms)) {
+    count_step(s, line, ProgressFormat::llmc, n, std::nullopt, to_double(loss), to_double(ms), std::nullopt);
+  } else if (RE2::PartialMatch(line.text, cu_step, &n, &total, &loss, &ms)) {
+    count_step(s, line, ProgressFormat::llmc, n, total, to_double(loss), to_double(ms), std::nullopt);
+  }
+}
+
 void other_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   Progress& pr = s.report.progress;
@@ -203,6 +233,8 @@ void extract_other_progress(ScanState& s, const LineView& line) {
   if (has(t, "iteration: ")) nanotron_iteration(s, line);
   if (has(t, "iteration=")) kv_iteration(s, line);
   if (has(t, "| epoch ")) automodel_step(s, line);
+  if (has(t, "%) | loss: ")) nanochat_step(s, line);
+  if (has(t, ": train loss ") || has(t, "z)| norm ")) llmc_step(s, line);
   other_line(s, line);
 }
 

@@ -22,6 +22,9 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"iteration=", kOtherProgress},   // Megatron-DeepSpeed forks (ALCF): "iteration=  21/ 105963 | ..."
       {"| epoch ", kOtherProgress},     // NeMo Automodel: "step 10 | epoch 0 | loss 1.2296 | ..."
       {"max_steps", kOtherProgress},    // its configuration's total
+      {"%) | loss: ", kOtherProgress},  // nanochat: "step 00004/21400 (0.02%) | loss: 8.893647 | ..."
+      {": train loss ", kOtherProgress},  // llm.c: "step 0: train loss 4.270288 (took 101.887508 ms)"
+      {"z)| norm ", kOtherProgress},      // llm.c (CUDA): "step 1/74 | loss 11.0 (+0.00z)| norm 15.3 (+0.00z)| ..."
       {"total steps", kOtherProgress},
       {"{'loss'", kOtherProgress},
       {"Tera Flops", kOtherProgress},
