@@ -147,6 +147,10 @@ TEST(IterationLine, ElapsedAndThroughputFields) {
   EXPECT_EQ(timing_of(" | consumed samples:         5120 | elapsed time per iteration (ms): 812.3 |"),
             Timing(812.3, std::nullopt));
   EXPECT_EQ(timing_of(" | consumed samples:         5120 | lm loss: 1.0 |"), Timing(std::nullopt, std::nullopt));
+  // Primus: the elapsed time as "instant/average", the throughput as "compute per GPU ... (avg ...)".
+  EXPECT_EQ(timing_of(" | consumed samples:       150400 | elapsed time per iteration (ms): 1460.8/1450.4 | compute "
+                      "per GPU (TFLOP/s/GPU): 633.7 (avg 630.1) | tokens per GPU (tokens/s/GPU): 180743.2 |"),
+            Timing(1460.8, 633.7));
 }
 
 // Text that ends where a page ends, with an inaccessible page after it: a read past the text's end faults in every

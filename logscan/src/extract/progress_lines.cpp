@@ -231,11 +231,16 @@ void record_iteration(ScanState& s, const char* word, const char* p, const char*
       }
       if (th) tflops_value = quick_number(th + kThroughputLen, end);
     }
-    if (std::isnan(tflops_value)) {  // NeMo 2: "| TFLOPS_per_GPU: 85.8"; Megatron-DeepSpeed: "| TFLOPs: 149.10 |"
+    // NeMo 2: "| TFLOPS_per_GPU: 85.8"; Megatron-DeepSpeed: "| TFLOPs: 149.10 |"; Primus, which also prints its
+    // elapsed time as "instant/average": "| compute per GPU (TFLOP/s/GPU): 633.7 (avg 630.1) |".
+    static constexpr char kPrimus[] = "| compute per GPU (TFLOP/s/GPU):";
+    if (std::isnan(tflops_value)) {
       if (const size_t f = rest.find("TFLOPS_per_GPU:"); f != std::string_view::npos) {
         tflops_value = quick_number(p + f + 15, end);
       } else if (const size_t g = rest.find("| TFLOPs:"); g != std::string_view::npos) {
         tflops_value = quick_number(p + g + 9, end);
+      } else if (const size_t c = rest.find(kPrimus); c != std::string_view::npos) {
+        tflops_value = quick_number(p + c + sizeof kPrimus - 1, end);
       }
     }
     if (elapsed) *elapsed = elapsed_value;
