@@ -123,6 +123,24 @@ TEST(LlmC, BothTrainersStepLinesAndValidationNotCounted) {
   EXPECT_NEAR(*r.progress.iteration_ms(), 3310.1, 1e-9);  // the median of two
 }
 
+TEST(ProgressBar, ABarFinishedBeforeTheFirstLossIsNotTheTraining) {
+  const std::string prep = "100%|##########| 7/7 [00:00<00:00, 1809.09it/s]\n";
+  const std::string dicts = "{'loss': 0.1474, 'grad_norm': nan, 'learning_rate': 0.0001, 'epoch': 0.04}\n"
+                            "{'loss': 0.173, 'grad_norm': 0.5097, 'learning_rate': 0.0001, 'epoch': 0.35}\n";
+  ScanReport r = scan(prep + dicts);
+  EXPECT_EQ(r.progress.format, ProgressFormat::none);
+  EXPECT_FALSE(r.progress.last_iteration);
+  EXPECT_FALSE(r.progress.iteration_ms());
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 0.173);
+  // A training bar that moves between the loss dicts is the progress, finished or not.
+  r = scan(" 10%|#         | 10/100 [00:05<00:45, 2.00it/s]\n" + dicts + "100%|##########| 100/100 [00:50<00:00, "
+           "2.00it/s]\n");
+  EXPECT_EQ(r.progress.format, ProgressFormat::progress_bar);
+  EXPECT_EQ(r.progress.last_iteration, 100);
+  // Without loss dicts a finished bar is kept (nothing says it was not the training).
+  EXPECT_EQ(scan(prep).progress.last_iteration, 7);
+}
+
 TEST(ProgressBar, LoadingSavingAndRolloutBarsAreNotTrainingSteps) {
   const std::string log =
       "Loading weights: 100%|##########| 568/568 [00:12<00:00, 45.1it/s]\n"

@@ -43,6 +43,8 @@ void progress_bar(ScanState& s, const LineView& line) {
   // training bar.
   if (total < s.bar_total) return;
   s.bar_total = total;
+  s.loss_dicts_at_bar = s.loss_dicts;
+  s.bar_finished = n == total;
   ++pr.iteration_lines;
   pr.format = ProgressFormat::progress_bar;
   pr.last_iteration = n;
@@ -206,7 +208,10 @@ void other_line(ScanState& s, const LineView& line) {
   if (int64_t n = 0; has(t, "max_steps") && RE2::PartialMatch(t, max_steps, &n)) s.max_steps = n;
   // Hugging Face Trainer: "{'loss': 0.8533, 'grad_norm': 4.87, 'learning_rate': 1.45e-05, 'epoch': 0.16}"
   static const RE2 dict(R"(\{'loss': ([-+0-9.eE]+))");
-  if (has(t, "{'loss'") && RE2::PartialMatch(t, dict, &v)) pr.last_lm_loss = v;
+  if (has(t, "{'loss'") && RE2::PartialMatch(t, dict, &v)) {
+    pr.last_lm_loss = v;
+    ++s.loss_dicts;
+  }
   // Megatron-DeepSpeed (2021): "Effective Tera Flops per GPU: 41.31 and total parameters 52.005 B" after each
   // iteration line.
   static const RE2 tera(R"(Effective Tera Flops per GPU:\s*([0-9.]+))");

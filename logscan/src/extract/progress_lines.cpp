@@ -444,6 +444,17 @@ void ScanState::add_point(const SeriesPoint& point) {
 
 void settle_progress(ScanState& s) {
   s.end_region();
+  Progress& bar = s.report.progress;
+  // A bar that had finished before the first training loss and never moved after it (Hugging Face's data or
+  // weight preparation, "100%| 7/7 [00:00<00:00, 1809.09it/s]", then only loss dicts) counted no training step.
+  if (bar.format == ProgressFormat::progress_bar && s.loss_dicts > 0 && s.loss_dicts_at_bar == 0 && s.bar_finished) {
+    bar.format = ProgressFormat::none;
+    bar.iteration_lines = 0;
+    bar.last_iteration.reset();
+    bar.total_iterations.reset();
+    bar.first_iteration.reset();
+    bar.step_ms = {};
+  }
   const std::string_view t = s.last_iteration;
   if (t.empty()) return;
   Progress& pr = s.report.progress;

@@ -134,6 +134,8 @@ void ScanState::close_run(const std::string& file) {
   failures_before_run = report.failure_count;
   run_lines_at_input_start = 0;
   bar_total = 0;
+  loss_dicts = loss_dicts_at_bar = 0;
+  bar_finished = false;
   run_start = {};
   disagreements.clear();
 }

@@ -98,6 +98,11 @@ struct ScanState : InputBlocks {
   std::vector<std::string> failure_causes;
   size_t run_failures_from = 0;  // failures of the current run start here (a failure is counted once per run)
   int64_t bar_total = 0;         // the training progress bar's total (an evaluation bar's is smaller)
+  // Whether the bar advanced with the training loss: Hugging Face's loss dicts seen, and how many of them had
+  // been when the bar last moved, and whether it had then reached its total. A bar finished before the first
+  // loss (a 7/7 preparation bar) was not the training (settle_progress).
+  uint64_t loss_dicts = 0, loss_dicts_at_bar = 0;
+  bool bar_finished = false;
   int64_t max_steps = 0;         // a configuration's "max_steps: N" (NeMo Automodel prints no total on its steps)
   // Runs (run_lines.cpp): where the current one started, and what the report held when it did.
   SourceRef run_start;
