@@ -31,6 +31,14 @@ TEST(LinePrefix, RankTagsAreAPrefixByTheirForm) {
             "[PG ID 5 PG GUID 23(CONTEXT_PARALLEL_GROUP) Rank 0] created");
 }
 
+TEST(LinePrefix, ABracketedSentenceIsContent) {
+  const std::string start = "[before the start of training step] datetime: 2024-04-04 09:09:27";
+  const LinePrefixes p = learned({"training ...", start, " iteration        1/  317892 |", start});
+  EXPECT_EQ(text_after(p, start), start);
+  EXPECT_TRUE(prefix_tokens(start, 4).empty());
+  EXPECT_EQ(prefix_tokens("[INFO] step 1", 4).size(), 1u);  // a tag stays one
+}
+
 TEST(LinePrefix, TimestampsOfEveryCommonForm) {
   const LinePrefixes p = learned({"x"});
   EXPECT_EQ(text_after(p, "2024-11-20 14:37:16 context_parallel_size: 8"), "context_parallel_size: 8");

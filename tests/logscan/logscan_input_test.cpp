@@ -280,6 +280,29 @@ TEST(LogscanInput, UnreadablePathsAreReportedNotFatal) {
   EXPECT_EQ(r.verdict, Verdict::no_cp);
 }
 
+TEST(LogscanInput, MegatronsStartOfTrainingLineAfterProgressStartsARun) {
+  auto it = [](int n, const char* loss) {
+    return " iteration        " + std::to_string(n) + "/  317892 | consumed samples:           96 | elapsed time per "
+           "iteration (ms): 25849.1 | lm loss: " + loss + " |\n";
+  };
+  const std::string start = "> building train, validation, and test datasets ...\n> finished creating GPT datasets ...\n"
+                            "done with setup ...\ntraining ...\n"
+                            "[before the start of training step] datetime: 2024-04-04 09:09:27\n";
+  const ScanReport r = feed(start + it(1, "1.1E+01") + it(2, "2.5E+01") + start + it(1, "1.7E+01"));
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].last_iteration, 2);
+  EXPECT_EQ(r.progress.last_iteration, 1);
+  // In another file it is that rank's copy of the same run.
+  LogScanner two;
+  const std::string rank = start + it(1, "1.1E+01");
+  for (const char* name : {"rank0.log", "rank1.log"}) {
+    two.begin_input(name);
+    two.feed(rank.data(), rank.size());
+    two.end_input();
+  }
+  EXPECT_EQ(two.finish().runs.size(), 1u);
+}
+
 TEST(LogscanInput, ReportDoesNotDependOnArgumentOrder) {
   const std::string dir = std::string(HCP_TESTS_DIR) + "/logscan/realworld/logs/";
   const std::string a = dir + "085_derived_bridge_yaml_a2a_p2p_hcp_null.log", b = dir + "022_megatron_args_dump_cp1_hcp_none.log";

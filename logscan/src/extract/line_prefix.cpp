@@ -136,6 +136,24 @@ bool names_an_exception(std::string_view label) {
   return false;
 }
 
+// Four or more lower-case words: a sentence in brackets, which is content (Megatron's "[before the start of
+// training step] datetime: ..."), not a tag a logger or launcher puts before lines.
+bool is_phrase(std::string_view inner) {
+  int words = 0;
+  bool in_word = false;
+  for (char c : inner) {
+    if (c >= 'a' && c <= 'z') {
+      words += !in_word;
+      in_word = true;
+    } else if (c == ' ' && in_word) {
+      in_word = false;
+    } else {
+      return false;
+    }
+  }
+  return words >= 4;
+}
+
 bool bracket_token(std::string_view t, size_t i, PrefixToken& tok) {
   // [rank3]: / [rank3]:text (torch's per-rank prefix) and [default3]: (torchrun --tee)
   for (std::string_view tag : {"[rank", "[default"}) {
@@ -163,6 +181,7 @@ bool bracket_token(std::string_view t, size_t i, PrefixToken& tok) {
   while (e < t.size() && e - i < 96 && t[e] != ']' && t[e] != '[') ++e;
   if (e >= t.size() || t[e] != ']' || e == i + 1) return false;
   const std::string_view inner = t.substr(i + 1, e - i - 1);
+  if (is_phrase(inner)) return false;
   size_t end = e + 1;
   if (end < t.size() && t[end] == ':') ++end;
   if (!ends_token(t, end) && t[end - 1] != ':') return false;

@@ -1,9 +1,9 @@
 // Runs: where one run of the inputs ends and the next starts. A start is a configuration dump (Megatron's
 // arguments block and "using world size" line, Megatron-Bridge's and NeMo's configuration prints, torchtitan's
-// "Starting job"), or an NCCL initialisation in a file that already showed progress (a restart in place). A start
-// only splits when the run so far has shown progress or a failure: the several prints that open one run (the
-// world-size line, then the arguments) stay one run, and so do per-rank files, of which only rank 0 prints the
-// configuration.
+// "Starting job"), or an NCCL initialisation or Megatron's start-of-training line in a file that already showed
+// progress (a restart in place). A start only splits when the run so far has shown progress or a failure: the
+// several prints that open one run (the world-size line, then the arguments) stay one run, and so do per-rank
+// files, of which only rank 0 prints the configuration.
 #include "hcp/logscan/scanner.hpp"
 #include "../match/triggers.hpp"
 #include "../verdict/verdict.hpp"
@@ -25,7 +25,9 @@ bool run_start(const LineView& line, uint32_t triggers, bool& same_file_only) {
       has(t, "initializing tensor model parallel with size")) {
     return true;
   }
-  if (has(t, "NCCL version")) {
+  // An NCCL initialisation, or Megatron's "[before the start of training step] datetime: ..." (rank 0, once a run,
+  // after its setup), after progress in the same file: a restart in place whose configuration was not printed.
+  if (has(t, "NCCL version") || has(t, "[before the start of training step]")) {
     same_file_only = true;
     return true;
   }

@@ -34,6 +34,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"onfiguration", kRunStart},    // Bridge "Final configuration:", "------- Task Configuration -------", ...
       {"Starting job:", kRunStart},   // torchtitan
       {"model parallel with size", kRunStart},  // Megatron(-DeepSpeed) "> initializing tensor model parallel ..."
+      {"before the start of training step", kRunStart},  // Megatron: "[before the start of training step] ..."
       {"L version", kRunStart},  // "NCCL version 2.21.5" (not "NCCL": every NCCL INFO line starts so)
       {"_parallel_size", kConfigKey},
       {"_parallel_degree", kConfigKey},  // torchtitan  // context_, tensor_model_, pipeline_model_, hierarchical_context_
