@@ -221,5 +221,26 @@ TEST(FrameworkDicts, VerlTransformerConfigKwargsAreIntent) {
   EXPECT_EQ(json.intent.hcp_sizes.value, std::optional(std::vector<int64_t>{2, 2}));
 }
 
+TEST(FrameworkIntent, TorchtitanMeshNamesOnlyDimensionsAboveOne) {
+  const std::string prefix = "[rank0]:[titan] 2025-06-26 18:12:46,592 - root - INFO - ";
+  ScanReport r = scan(prefix + "Building 1-D device mesh with ['dp_shard'], [8]\n");
+  EXPECT_EQ(r.intent.cp.value, 1);
+  EXPECT_EQ(r.verdict, Verdict::no_cp);
+  r = scan(prefix + "Building 3-D device mesh with ['dp_shard', 'cp', 'tp'], [2, 4, 2]\n");
+  EXPECT_EQ(r.intent.cp.value, 4);
+  EXPECT_EQ(r.intent.tp.value, 2);
+  EXPECT_EQ(r.verdict, Verdict::flat_cp);
+  r = scan(prefix + "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=8, cp=2, tp=1, ep=1\n");
+  EXPECT_EQ(r.intent.cp.value, 2);
+  // Names and sizes that do not pair up are not read.
+  EXPECT_FALSE(scan(prefix + "Building 2-D device mesh with ['dp_shard', 'cp'], [8]\n").intent.cp.value);
+}
+
+TEST(FrameworkIntent, AutomodelDistributedBlock) {
+  const ScanReport r = scan("  distributed:\n    strategy: fsdp2\n    tp_size: 1\n    cp_size: 2\n");
+  EXPECT_EQ(r.intent.cp.value, 2);
+  EXPECT_EQ(r.intent.tp.value, 1);
+}
+
 }  // namespace
 }  // namespace hcp::logscan

@@ -39,6 +39,17 @@ TEST(LinePrefix, ABracketedSentenceIsContent) {
   EXPECT_EQ(prefix_tokens("[INFO] step 1", 4).size(), 1u);  // a tag stays one
 }
 
+TEST(LinePrefix, PipeSeparatedLoggingColumns) {
+  // NeMo Automodel's "%(asctime)s | %(levelname)s | %(name)s | %(message)s".
+  const std::vector<std::string> lines = {"2025-09-01 07:13:17 | INFO | root | Config:",
+                                          "2025-09-01 07:13:17 | INFO | root |   distributed:",
+                                          "2025-09-01 07:13:17 | INFO | root |     cp_size: 1",
+                                          "2025-09-01 07:13:21 | INFO | root | step 1 | epoch 0 | loss 10.9521"};
+  const LinePrefixes p = learned(lines);
+  EXPECT_EQ(text_after(p, lines[2]), "    cp_size: 1");
+  EXPECT_EQ(text_after(p, lines[3]), "step 1 | epoch 0 | loss 10.9521");  // the message's own columns stay
+}
+
 TEST(LinePrefix, TimestampsOfEveryCommonForm) {
   const LinePrefixes p = learned({"x"});
   EXPECT_EQ(text_after(p, "2024-11-20 14:37:16 context_parallel_size: 8"), "context_parallel_size: 8");

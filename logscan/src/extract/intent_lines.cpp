@@ -105,9 +105,10 @@ void config_value(ScanState& s, const LineView& line, const std::string& key, st
     if (*b && in.dynamic_cp.value == false) in.dynamic_cp = {};
     first(s, "dynamic_context_parallel", in.dynamic_cp, *b, line);
   } else if (auto v = to_int(value)) {
-    if (key == "context_parallel_size") first(s, "context_parallel_size", in.cp, *v, line);
-    if (key == "tensor_model_parallel_size") first(s, "tensor_model_parallel_size", in.tp, *v, line);
-    if (key == "pipeline_model_parallel_size") first(s, "pipeline_model_parallel_size", in.pp, *v, line);
+    // cp_size, tp_size, pp_size: NeMo Automodel's "distributed:" block.
+    if (key == "context_parallel_size" || key == "cp_size") first(s, "context_parallel_size", in.cp, *v, line);
+    if (key == "tensor_model_parallel_size" || key == "tp_size") first(s, "tensor_model_parallel_size", in.tp, *v, line);
+    if (key == "pipeline_model_parallel_size" || key == "pp_size") first(s, "pipeline_model_parallel_size", in.pp, *v, line);
     if (key == "world_size") first(s, "world_size", in.world_size, *v, line);
   }
 }
@@ -126,11 +127,40 @@ void dict_keys(ScanState& s, const LineView& line) {
   while (RE2::FindAndConsume(&input, re, &key, &value)) config_value(s, line, key, value);
 }
 
+// torchtitan's device mesh, which has a dimension only for a degree above 1 (ParallelDims, up to 2025: "Building
+// 1-D device mesh with ['dp_shard'], [24]", so no 'cp' is CP 1), or since its DeviceMesh rewrite every degree:
+// "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=8, cp=2, tp=1, ep=1".
+void torchtitan_mesh(ScanState& s, const LineView& line) {
+  static const RE2 dims(R"(Building \d{1,2}-D device mesh with \[([^\]]{0,200})\], \[([0-9, ]{0,100})\])");
+  static const RE2 degrees(
+      R"(Building device mesh with parallelism: pp=(\d{1,9}), dp_replicate=\d{1,9}, dp_shard=\d{1,9}, cp=(\d{1,9}), tp=(\d{1,9}))");
+  Intent& in = s.report.intent;
+  int64_t pp = 1, cp = 1, tp = 1;
+  std::string names, values;
+  if (RE2::PartialMatch(line.text, degrees, &pp, &cp, &tp)) {
+  } else if (RE2::PartialMatch(line.text, dims, &names, &values)) {
+    const auto sizes = to_int_list(values);
+    const auto list = comm_types(names);  // a list of quoted names
+    if (!sizes || !list || sizes->size() != list->size()) return;
+    for (size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i] == "cp") cp = (*sizes)[i];
+      if ((*list)[i] == "tp") tp = (*sizes)[i];
+      if ((*list)[i] == "pp") pp = (*sizes)[i];
+    }
+  } else {
+    return;
+  }
+  first(s, "context_parallel_size", in.cp, cp, line);
+  first(s, "tensor_model_parallel_size", in.tp, tp, line);
+  first(s, "pipeline_model_parallel_size", in.pp, pp, line);
+}
+
 void config_key_line(ScanState& s, const LineView& line) {
   if (line.text.find("context_parallel_degree") != std::string_view::npos) return torchtitan_degree(s, line);
+  if (line.text.find("device mesh with") != std::string_view::npos) return torchtitan_mesh(s, line);
   // "  context_parallel_size ..... 16" (argument dump) or "  context_parallel_size: 16" (YAML).
   static const RE2 re(
-      R"(^\s*(context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|world_size|use_decentralized_pg|hybrid_context_parallel|dynamic_context_parallel)\s*(?:\.{2,}|:)\s*(.*?)\s*$)");
+      R"(^\s*(context_parallel_size|cp_comm_type|hierarchical_context_parallel_sizes|tensor_model_parallel_size|pipeline_model_parallel_size|world_size|use_decentralized_pg|hybrid_context_parallel|dynamic_context_parallel|cp_size|tp_size|pp_size)\s*(?:\.{2,}|:)\s*(.*?)\s*$)");
   std::string key, value;
   if (RE2::FullMatch(line.text, re, &key, &value)) return config_value(s, line, key, value);
   dict_keys(s, line);

@@ -87,7 +87,13 @@ size_t syslog_source(std::string_view t, size_t i) {
 }
 
 // A single blank after a token belongs to it (the separator the launcher wrote).
-size_t separator(std::string_view t, size_t i) { return i < t.size() && t[i] == ' ' ? i + 1 : i; }
+// The blank after a token, or a " | " column separator (Python logging formats such as NeMo Automodel's
+// "2025-09-01 07:13:17 | INFO | root | text").
+size_t separator(std::string_view t, size_t i) {
+  if (i >= t.size() || t[i] != ' ') return i;
+  if (i + 2 < t.size() && t[i + 1] == '|' && t[i + 2] == ' ') return i + 3;
+  return i + 1;
+}
 
 // Whether the token ends the text or a blank or another token follows: a timestamp glued to a word is content.
 bool ends_token(std::string_view t, size_t i) { return i >= t.size() || t[i] == ' ' || t[i] == '[' || t[i] == ':'; }

@@ -41,6 +41,10 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"cp_comm_type", kConfigKey | kHcpValidation},  // also "Length of cp_comm_type (2) should equal ..."
       {"_decentralized_pg", kConfigKey | kHcpValidation},
       {"world_size", kConfigKey},
+      {"cp_size:", kConfigKey},           // NeMo Automodel's "distributed:" block: "  cp_size: 1"
+      {"tp_size:", kConfigKey},
+      {"pp_size:", kConfigKey},
+      {"device mesh with", kConfigKey},   // torchtitan: "Building 1-D device mesh with ['dp_shard'], [24]"
       {"[hcp] rank", kHcpRuntime},
       {"CONTEXT_PARALLEL_GROUP", kGroupName},
       {"COMPLETE", kNcclInit},
