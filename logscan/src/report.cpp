@@ -108,6 +108,9 @@ std::string_view progress_format_name(ProgressFormat f) {
     case ProgressFormat::automodel: return "automodel";
     case ProgressFormat::nanochat: return "nanochat";
     case ProgressFormat::llmc: return "llm.c";
+    case ProgressFormat::verl: return "verl";
+    case ProgressFormat::slime: return "slime";
+    case ProgressFormat::nemo_rl: return "nemo-rl";
   }
   return "none";
 }

@@ -1,6 +1,7 @@
 // Progress and failure forms of frameworks other than Megatron-LM, through the whole scanner (the literal
 // prefilter decides which lines reach the readers): nanotron's iteration lines with its human-format numbers, the
-// key=value iteration lines of Megatron-DeepSpeed forks, nanochat's and llm.c's step lines, tqdm bars that are not training steps, torchrun blocks
+// key=value iteration lines of Megatron-DeepSpeed forks, nanochat's and llm.c's step lines, verl's, slime's and
+// NeMo-RL's steps, tqdm bars that are not training steps, torchrun blocks
 // without a root cause and its agent's line, std::terminate without an exception or without its what(), c10d's
 // watchdog shown by its frames or its fatal line, glog's fatal CHECK, indented tracebacks. Real excerpts of each are in realworld/.
 #include <gtest/gtest.h>
@@ -121,6 +122,37 @@ TEST(LlmC, BothTrainersStepLinesAndValidationNotCounted) {
   EXPECT_EQ(r.progress.total_iterations, 74);
   EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 10.954012);
   EXPECT_NEAR(*r.progress.iteration_ms(), 3310.1, 1e-9);  // the median of two
+}
+
+TEST(RlFrameworks, VerlSlimeAndNemoRlSteps) {
+  ScanReport r = scan("(main_task pid=27483) step:3 - timing/gen:12.597 - actor/pg_loss:0.005 - critic/vf_loss:0.317\n"
+                      "(TaskRunner pid=9) step:4 - actor/pg_loss:0.004 - timing_s/gen:10.0 - timing_s/step:41.5 - "
+                      "perf/mfu:0.3\n");
+  EXPECT_EQ(r.progress.format, ProgressFormat::verl);
+  EXPECT_EQ(r.progress.last_iteration, 4);
+  EXPECT_FALSE(r.progress.last_lm_loss);  // an RL step has no LM loss
+  EXPECT_DOUBLE_EQ(*r.progress.iteration_ms(), 41500);
+  r = scan("step 1: {'train/loss': 0.10215942561626434, 'train/pg_loss': 0.1021, 'train/step': 1}\n"
+           "critic-step 1: {'train/critic-loss': 0.5, 'train/step': 1}\n"
+           "step 28: {'train/loss': 0.1451725959777832, 'train/pg_loss': 0.1451, 'train/step': 28}\n");
+  EXPECT_EQ(r.progress.format, ProgressFormat::slime);
+  EXPECT_EQ(r.progress.iteration_lines, 2u);
+  EXPECT_EQ(r.progress.last_iteration, 28);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 0.1451725959777832);
+  r = scan("\n========================= Step 1/20 =========================\n\xe2\x96\xb6 Taking a training step...\n"
+           "\n\xf0\x9f\x93\x8a Training Results:\n  \xe2\x80\xa2 Loss: 0.0123\n  \xe2\x80\xa2 Avg Reward: 0.5\n"
+           "  \xe2\x80\xa2 Training FLOPS: 812.00 TFLOPS (101.50 TFLOPS per rank)\n\n\xe2\x8f\xb1\xef\xb8\x8f  Timing:\n"
+           "  \xe2\x80\xa2 Total step time: 41.20s\n"
+           "\n========================= Step 2/20 =========================\n"
+           "\xf0\x9f\x93\x8a Validation Results for `default` set:\n    \xe2\x80\xa2 Validation loss: 0.6645\n");
+  EXPECT_EQ(r.progress.format, ProgressFormat::nemo_rl);
+  EXPECT_EQ(r.progress.last_iteration, 2);
+  EXPECT_EQ(r.progress.total_iterations, 20);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 0.0123);  // not the validation loss
+  EXPECT_DOUBLE_EQ(*r.progress.iteration_ms(), 41200);
+  EXPECT_DOUBLE_EQ(*r.progress.reported_tflops(), 101.5);
+  // A bullet list outside NeMo-RL's steps is nothing.
+  EXPECT_FALSE(scan("  \xe2\x80\xa2 Loss: 0.5\n").progress.last_lm_loss);
 }
 
 TEST(ProgressBar, ABarFinishedBeforeTheFirstLossIsNotTheTraining) {

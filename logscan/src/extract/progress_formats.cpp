@@ -1,7 +1,8 @@
 // Progress lines of the formats other than Megatron's iteration line (which progress_lines.cpp reads, NeMo 2's
 // "Training epoch E, iteration i/N | ..." included): tqdm progress bars (NeMo 1 / Lightning, Hugging Face),
 // torchtitan's "step: N  loss: ..." and its "total steps N", Hugging Face's loss dicts, nanotron, Megatron-DeepSpeed
-// forks' key=value lines, NeMo Automodel, nanochat, llm.c, and Megatron-Bridge's
+// forks' key=value lines, NeMo Automodel, nanochat, llm.c, the RL frameworks verl, slime and NeMo-RL, and
+// Megatron-Bridge's
 // "Step Time : 12.78s GPU utilization: 528.1 TFLOP/s/GPU". These are a small share of a log's lines, so they are
 // read with regular expressions.
 #include <re2/re2.h>
@@ -196,6 +197,56 @@ void llmc_step(ScanState& s, const LineView& line) {
   }
 }
 
+// verl's console logger: "step:3 - timing/gen:12.597 - ... - actor/pg_loss:0.005 - ... - timing_s/step:41.2 - ..."
+// (one " - "-joined line of numeric metrics a step). An RL step has no LM loss; its time is timing_s/step (older
+// versions: timing/step), in seconds.
+void verl_step(ScanState& s, const LineView& line) {
+  static const RE2 step(R"((?:^|[\s)\]:])step:(\d{1,15}) - [A-Za-z_]+/)");
+  static const RE2 time(R"( - timing(?:_s)?/step:([0-9.]+)(?: |$))");
+  int64_t n = 0;
+  if (!RE2::PartialMatch(line.text, step, &n)) return;
+  const std::optional<double> seconds = number(line.text, time);
+  count_step(s, line, ProgressFormat::verl, n, std::nullopt, std::nullopt,
+             seconds ? std::optional<double>(*seconds * 1000) : std::nullopt, std::nullopt);
+}
+
+// slime (Megatron backend, mid-2025 to early 2026): "step 28: {'train/loss': 0.1451, 'train/pg_loss': ..., 'train/step':
+// 28}"; a critic's own lines are "critic-step N: {...}" and do not count.
+void slime_step(ScanState& s, const LineView& line) {
+  static const RE2 step(R"((?:^|[\s\]:])step (\d{1,15}): \{'train/)");
+  static const RE2 loss(R"(\{'train/loss': ([-+0-9.eE]+|nan)[,}])");
+  int64_t n = 0;
+  if (!RE2::PartialMatch(line.text, step, &n)) return;
+  std::string value;
+  const std::optional<double> l = RE2::PartialMatch(line.text, loss, &value) ? to_double(value) : std::nullopt;
+  count_step(s, line, ProgressFormat::slime, n, std::nullopt, l, std::nullopt, std::nullopt);
+}
+
+// NeMo-RL (GRPO, DPO, SFT, distillation): a banner before each step, "========================= Step 2/2
+// =========================", then its "📊 Training Results:" ("  • Loss: 0.0123"; DPO: "  • loss: 0.6645"), "  •
+// Total step time: 41.20s" and "  • Training FLOPS: 812.00 TFLOPS (101.50 TFLOPS per rank)". Validation results
+// ("• Validation loss: ...") are no training loss.
+void nemo_rl_line(ScanState& s, const LineView& line) {
+  const std::string_view t = line.text;
+  Progress& pr = s.report.progress;
+  static const RE2 banner(R"(^=+ Step (\d{1,15})/(\d{1,15}) =+\s*$)");
+  static const RE2 loss(R"(^\s*• [Ll]oss: ([-+0-9.eE]+|nan)\s*$)");
+  static const RE2 time(R"(^\s*• Total step time: ([0-9.]+)s)");
+  static const RE2 flops(R"(\(([0-9.]+) TFLOPS per rank\))");
+  int64_t n = 0, total = 0;
+  std::string v;
+  if (RE2::PartialMatch(t, banner, &n, &total)) {
+    count_step(s, line, ProgressFormat::nemo_rl, n, total, std::nullopt, std::nullopt, std::nullopt);
+  } else if (pr.format == ProgressFormat::nemo_rl && RE2::PartialMatch(t, loss, &v)) {
+    pr.last_lm_loss = to_double(v);
+    if (!pr.first_lm_loss) pr.first_lm_loss = pr.last_lm_loss;
+  } else if (pr.format == ProgressFormat::nemo_rl && RE2::PartialMatch(t, time, &v)) {
+    if (const auto x = to_double(v)) pr.step_ms.add(*x * 1000);
+  } else if (pr.format == ProgressFormat::nemo_rl && RE2::PartialMatch(t, flops, &v)) {
+    if (const auto x = to_double(v)) pr.step_tflops.add(*x);
+  }
+}
+
 void other_line(ScanState& s, const LineView& line) {
   const std::string_view t = line.text;
   Progress& pr = s.report.progress;
@@ -240,6 +291,9 @@ void extract_other_progress(ScanState& s, const LineView& line) {
   if (has(t, "| epoch ")) automodel_step(s, line);
   if (has(t, "%) | loss: ")) nanochat_step(s, line);
   if (has(t, ": train loss ") || has(t, "z)| norm ")) llmc_step(s, line);
+  if (has(t, "- timing")) verl_step(s, line);
+  if (has(t, ": {'train/")) slime_step(s, line);
+  if (has(t, "= Step ") || has(t, "• ") || has(t, "TFLOPS per rank")) nemo_rl_line(s, line);
   other_line(s, line);
 }
 

@@ -25,6 +25,13 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"%) | loss: ", kOtherProgress},  // nanochat: "step 00004/21400 (0.02%) | loss: 8.893647 | ..."
       {": train loss ", kOtherProgress},  // llm.c: "step 0: train loss 4.270288 (took 101.887508 ms)"
       {"z)| norm ", kOtherProgress},      // llm.c (CUDA): "step 1/74 | loss 11.0 (+0.00z)| norm 15.3 (+0.00z)| ..."
+      {"- timing", kOtherProgress},       // verl: "step:3 - timing/gen:12.597 - ..."
+      {": {'train/", kOtherProgress},     // slime: "step 28: {'train/loss': 0.145, ...}"
+      {"= Step ", kOtherProgress},        // NeMo-RL: "========================= Step 2/2 ====..."
+      {"\xe2\x80\xa2 Loss: ", kOtherProgress},  // NeMo-RL's results: "  • Loss: 0.0123", "  • loss: 0.6645" (DPO)
+      {"\xe2\x80\xa2 loss: ", kOtherProgress},
+      {"\xe2\x80\xa2 Total step time", kOtherProgress},
+      {"TFLOPS per rank", kOtherProgress},
       {"total steps", kOtherProgress},
       {"{'loss'", kOtherProgress},
       {"Tera Flops", kOtherProgress},

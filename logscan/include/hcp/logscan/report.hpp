@@ -131,7 +131,7 @@ class Reservoir {
 // Which kind of line reported training progress (docs/logscan.md says how each counts its iterations).
 enum class ProgressFormat : uint8_t {
   none, megatron, nemo2, progress_bar, torchtitan, bridge_step_time, nanotron, megatron_deepspeed_kv, automodel,
-  nanochat, llmc
+  nanochat, llmc, verl, slime, nemo_rl
 };
 std::string_view progress_format_name(ProgressFormat f);
 
