@@ -173,6 +173,13 @@ TEST(ProgressBar, ABarFinishedBeforeTheFirstLossIsNotTheTraining) {
   EXPECT_EQ(scan(prep).progress.last_iteration, 7);
 }
 
+TEST(ProgressBar, LossInTheLabel) {
+  const ScanReport r = scan("Training Epoch: 1/3, step 16/36 completed (loss: 0.17207536101341248):  44%|####      | "
+                            "4/9 [04:37<05:24, 64.93s/it]\n");
+  EXPECT_EQ(r.progress.last_iteration, 4);
+  EXPECT_DOUBLE_EQ(*r.progress.last_lm_loss, 0.17207536101341248);
+}
+
 TEST(ProgressBar, LoadingSavingAndRolloutBarsAreNotTrainingSteps) {
   const std::string log =
       "Loading weights: 100%|##########| 568/568 [00:12<00:00, 45.1it/s]\n"
@@ -304,6 +311,25 @@ TEST(Traceback, IndentedBlockAndRayExceptionType) {
   EXPECT_EQ(r.failures[0].kind, "traceback");
   EXPECT_EQ(r.failures[0].where.line, 6u);
   EXPECT_EQ(r.failures[0].message.rfind("ray.exceptions.RayTaskError(TypeError): ", 0), 0u);
+}
+
+TEST(Traceback, ExceptionGroupGutterAndARichBoxWithoutItsHeader) {
+  ScanReport r = scan(
+      "        |   File \"/x/anyio/_backends/_asyncio.py\", line 847, in __aexit__\n"
+      "        |     raise BaseExceptionGroup(\n"
+      "        | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)\n"
+      "        +-+---------------- 1 ----------------\n"
+      "          | Traceback (most recent call last):\n"
+      "          |   File \"/x/anycorn/task_group.py\", line 53, in _handle\n");
+  ASSERT_EQ(r.failure_count, 1u);  // the open sub-traceback is part of the same group
+  EXPECT_EQ(r.failures[0].kind, "traceback");
+  EXPECT_EQ(r.failures[0].where.line, 3u);
+  r = scan("stderr: \xe2\x94\x82 \xe2\x9d\xb1 785 \xe2\x94\x82   elastic_launch(        \xe2\x94\x82\n"
+           "stderr: \xe2\x94\x82   786 \xe2\x94\x82   \xe2\x94\x82   config=config,     \xe2\x94\x82\n");
+  ASSERT_EQ(r.failure_count, 1u);
+  EXPECT_EQ(r.failures[0].kind, "log-ends-in-traceback");
+  // A table row in prose is no gutter.
+  EXPECT_EQ(scan("| ExceptionGroup: a column |\n").failure_count, 0u);
 }
 
 TEST(ChildFailed, TorchrunAgentLineWithoutItsBlock) {

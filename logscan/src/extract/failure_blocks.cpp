@@ -75,7 +75,19 @@ void close_abort(ScanState& s) {
 
 // '  File "x.py", line 98, in pretrain' - the comma before "in" is the traceback's; faulthandler's stack dumps
 // (hangs, not failures) write 'File "x.py", line 98 in pretrain'.
+std::string_view without_gutter(std::string_view t) {
+  const size_t lead = t.find_first_not_of(' ');
+  if (lead >= 2 && lead + 1 < t.size() && t[lead] == '|' && t[lead + 1] == ' ') return t.substr(lead + 2);
+  return t;
+}
+
+bool is_rich_frame(std::string_view t) {
+  const size_t at = t.find("\xe2\x94\x82 \xe2\x9d\xb1 ");  // "│ ❱ "
+  return at != std::string_view::npos && at + 8 < t.size() && t[at + 8] >= '0' && t[at + 8] <= '9';
+}
+
 bool is_python_frame(std::string_view t) {
+  t = without_gutter(t);
   const size_t f = t.find("File \"");
   if (f == std::string_view::npos || f == 0 || t.find_first_not_of(' ') != f) return false;
   const size_t line = t.find("\", line ", f + 6);
@@ -88,7 +100,7 @@ void follow_tracebacks(ScanState& s, const LineView& line) {
   const auto it = s.tracebacks.find(line.rank);
   if (it == s.tracebacks.end() || it->second.started_at == line.number) return;
   TracebackState& tb = it->second;
-  std::string_view t = line.text;
+  std::string_view t = without_gutter(line.text);
   if (++tb.lines_seen > kMaxTracebackLines) {
     s.add_failure({"traceback", "Traceback without a final exception line", "", "", line.ref()});
     s.tracebacks.erase(it);

@@ -292,7 +292,8 @@ void ScanState::add_warning(std::string kind, std::string message, SourceRef whe
 void extract_failures(ScanState& s, const LineView& line, uint32_t triggers) {
   if ((triggers & kTraceback) && line.text.find("Traceback (most recent call last)") != std::string_view::npos) {
     s.tracebacks[line.rank] = TracebackState{line.number, 0};
-  } else if ((triggers & kTraceback) && !s.tracebacks.count(line.rank) && is_python_frame(line.text)) {
+  } else if ((triggers & kTraceback) && !s.tracebacks.count(line.rank) &&
+             (is_python_frame(line.text) || is_rich_frame(line.text))) {
     s.tracebacks[line.rank] = TracebackState{line.number, 0};  // a frame without its header opens the traceback
   }
   const bool validation = (triggers & kHcpValidation) && upstream_validation_message(s, line);

@@ -57,7 +57,12 @@ void progress_bar(ScanState& s, const LineView& line) {
   static const RE2 rate(R"(([0-9.]+)(s/it|it/s))");
   double v = 0;
   std::string unit;
-  if (RE2::PartialMatch(inside, reduced, &v) || RE2::PartialMatch(inside, loss, &v)) pr.last_lm_loss = v;
+  // llama-recipes puts the loss in the label: "Training Epoch: 1/3, step 16/36 completed (loss: 0.172):  44%|".
+  static const RE2 label_loss(R"(\(loss: ([-+0-9.eE]+|nan)\))");
+  if (RE2::PartialMatch(inside, reduced, &v) || RE2::PartialMatch(inside, loss, &v) ||
+      RE2::PartialMatch(label, label_loss, &v)) {
+    pr.last_lm_loss = v;
+  }
   if (RE2::PartialMatch(inside, timing, &v)) {
     pr.step_ms.add(v * 1000);
   } else if (RE2::PartialMatch(inside, rate, &v, &unit) && v > 0) {

@@ -167,6 +167,10 @@ void extract_failures(ScanState& s, const LineView& line, uint32_t triggers);
 void follow_open_blocks(ScanState& s, const LineView& line);  // lines of open blocks (tracebacks, lists, ...)
 void follow_tracebacks(ScanState& s, const LineView& line);
 bool is_python_frame(std::string_view text);
+// A Python 3.11+ exception group's lines carry a "  | " gutter: the text after it ("  |   File ..." is a frame).
+std::string_view without_gutter(std::string_view text);
+// A frame of a rich traceback box whose header the log lacks: "│ ❱ 785 │   elastic_launch(  ... │".
+bool is_rich_frame(std::string_view text);
 void child_failed_line(ScanState& s, const LineView& line);  // "Failures:" or "Root Cause (first observed failure)"
 void follow_child_failed(ScanState& s, const LineView& line);
 void follow_abort(ScanState& s, const LineView& line);

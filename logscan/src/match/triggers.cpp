@@ -57,6 +57,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"COMPLETE", kNcclInit},
       {"Traceback (most recent call last)", kTraceback},
       {"File \"", kTraceback},  // a frame: opens a traceback whose header the log lacks
+      {"\xe2\x94\x82 \xe2\x9d\xb1 ", kTraceback},  // "│ ❱ 785 │": a rich traceback box's frame, its header lost
       // "CUDA out of memory", "CUDA error: out of memory", "HIP out of memory"; torch.OutOfMemoryError's message
       // always holds these words.
       {"out of memory", kOutOfMemory},
