@@ -85,6 +85,7 @@ struct InputReading {
   bool open = false;
   FileReport file;
   std::unique_ptr<StreamDecoder> decoder;
+  bool decode_ahead = false;  // a compressed input is decoded on a thread of its own (LogScanner::decode_ahead)
   std::string pending;  // a line split across chunks
   bool skipping = false;
   uint64_t line_no = 0;
@@ -169,7 +170,7 @@ struct LogScanner::Impl : InputReading {
     wrapped.clear();
     read_damage.reset();
     state.reset_input();
-    decoder = std::make_unique<StreamDecoder>([this](const char* p, size_t n) { on_text(p, n); });
+    decoder = std::make_unique<StreamDecoder>([this](const char* p, size_t n) { on_text(p, n); }, decode_ahead);
     open = true;
   }
 
@@ -577,6 +578,8 @@ void LogScanner::input_damaged(uint64_t offset, const std::string& message) {
   m.activate(m.stream);
   m.read_damage = "byte " + std::to_string(offset) + ": " + message;
 }
+
+void LogScanner::decode_ahead(bool on) { impl_->decode_ahead = on; }
 
 void LogScanner::record_to(InputTape* tape, std::function<InputTape*()> full) {
   impl_->tape = tape;

@@ -146,6 +146,50 @@ TEST(LogscanInput, TruncatedAndCorruptStreamsKeepWhatCameBefore) {
   }
 }
 
+// A compressed input decoded on a second thread ahead of the scan gives the report one thread gives: whole,
+// cut and corrupt streams, in one chunk and in many, with text many times the queues (raw pieces of 1 MiB, eight
+// blocks of 256 KiB).
+TEST(LogscanInput, DecodingAheadOnASecondThreadGivesTheSameReport) {
+  std::string text = read("failure_oom.log") + read("megatron_hcp_active.log");
+  std::mt19937 rng(9);
+  while (text.size() < (24u << 20)) {  // varied, so that the compressed stream is megabytes too
+    text += " iteration " + std::to_string(rng() % 100000) + "/  317892 | lm loss: 1." + std::to_string(rng() % 1000) +
+            "E+00 | NCCL INFO Channel " + std::to_string(rng()) + "\n";
+  }
+  auto ahead = [](const std::string& bytes, std::vector<size_t> pieces) {
+    LogScanner s;
+    s.decode_ahead(true);
+    s.begin_input("input.log");
+    size_t pos = 0, k = 0;
+    while (pos < bytes.size()) {
+      const size_t n = std::min(pieces[k++ % pieces.size()], bytes.size() - pos);
+      s.feed(bytes.data() + pos, n);
+      pos += n;
+    }
+    s.end_input();
+    return s.finish();
+  };
+  for (const std::string& compressed : {zstd(text), gzip(text)}) {
+    std::string corrupt = compressed;
+    for (size_t i = corrupt.size() / 2; i < corrupt.size() / 2 + 64; ++i) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+    for (const std::string& input : {compressed, compressed.substr(0, compressed.size() / 3)}) {
+      const std::string one = render_json(feed(input));
+      EXPECT_EQ(render_json(ahead(input, {16u << 20})), one);
+      EXPECT_EQ(render_json(ahead(input, {4096, 1, 70000})), one);
+    }
+    // How much text comes before corrupt data, and where the damage is reported, depend on how the raw bytes
+    // were handed to the decoder (it may take a whole piece before it finds the damage), in one thread as in two:
+    // pieces below the thread's own (1 MiB) give the same report, larger ones the same damage.
+    const std::vector<size_t> small = {4096, 1, 70000};
+    EXPECT_EQ(render_json(ahead(corrupt, small)), render_json(feed(corrupt, small)));
+    const ScanReport whole = ahead(corrupt, {16u << 20});
+    ASSERT_TRUE(whole.files[0].damage);
+    EXPECT_NE(whole.files[0].damage->find(": corrupt "), std::string::npos) << *whole.files[0].damage;
+  }
+  // Plain text is not decoded at all: the same in either mode.
+  EXPECT_EQ(render_json(ahead(text.substr(0, 1u << 20), {65536})), render_json(feed(text.substr(0, 1u << 20))));
+}
+
 // After the last gzip member: zero padding is ignored (as gzip does), anything else is damage at its offset - it
 // was dropped in silence (issue 54). Split over chunks too.
 TEST(LogscanInput, TrailingDataAfterTheLastGzipMemberIsDamageButZeroPaddingIsNot) {

@@ -1,6 +1,7 @@
 // Files, directories (recursively, sorted) and "-" for standard input. Alone, a regular file is mapped
 // (mapped_scan.hpp); standard input, a file that cannot be mapped, and the files of a parallel scan are read.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -370,12 +371,27 @@ ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions
 
 }  // namespace
 
+namespace {
+
+// The cores this process may run on (taskset, a container's cpuset), not the machine's: a second thread on a
+// process held to one core only takes turns with the first.
+unsigned available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
 ScanReport scan_paths(const std::vector<std::string>& paths, const ScanOptions& options) {
-  unsigned jobs = options.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : options.jobs;
+  unsigned jobs = options.jobs == 0 ? available_cores() : options.jobs;
   const std::vector<ScanInput> inputs = expand_inputs(paths, jobs);
+  const bool threads = jobs > 1;
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, inputs.size()));
   if (jobs > 1) return scan_parallel(inputs, options, jobs);
   LogScanner scanner(options);
+  scanner.decode_ahead(threads);  // one input: its decoding may take the second thread
   std::vector<char> buf(kChunk);
   for (const ScanInput& in : inputs) scan_input(scanner, in, buf);
   return scanner.finish();

@@ -1,5 +1,7 @@
 #include "stream_decoder.hpp"
 
+#include "decode_ahead.hpp"
+
 #include <zlib.h>
 #include <zstd.h>
 
@@ -40,7 +42,7 @@ struct StreamDecoder::Codec {
   }
 };
 
-StreamDecoder::StreamDecoder(Sink sink) : sink_(std::move(sink)) {}
+StreamDecoder::StreamDecoder(Sink sink, bool ahead) : sink_(std::move(sink)), ahead_wanted_(ahead) {}
 StreamDecoder::~StreamDecoder() = default;
 
 void StreamDecoder::start(Compression c) {
@@ -55,6 +57,7 @@ void StreamDecoder::start(Compression c) {
     if (inflateInit2(&codec_->gz, 16 + MAX_WBITS) != Z_OK) throw std::bad_alloc();
     codec_->gz_ready = true;
   }
+  if (ahead_wanted_) ahead_ = std::make_unique<Ahead>(*this);  // after the codec: the thread decodes with it
 }
 
 void StreamDecoder::feed(const char* data, size_t size) {
@@ -84,9 +87,14 @@ void StreamDecoder::feed(const char* data, size_t size) {
 void StreamDecoder::decode(const char* data, size_t size) {
   const uint64_t base = raw_bytes_;
   raw_bytes_ += size;
+  if (ahead_) return ahead_->push(data, size, base);
+  decode_at(data, size, base, sink_);
+}
+
+void StreamDecoder::decode_at(const char* data, size_t size, uint64_t base, const Sink& emit) {
   if (damage_) return;  // nothing after the damage is trusted
   if (compression_ == Compression::plain) {
-    sink_(data, size);
+    emit(data, size);
     return;
   }
   Codec& c = *codec_;
@@ -97,14 +105,14 @@ void StreamDecoder::decode(const char* data, size_t size) {
       const size_t consumed = in.pos;
       const size_t ret = ZSTD_decompressStream(c.zstd, &out, &in);
       if (ZSTD_isError(ret)) {
-        if (out.pos) sink_(c.out.data(), out.pos);
+        if (out.pos) emit(c.out.data(), out.pos);
         damage_ = Damage{base + in.pos, std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret)};
         return;
       }
       // A call that neither read nor wrote says nothing about the frame: after a frame whose text filled the
       // output exactly (a multiple of kOutChunk), the extra call reports the next frame's header as wanted.
       if (in.pos != consumed || out.pos) c.in_frame = ret != 0;
-      if (out.pos) sink_(c.out.data(), out.pos);
+      if (out.pos) emit(c.out.data(), out.pos);
       if (in.pos == in.size && out.pos < out.size) return;
     }
   }
@@ -131,7 +139,7 @@ void StreamDecoder::decode(const char* data, size_t size) {
     c.gz.avail_out = static_cast<uInt>(c.out.size());
     const int ret = inflate(&c.gz, Z_NO_FLUSH);
     const size_t produced = c.out.size() - c.gz.avail_out;
-    if (produced) sink_(c.out.data(), produced);
+    if (produced) emit(c.out.data(), produced);
     if (ret == Z_STREAM_END) {
       c.in_frame = false;
       c.after_member = true;
@@ -145,6 +153,13 @@ void StreamDecoder::decode(const char* data, size_t size) {
     c.in_frame = true;
     if (produced == 0 && ret == Z_BUF_ERROR) break;
   }
+}
+
+bool StreamDecoder::trade_output(const char* p, std::vector<char>& buf) {
+  if (!codec_ || p != codec_->out.data()) return false;
+  if (buf.size() != codec_->out.size()) buf.assign(codec_->out.size(), 0);
+  std::swap(buf, codec_->out);
+  return true;
 }
 
 void StreamDecoder::finish() {
@@ -162,6 +177,14 @@ void StreamDecoder::finish() {
     magic_.clear();
     decode(head.data(), head.size());
   }
+  if (ahead_) {
+    ahead_->finish();  // every block decoded and handed to the sink; the thread has ended
+    ahead_.reset();
+  }
+  finish_codec();
+}
+
+void StreamDecoder::finish_codec() {
   if (compression_ == Compression::plain || damage_) return;
   Codec& c = *codec_;
   if (compression_ == Compression::gzip && c.gz_ready && !c.after_member) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hcp::logscan {
 
@@ -22,7 +23,9 @@ struct Damage {
 class StreamDecoder {
  public:
   using Sink = std::function<void(const char*, size_t)>;
-  explicit StreamDecoder(Sink sink);
+  // `ahead`: a compressed stream is decoded on a thread of its own while the caller scans the text decoded
+  // before (decode_ahead.cpp); the sink is still called on the caller's thread, from feed() and finish().
+  explicit StreamDecoder(Sink sink, bool ahead = false);
   ~StreamDecoder();
   StreamDecoder(const StreamDecoder&) = delete;
   StreamDecoder& operator=(const StreamDecoder&) = delete;
@@ -36,10 +39,18 @@ class StreamDecoder {
 
  private:
   struct Codec;
+  class Ahead;
   void start(Compression c);
   void decode(const char* data, size_t size);
+  // Decodes raw bytes that start at raw offset `base`, handing the text to `out` (the sink, or the thread's queue).
+  void decode_at(const char* data, size_t size, uint64_t base, const Sink& out);
+  void finish_codec();
+  // If p is the codec's output buffer, swaps it with `buf` (sized to match first) and returns true.
+  bool trade_output(const char* p, std::vector<char>& buf);
 
   Sink sink_;
+  bool ahead_wanted_ = false;
+  std::unique_ptr<Ahead> ahead_;  // the decoding thread, for a compressed stream
   Compression compression_ = Compression::plain;
   bool started_ = false;
   std::string magic_;  // the first bytes, held until the format is known

@@ -44,6 +44,9 @@ class LogScanner {
   // The open input's raw bytes from `offset` on could not be read (the file shrank while it was read): the text
   // before is the input's report, and this is its damage, in place of any the decoder found after it.
   void input_damaged(uint64_t offset, const std::string& message);
+  // Inputs begun from now on that are compressed are decoded on a second thread, ahead of the scan (scan_paths
+  // does so for a single input when it may use more than one thread). The report is the same.
+  void decode_ahead(bool on);
 
   // Several inputs open at once (a live per-rank directory): open_input gives an id to feed and close it by; the
   // inputs' lines interleave as they are fed. begin_input's input is closed by the next begin_input.
