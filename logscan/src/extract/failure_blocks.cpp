@@ -76,9 +76,9 @@ void close_abort(ScanState& s) {
 // '  File "x.py", line 98, in pretrain' - the comma before "in" is the traceback's; faulthandler's stack dumps
 // (hangs, not failures) write 'File "x.py", line 98 in pretrain'.
 std::string_view without_gutter(std::string_view t) {
-  const size_t lead = t.find_first_not_of(' ');
-  if (lead >= 2 && lead + 1 < t.size() && t[lead] == '|' && t[lead + 1] == ' ') return t.substr(lead + 2);
-  return t;
+  const size_t lead = t.find_first_not_of(' ');  // npos for a blank line
+  if (lead == std::string_view::npos || lead < 2 || t.size() - lead < 2) return t;
+  return t[lead] == '|' && t[lead + 1] == ' ' ? t.substr(lead + 2) : t;
 }
 
 bool is_rich_frame(std::string_view t) {
