@@ -503,6 +503,25 @@ TEST(LogscanParallel, LargeFilesStreamedInSegmentsGiveTheSameReport) {
     o.jobs = jobs;
     EXPECT_EQ(render_json(scan_paths({dir.string()}, o)), sequential) << "jobs " << jobs;
   }
+  // Over the tape budget (16 MiB on two threads): a small file, a large one whose lines are seldom recorded (slow
+  // to finish, little tape), then one of about 19 MiB of recorded iteration lines. Whichever thread takes the last
+  // one runs ahead of the one before it past the budget: a worker then waits for room, the replaying thread
+  // replays the file before its own as it comes instead of scanning further. The report is still the sequential one.
+  fs::remove_all(dir);
+  fs::create_directory(dir);
+  write("rank_0.log", rank_log(0, 10));
+  std::string quiet;
+  const std::string channel = "node-1:4100:4156 [1] NCCL INFO Channel 01/0 : 3[3] -> 4[4] via P2P/IPC/read\n";
+  while (quiet.size() < (48u << 20)) quiet += channel;
+  write("rank_1.log", quiet);
+  write("rank_2.log", rank_log(2, 100000));
+  const std::string over_budget = render_json(scan_paths({dir.string()}, one));
+  EXPECT_NE(over_budget.find("\"last_iteration\": 100000"), std::string::npos);
+  for (int round = 0; round < 3; ++round) {
+    ScanOptions o;
+    o.jobs = 2;
+    EXPECT_EQ(render_json(scan_paths({dir.string()}, o)), over_budget) << "round " << round;
+  }
   fs::remove_all(dir);
 }
 

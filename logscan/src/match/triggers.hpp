@@ -37,6 +37,10 @@ enum Trigger : uint32_t {
   kDynamicCp = 1u << 24,      // Megatron's dynamic/hybrid CP: its warning, group descriptions and arguments
 };
 
+// Kinds whose extractors only add evidence: they open no block, and set no intent, progress or failure that decides
+// how later lines are read.
+constexpr uint32_t kEvidenceOnly = kGroupName | kNcclInit | kHyperCommGrid | kGpuName | kAttention | kDynamicCp;
+
 struct TriggerLiteral {
   std::string_view text;
   uint32_t triggers;          // the extractors a line with this key goes to
