@@ -342,7 +342,12 @@ ScanReport scan_parallel(const std::vector<ScanInput>& inputs, const ScanOptions
         std::lock_guard lock(mu);
         if (!failure && next < n && (buffered < budget || next == k)) m = next++;
       }
-      if (m != SIZE_MAX) {
+      if (m == k) {  // the next to replay: scanned on the merged scanner itself, with no tape to record and replay
+        scan_input(merged, inputs[k], buf);
+        std::lock_guard lock(mu);
+        replaying = ++k;
+        if (workers_waiting > 0) room_cv.notify_all();
+      } else if (m != SIZE_MAX) {
         scan_here(m);
       } else {
         wait_for_k();
