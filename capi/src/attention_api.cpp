@@ -4,14 +4,14 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 #include <algorithm>
 
+#include "callback_communicator.hpp"
 #include "guard.hpp"
+#include "owned_comms.hpp"
 #include "hcp/attention_cuda.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/inprocess_world.hpp"
@@ -36,16 +36,6 @@ namespace {
 
 // A timeout of 0 means the default; negative ones are refused.
 constexpr int64_t kDefaultTimeoutMs = 60000;
-
-// The communicators the caller owns (NCCL), so that hcp_comm_destroy can tell them from world communicators.
-std::mutex owned_mutex;
-std::unordered_set<hcp::Communicator*> owned_comms;
-
-hcp_comm* own(std::unique_ptr<hcp::Communicator> comm) {
-  std::lock_guard lock(owned_mutex);
-  owned_comms.insert(comm.get());
-  return reinterpret_cast<hcp_comm*>(comm.release());
-}
 
 std::chrono::milliseconds timeout_of(int64_t timeout_ms, const char* fn, const char* name = "timeout_ms") {
   if (timeout_ms < 0 || timeout_ms > INT32_MAX)
@@ -311,14 +301,17 @@ HCP_API hcp_status hcp_comm_create_nccl_mpi(hcp_comm** out, int64_t mpi_comm, vo
   });
 }
 
+HCP_API hcp_status hcp_comm_create_callbacks(hcp_comm** out, const hcp_comm_callbacks* callbacks) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    *out = own(make_callback_communicator(callbacks, fn));
+  });
+}
+
 HCP_API void hcp_comm_destroy(hcp_comm* comm) {
-  auto* c = reinterpret_cast<hcp::Communicator*>(comm);
-  {
-    std::lock_guard lock(owned_mutex);
-    if (c == nullptr || owned_comms.erase(c) == 0) return;  // NULL, or a world's communicator
-  }
-  forget_handle(c);
-  delete c;
+  take_owned(comm);  // destroyed here; NULL or a world's communicator: nothing
 }
 
 HCP_API hcp_status hcp_comm_last_error(char** out_message, const hcp_comm* comm) {

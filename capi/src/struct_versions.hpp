@@ -68,6 +68,8 @@ HCP_STRUCT_VERSIONS(hcp_attn_simulate_options,
                     (HCP_RESERVED(hcp_attn_simulate_options, reserved0),
                      HCP_RESERVED(hcp_attn_simulate_options, reserved1)))
 
+HCP_STRUCT_VERSIONS(hcp_comm_callbacks, (sizeof(hcp_comm_callbacks)), (HCP_RESERVED(hcp_comm_callbacks, reserved0)))
+
 #undef HCP_STRUCT_VERSIONS
 #undef HCP_RESERVED
 

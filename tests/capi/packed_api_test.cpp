@@ -11,18 +11,13 @@
 #include <vector>
 
 #include "hcp/hcp.h"
+#include "host_tensor.hpp"
 
 namespace {
 
-constexpr int64_t kH = 2, kD = 8, kRow = kH * kD;
+using hcp::test::tensor;
 
-hcp_tensor tensor(void* data, std::vector<int64_t> shape) {
-  hcp_tensor t = HCP_TENSOR_INIT;
-  t.data = data;
-  t.ndim = static_cast<int32_t>(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) t.shape[i] = shape[i];
-  return t;  // strides 0: contiguous
-}
+constexpr int64_t kH = 2, kD = 8, kRow = kH * kD;
 
 std::vector<float> values(int64_t rows, int seed) {
   std::vector<float> v(static_cast<size_t>(rows * kRow));

@@ -465,8 +465,9 @@ HCP_API hcp_status hcp_comm_create_nccl(hcp_comm** out, const uint8_t id[HCP_NCC
 /* Wraps the caller's ncclComm_t (passed as void*): not destroyed by hcp_comm_destroy, but aborted on an error or a
  * timeout. */
 HCP_API hcp_status hcp_comm_wrap_nccl(hcp_comm** out, void* nccl_comm, void* cuda_stream, int64_t timeout_ms);
-/* Destroys a communicator from hcp_comm_create_nccl / hcp_comm_wrap_nccl after every use of it has ended. NULL and
- * world communicators (owned by their world) are ignored. */
+/* Destroys a communicator from hcp_comm_create_nccl / _wrap_nccl / _create_mpi / _create_nccl_mpi /
+ * _create_callbacks after every use of it has ended. NULL and world communicators (owned by their world) are
+ * ignored. */
 HCP_API void hcp_comm_destroy(hcp_comm* comm);
 HCP_API hcp_status hcp_comm_last_error(char** out_message, const hcp_comm* comm);
 
@@ -489,6 +490,72 @@ HCP_API hcp_status hcp_comm_create_mpi(hcp_comm** out, int64_t mpi_comm, int64_t
 /* NCCL started over MPI: rank 0 of mpi_comm creates the unique id, MPI broadcasts it, and every rank creates its
  * NCCL communicator with its rank and size in mpi_comm (as hcp_comm_create_nccl). Collective over mpi_comm. */
 HCP_API hcp_status hcp_comm_create_nccl_mpi(hcp_comm** out, int64_t mpi_comm, void* cuda_stream, int64_t timeout_ms);
+
+/* A communicator made of the caller's functions (since 0.8), for processes that already have their groups
+ * (torch.distributed, JAX, a trainer's own collectives): hcp moves its data through them, over the same ranks and
+ * groups as the rest of the job. Initialise with HCP_COMM_CALLBACKS_INIT or hcp_comm_callbacks_init, set rank,
+ * size, the functions and `user`, and pass it to hcp_comm_create_callbacks (which copies it).
+ * - Every function gets `user` and, except abort, error_message and release, the communicator's `cuda_stream`
+ *   (NULL for host buffers), and returns 0 on success or anything else on failure; hcp then fails the call with
+ *   HCP_ERR_COMM naming the function, the rank and error_message's text (when that function is given). hcp calls
+ *   them from the thread that drives the communicator, one call at a time, and abort from any thread.
+ * - The exchanges mean what the built-in communicators' do: send_recv sends send_bytes from `send` to rank `dst`
+ *   and receives recv_bytes from rank `src` into `recv` (a ring step; with send_recv_wait given it may only start
+ *   the exchange, which send_recv_wait then completes, and hcp computes in between without touching the buffers);
+ *   all_to_all sends chunk j of `send` (size chunks of chunk_bytes) to rank j and receives rank j's chunk as chunk
+ *   j of `recv`; all_gather puts every rank's chunk_bytes in rank order; reduce_scatter_sum_f32 gives each rank the
+ *   sum over ranks of its block of `count` floats (summed in rank order for the same bits on every run); barrier.
+ *   Messages between two ranks match in the order they were posted; collectives run in the same order on every
+ *   member.
+ * - split (NULL: this communicator cannot be split, so no CP context can be created on it) is collective: the
+ *   members that pass the same color >= 0 form a new group ordered by (key, rank), which the function returns in
+ *   *out as a communicator of its own (hcp_comm_create_callbacks, or any communicator the caller owns) that hcp
+ *   then owns; a negative color leaves *out NULL. hcp_cp_context_create splits the CP group and each hierarchical
+ *   level from the world communicator it is given.
+ * - abort tells the other members that this rank failed, so that their pending and later calls fail instead of
+ *   waiting; hcp calls it when one of the functions fails on this rank, and every later call on the communicator
+ *   then fails.
+ * - Timeouts are the functions' own: hcp cannot interrupt a function that never returns, so give the caller's
+ *   collectives a timeout (torch.distributed's process-group timeout).
+ * - release (NULL: none) is called once with `user` when the communicator is destroyed: by hcp_comm_destroy, or
+ *   with the CP context that split it. */
+typedef int32_t (*hcp_comm_send_recv_fn)(void* user, const void* send, size_t send_bytes, int32_t dst, void* recv,
+                                         size_t recv_bytes, int32_t src, void* cuda_stream);
+typedef int32_t (*hcp_comm_stream_fn)(void* user, void* cuda_stream); /* send_recv_wait, barrier */
+typedef int32_t (*hcp_comm_exchange_fn)(void* user, const void* send, void* recv, size_t chunk_bytes,
+                                        void* cuda_stream); /* all_to_all, all_gather */
+typedef int32_t (*hcp_comm_reduce_scatter_fn)(void* user, const float* send, float* recv, size_t count,
+                                              void* cuda_stream);
+typedef int32_t (*hcp_comm_split_fn)(void* user, int32_t color, int32_t key, hcp_comm** out, void* cuda_stream);
+typedef void (*hcp_comm_abort_fn)(void* user, const char* reason);
+typedef const char* (*hcp_comm_error_message_fn)(void* user);
+typedef void (*hcp_comm_release_fn)(void* user);
+typedef struct hcp_comm_callbacks {
+  size_t struct_size;
+  void* user;
+  int32_t rank;
+  int32_t size;
+  hcp_device device; /* HCP_DEVICE_CPU: buffers are host memory; HCP_DEVICE_CUDA: device memory on cuda_stream */
+  int32_t reserved0; /* must be 0 */
+  void* cuda_stream;
+  hcp_comm_send_recv_fn send_recv;
+  hcp_comm_stream_fn send_recv_wait; /* NULL: send_recv completes the exchange */
+  hcp_comm_exchange_fn all_to_all;
+  hcp_comm_exchange_fn all_gather;
+  hcp_comm_reduce_scatter_fn reduce_scatter_sum_f32;
+  hcp_comm_stream_fn barrier;
+  hcp_comm_split_fn split; /* NULL: cannot be split */
+  hcp_comm_abort_fn abort;
+  hcp_comm_error_message_fn error_message; /* NULL, or why this rank's last call failed */
+  hcp_comm_release_fn release;             /* NULL, or called once when the communicator is destroyed */
+} hcp_comm_callbacks;
+#define HCP_COMM_CALLBACKS_INIT                                                                                    \
+  { sizeof(hcp_comm_callbacks), NULL, 0, 1, HCP_DEVICE_CPU, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL }
+HCP_API hcp_status hcp_comm_callbacks_init(hcp_comm_callbacks* callbacks, size_t struct_size);
+/* Owned by the caller (hcp_comm_destroy). HCP_ERR_INVALID_ARGUMENT when a required function (every one but
+ * send_recv_wait, split, error_message and release) is NULL or rank is not in [0, size). */
+HCP_API hcp_status hcp_comm_create_callbacks(hcp_comm** out, const hcp_comm_callbacks* callbacks);
 
 /* Per-call options of hcp_attn_forward / hcp_attn_backward. Since 0.2. Versions: struct_size at the end of
  * reserved0 (0.2, 24 bytes on LP64) or the whole struct (0.6, 64 bytes). `causal` is always read: the default

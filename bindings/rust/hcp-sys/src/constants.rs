@@ -2,6 +2,7 @@
 //! numeric macros.
 
 use crate::declared::{DeclaredConstant, DeclaredTypedef};
+use crate::handles::hcp_comm;
 use std::os::raw::{c_char, c_void};
 
 // Declares the aliases and records them for the layout test.
@@ -46,6 +47,21 @@ typedefs! {
     pub type hcp_cp_comm = i32;
     /// The log callback; `None` is C's NULL (restores the default, stderr).
     pub type hcp_log_fn = Option<unsafe extern "C" fn(hcp_log_level, *const c_char, *mut c_void)>;
+    /// The functions of `hcp_comm_callbacks` (a communicator made of the caller's functions, since 0.8); each
+    /// gets the struct's `user` first and returns 0 on success.
+    pub type hcp_comm_send_recv_fn = Option<
+        unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32, *mut c_void, usize, i32, *mut c_void) -> i32,
+    >;
+    pub type hcp_comm_stream_fn = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> i32>;
+    pub type hcp_comm_exchange_fn =
+        Option<unsafe extern "C" fn(*mut c_void, *const c_void, *mut c_void, usize, *mut c_void) -> i32>;
+    pub type hcp_comm_reduce_scatter_fn =
+        Option<unsafe extern "C" fn(*mut c_void, *const f32, *mut f32, usize, *mut c_void) -> i32>;
+    pub type hcp_comm_split_fn =
+        Option<unsafe extern "C" fn(*mut c_void, i32, i32, *mut *mut hcp_comm, *mut c_void) -> i32>;
+    pub type hcp_comm_abort_fn = Option<unsafe extern "C" fn(*mut c_void, *const c_char)>;
+    pub type hcp_comm_error_message_fn = Option<unsafe extern "C" fn(*mut c_void) -> *const c_char>;
+    pub type hcp_comm_release_fn = Option<unsafe extern "C" fn(*mut c_void)>;
 }
 
 constants! {

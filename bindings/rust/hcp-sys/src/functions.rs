@@ -218,6 +218,8 @@ functions! {
         cuda_stream: *mut c_void,
         timeout_ms: i64,
     ) -> hcp_status;
+    pub fn hcp_comm_callbacks_init(callbacks: *mut hcp_comm_callbacks, struct_size: usize) -> hcp_status;
+    pub fn hcp_comm_create_callbacks(out: *mut *mut hcp_comm, callbacks: *const hcp_comm_callbacks) -> hcp_status;
     pub fn hcp_comm_destroy(comm: *mut hcp_comm);
     pub fn hcp_comm_last_error(out_message: *mut *mut c_char, comm: *const hcp_comm) -> hcp_status;
     pub fn hcp_attn_options_init(options: *mut hcp_attn_options, struct_size: usize) -> hcp_status;

@@ -216,6 +216,30 @@ structs! {
         pub cuda_stream: *mut c_void,
     }
 
+    /// A communicator made of the caller's functions (since 0.8): `hcp_comm_create_callbacks`.
+    pub struct hcp_comm_callbacks {
+        pub struct_size: usize,
+        pub user: *mut c_void,
+        pub rank: i32,
+        pub size: i32,
+        pub device: hcp_device,
+        /// Must be 0.
+        pub reserved0: i32,
+        pub cuda_stream: *mut c_void,
+        pub send_recv: hcp_comm_send_recv_fn,
+        /// None: send_recv completes the exchange.
+        pub send_recv_wait: hcp_comm_stream_fn,
+        pub all_to_all: hcp_comm_exchange_fn,
+        pub all_gather: hcp_comm_exchange_fn,
+        pub reduce_scatter_sum_f32: hcp_comm_reduce_scatter_fn,
+        pub barrier: hcp_comm_stream_fn,
+        /// None: cannot be split (no CP context on it).
+        pub split: hcp_comm_split_fn,
+        pub abort: hcp_comm_abort_fn,
+        pub error_message: hcp_comm_error_message_fn,
+        pub release: hcp_comm_release_fn,
+    }
+
     /// Options of `hcp_attn_simulate`; cp and causal are always read, the rest default when 0.
     pub struct hcp_attn_simulate_options {
         pub struct_size: usize,

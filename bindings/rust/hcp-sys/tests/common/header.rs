@@ -329,5 +329,7 @@ fn rust_base(c: &str, behind_pointer: bool) -> &str {
 
 /// A type as written in Rust, whitespace removed, to compare spellings that differ only in spacing.
 pub fn squash(ty: &str) -> String {
-    ty.chars().filter(|c| !c.is_whitespace()).collect()
+    // Without whitespace, and without the trailing comma rustfmt leaves in a generic argument list it wrapped.
+    let s: String = ty.chars().filter(|c| !c.is_whitespace()).collect();
+    s.replace(",>", ">")
 }
