@@ -119,12 +119,46 @@ class CpContextOptions(ctypes.Structure):
                 ("cuda_stream", ctypes.c_void_p)]
 
 
+# hcp_comm_callbacks: the caller's functions as C function pointers (each gets `user` first; 0 is success).
+_VOIDP, _SIZE, _I32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32
+COMM_SEND_RECV_FN = ctypes.CFUNCTYPE(_I32, _VOIDP, _VOIDP, _SIZE, _I32, _VOIDP, _SIZE, _I32, _VOIDP)
+COMM_STREAM_FN = ctypes.CFUNCTYPE(_I32, _VOIDP, _VOIDP)
+COMM_EXCHANGE_FN = ctypes.CFUNCTYPE(_I32, _VOIDP, _VOIDP, _VOIDP, _SIZE, _VOIDP)
+COMM_REDUCE_SCATTER_FN = ctypes.CFUNCTYPE(_I32, _VOIDP, _VOIDP, _VOIDP, _SIZE, _VOIDP)
+COMM_SPLIT_FN = ctypes.CFUNCTYPE(_I32, _VOIDP, _I32, _I32, ctypes.POINTER(ctypes.c_void_p), _VOIDP)
+COMM_ABORT_FN = ctypes.CFUNCTYPE(None, _VOIDP, ctypes.c_char_p)
+COMM_ERROR_MESSAGE_FN = ctypes.CFUNCTYPE(_VOIDP, _VOIDP)  # a char* the callee keeps alive
+COMM_RELEASE_FN = ctypes.CFUNCTYPE(None, _VOIDP)
+
+
+class CommCallbacks(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("user", ctypes.c_void_p),
+        ("rank", ctypes.c_int32),
+        ("size", ctypes.c_int32),
+        ("device", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("cuda_stream", ctypes.c_void_p),
+        ("send_recv", COMM_SEND_RECV_FN),
+        ("send_recv_wait", COMM_STREAM_FN),
+        ("all_to_all", COMM_EXCHANGE_FN),
+        ("all_gather", COMM_EXCHANGE_FN),
+        ("reduce_scatter_sum_f32", COMM_REDUCE_SCATTER_FN),
+        ("barrier", COMM_STREAM_FN),
+        ("split", COMM_SPLIT_FN),
+        ("abort", COMM_ABORT_FN),
+        ("error_message", COMM_ERROR_MESSAGE_FN),
+        ("release", COMM_RELEASE_FN),
+    ]
+
+
 # The C function that fills each struct with its defaults (hcp_<name>_init).
 _INIT_NAMES = {ParallelConfig: "parallel_config", RankCoords: "rank_coords", Locality: "locality",
                LintOptions: "lint_options", LintDiagnostic: "lint_diagnostic", LogscanOptions: "logscan_options",
                LogscanEvent: "logscan_event", Tensor: "tensor", AttnOptions: "attn_options",
                AttnSimulateOptions: "attn_simulate_options", CpContextOptions: "cp_context_options",
-               PlanOptions: "plan_options"}
+               PlanOptions: "plan_options", CommCallbacks: "comm_callbacks"}
 
 _I64P = ctypes.POINTER(ctypes.c_int64)
 _SIZEP = ctypes.POINTER(ctypes.c_size_t)
@@ -184,6 +218,7 @@ _PROTOTYPES = {
                                             ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64]),
     "hcp_comm_wrap_nccl": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]),
     "hcp_comm_destroy": (None, [_HANDLE]),
+    "hcp_comm_create_callbacks": (ctypes.c_int, [ctypes.POINTER(_HANDLE), ctypes.POINTER(CommCallbacks)]),
     "hcp_comm_rank": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32), _HANDLE]),
     "hcp_mpi_init": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int32)]),
     "hcp_mpi_finalize": (ctypes.c_int, []),

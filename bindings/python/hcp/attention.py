@@ -303,7 +303,7 @@ class _Release:
 
 class CpContext:
     """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently).
-    world_comm: World.comm(rank), an NcclComm or an MpiComm. device="cuda" computes on the current GPU on cuda_stream.
+    world_comm: World.comm(rank), an NcclComm, an MpiComm or a CallbackComm. device="cuda" computes on the current GPU on cuda_stream.
     A context is its rank's: one call at a time, from one thread. A call made while another is running on the same
     context raises HcpError at once (waiting could deadlock the collective)."""
 
@@ -311,8 +311,7 @@ class CpContext:
                  cuda_stream=0):
         self._handle = ctypes.c_void_p()  # first: close() runs even when the constructor fails
         self._busy = threading.Lock()
-        if isinstance(world_comm, (NcclComm, MpiComm)):
-            world_comm = world_comm.handle
+        world_comm = getattr(world_comm, "handle", world_comm)  # an NcclComm, MpiComm or CallbackComm
         self._device = _device(device)
         self._sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
         config = new(ParallelConfig, world_size=world_size, tp=tp, pp=pp, cp=cp)
