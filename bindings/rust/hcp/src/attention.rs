@@ -6,7 +6,8 @@ use crate::config::ParallelConfig;
 use crate::element::Element;
 use crate::error::{check, Error, Result};
 use crate::ffi::{handle_error, init};
-use crate::world::{timeout_ms, Comm, World};
+use crate::callback_comm::CallbackComm;
+use crate::world::{timeout_ms, Comm};
 use hcp_sys as sys;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -154,10 +155,10 @@ pub struct CpRank {
 }
 
 /// One rank's CP context on the CPU: the CP group and hierarchical level groups of a config, split from the
-/// rank's world communicator. Borrows the World, which must outlive it.
+/// rank's world communicator. Borrows the World (or the CallbackComm), which must outlive it.
 pub struct CpContext<'w> {
     raw: *mut sys::hcp_cp_context,
-    _world: PhantomData<&'w World>,
+    _comm: PhantomData<&'w ()>,
     // The raw pointer already makes the type !Sync; this says so where the reason is documented.
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -170,10 +171,20 @@ impl<'w> CpContext<'w> {
     /// Collective: every rank of the world calls it, each from its own thread, with the same config (whose
     /// world_size must be the world's size). Logs the created groups (see `set_log_callback`).
     pub fn new(comm: &Comm<'w>, config: &ParallelConfig, cp_comm: CpComm) -> Result<CpContext<'w>> {
+        Self::create(comm.raw, config, cp_comm)
+    }
+
+    /// The same over the caller's collectives (a [`CallbackComm`], collective over its members), which must
+    /// outlive the context.
+    pub fn on(comm: &'w CallbackComm, config: &ParallelConfig, cp_comm: CpComm) -> Result<CpContext<'w>> {
+        Self::create(comm.raw, config, cp_comm)
+    }
+
+    fn create(comm: *mut sys::hcp_comm, config: &ParallelConfig, cp_comm: CpComm) -> Result<CpContext<'w>> {
         let config = config.to_raw()?;
         let mut raw = ptr::null_mut();
-        check(unsafe { sys::hcp_cp_context_create(&mut raw, &config.raw, comm.raw, cp_comm.raw()) })?;
-        Ok(CpContext { raw, _world: PhantomData, _not_sync: PhantomData })
+        check(unsafe { sys::hcp_cp_context_create(&mut raw, &config.raw, comm, cp_comm.raw()) })?;
+        Ok(CpContext { raw, _comm: PhantomData, _not_sync: PhantomData })
     }
 
     pub fn rank(&self) -> Result<CpRank> {

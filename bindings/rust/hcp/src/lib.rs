@@ -4,6 +4,7 @@
 //! - [`lint_file`] / [`lint_text`]: training configs against the known context-parallel pitfalls;
 //! - [`LogScanner`] / [`scan_paths`]: was hierarchical CP really active in a training log?
 //! - [`World`], [`CpContext`], [`attention_simulate`]: context-parallel attention on CPU threads;
+//! - [`CallbackComm`] over the caller's [`Collectives`]: CP contexts on the groups a job already has;
 //! - [`plan`]: which CP layout for a model on a cluster, ranked with the reasons.
 //!
 //! Every fallible call returns [`Result`]; an [`Error`] carries hcp's status and the message the library left
@@ -13,7 +14,7 @@
 //! | type | Send | Sync |
 //! | --- | --- | --- |
 //! | Topology, LintReport, ScanReport, World | yes | yes |
-//! | LogScanner, Comm, CpContext | yes | no |
+//! | LogScanner, Comm, CallbackComm, CpContext | yes | no |
 //!
 //! A scanner or a context is used by one thread at a time; each rank's Comm goes to that rank's thread:
 //!
@@ -38,6 +39,7 @@
 //! ```
 
 mod attention;
+mod callback_comm;
 mod config;
 mod element;
 mod error;
@@ -54,6 +56,7 @@ pub use attention::{
     attention_simulate, packed_rank_indices, AttnMask, AttnShape, CpComm, CpContext, CpRank, Device, Gradients,
     PackedBatch, SimulateOptions,
 };
+pub use callback_comm::{CallbackComm, Collectives};
 pub use config::{Order, ParallelConfig};
 pub use element::{Bf16, Element, F16};
 pub use error::{Error, Result, Status};

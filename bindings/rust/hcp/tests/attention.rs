@@ -1,11 +1,15 @@
 //! CP attention: attention_simulate against a plain attention written here, the per-rank API on 2 and 4 threads
-//! against attention_simulate's rows, bf16 and fp16, and misuse giving the documented status.
+//! (over a World, and over collectives written here through CallbackComm) against attention_simulate's rows, bf16
+//! and fp16, and misuse giving the documented status.
 
+mod common;
+
+use common::thread_collectives::{Group, ThreadCollectives};
 use hcp::{
-    attention_simulate, packed_rank_indices, AttnMask, AttnShape, Bf16, CpComm, CpContext, Device, Element, Gradients,
-    PackedBatch, ParallelConfig, SimulateOptions, Status, World, F16,
+    attention_simulate, packed_rank_indices, AttnMask, AttnShape, Bf16, CallbackComm, Collectives, CpComm, CpContext,
+    Device, Element, Gradients, PackedBatch, ParallelConfig, SimulateOptions, Status, World, F16,
 };
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 // B 1, S 16, H 4, Hkv 2, D 8 (grouped-query: two q heads per kv head).
 const B: i64 = 1;
@@ -171,7 +175,6 @@ fn run_ranks_masked(
     mask: &AttnMask,
 ) -> Vec<RankResult> {
     let world = World::new(ranks as i32, Duration::from_secs(20)).unwrap();
-    let local = AttnShape::new(B, S / ranks as i64, H, HKV, D);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..ranks)
             .map(|r| {
@@ -179,25 +182,46 @@ fn run_ranks_masked(
                 s.spawn(move || {
                     let comm = world.comm(r as i32).unwrap();
                     let mut ctx = CpContext::new(&comm, config, scheme).unwrap();
-                    assert_eq!(ctx.rank().unwrap().size, ranks as i32);
-                    let rank = ctx.rank().unwrap().rank;
-                    let rows: Vec<usize> = match &mask.packed {
-                        Some(batch) => packed_rank_indices(batch, ranks as i32, rank)
-                            .unwrap()
-                            .into_iter()
-                            .map(|i| i as usize)
-                            .collect(),
-                        None => dual_chunk_rows(rank as usize, ranks),
-                    };
-                    let (q, k, v) =
-                        (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
-                    let dout = take_rows(&x.dout, &rows, H);
-                    let mut out = vec![0.0; q.len()];
-                    let mut lse = vec![0.0; local.lse_len().unwrap()];
-                    ctx.forward_with(&local, mask, &q, &k, &v, &mut out, &mut lse).unwrap();
-                    let (mut dq, mut dk, mut dv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
-                    ctx.backward_with(&local, mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
-                    RankResult { rows, out, lse, dq, dk, dv }
+                    rank_work(&mut ctx, x, ranks, mask)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// One rank's forward and backward on its rows (its dual chunks, or its packed rows).
+fn rank_work(ctx: &mut CpContext, x: &Inputs, ranks: usize, mask: &AttnMask) -> RankResult {
+    let local = AttnShape::new(B, S / ranks as i64, H, HKV, D);
+    assert_eq!(ctx.rank().unwrap().size, ranks as i32);
+    let rank = ctx.rank().unwrap().rank;
+    let rows: Vec<usize> = match &mask.packed {
+        Some(batch) => {
+            packed_rank_indices(batch, ranks as i32, rank).unwrap().into_iter().map(|i| i as usize).collect()
+        }
+        None => dual_chunk_rows(rank as usize, ranks),
+    };
+    let (q, k, v) = (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
+    let dout = take_rows(&x.dout, &rows, H);
+    let mut out = vec![0.0; q.len()];
+    let mut lse = vec![0.0; local.lse_len().unwrap()];
+    ctx.forward_with(&local, mask, &q, &k, &v, &mut out, &mut lse).unwrap();
+    let (mut dq, mut dk, mut dv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
+    ctx.backward_with(&local, mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
+    RankResult { rows, out, lse, dq, dk, dv }
+}
+
+/// run_ranks over hcp::Collectives written in the tests (common/thread_collectives.rs) instead of a World.
+fn run_ranks_over_callbacks(x: &Inputs, ranks: usize, config: &ParallelConfig, scheme: CpComm) -> Vec<RankResult> {
+    let group = Group::new(ranks as i32);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..ranks)
+            .map(|r| {
+                let group = group.clone();
+                s.spawn(move || {
+                    let comm = CallbackComm::new(ThreadCollectives::new(group, r as i32, None)).unwrap();
+                    let mut ctx = CpContext::on(&comm, config, scheme).unwrap();
+                    rank_work(&mut ctx, x, ranks, &AttnMask::causal(true))
                 })
             })
             .collect();
@@ -416,4 +440,87 @@ fn packed_documents_equal_separate_runs() {
     let unpadded = PackedBatch { cu_seqlens: vec![0, 7, 16], cu_seqlens_padded: None };
     let err = packed_rank_indices(&unpadded, 2, 0).unwrap_err();
     assert!(err.message.contains("not divisible by 2 x cp"), "{}", err.message);
+}
+
+#[test]
+fn every_scheme_over_the_callers_collectives_equals_simulate() {
+    let x = inputs();
+    for (scheme, sizes) in
+        [(CpComm::P2p, None), (CpComm::A2a, None), (CpComm::AllGather, None), (CpComm::A2aP2p, Some([2i64, 2]))]
+    {
+        let mut options = SimulateOptions::new(4).cp_comm(scheme);
+        let mut config = ParallelConfig::new(4).cp(4);
+        if let Some(sizes) = sizes {
+            options = options.hcp_sizes(&sizes);
+            config = config.hcp_sizes(&sizes);
+        }
+        let full = simulate(&x, &options);
+        compare_with_simulate(&run_ranks_over_callbacks(&x, 4, &config, scheme), &full);
+    }
+}
+
+#[test]
+fn a_collective_failing_on_one_rank_fails_every_rank() {
+    let group = Group::new(4);
+    let start = Instant::now();
+    let errors: Vec<hcp::Error> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|r| {
+                let group = group.clone();
+                s.spawn(move || {
+                    let fail_on = if r == 1 { Some("send_recv") } else { None };
+                    let comm = CallbackComm::new(ThreadCollectives::new(group, r, fail_on)).unwrap();
+                    let mut ctx = CpContext::on(&comm, &ParallelConfig::new(4).cp(4), CpComm::P2p).unwrap();
+                    let shape = AttnShape::new(1, 4, H, HKV, D);
+                    let (q, kv) = (vec![0.5f32; (4 * H * D) as usize], vec![0.25f32; (4 * HKV * D) as usize]);
+                    let (mut out, mut lse) = (vec![0.0f32; q.len()], vec![0.0f32; (4 * H) as usize]);
+                    ctx.forward(&shape, true, &q, &kv, &kv, &mut out, &mut lse).unwrap_err()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(start.elapsed() < Duration::from_secs(10));
+    for e in &errors {
+        assert!(e.status == Status::Comm || e.status == Status::Timeout, "{}", e);
+    }
+    assert_eq!(errors[1].status, Status::Comm);
+    assert!(errors[1].message.contains("send_recv: injected failure in send_recv"), "{}", errors[1]);
+}
+
+#[test]
+fn collectives_that_cannot_split_make_no_context() {
+    struct Alone;
+    impl Collectives for Alone {
+        fn rank(&self) -> i32 {
+            0
+        }
+        fn size(&self) -> i32 {
+            1
+        }
+        fn send_recv(&self, _: &[u8], _: i32, _: &mut [u8], _: i32) -> Result<(), String> {
+            Ok(())
+        }
+        fn all_to_all(&self, s: &[u8], r: &mut [u8]) -> Result<(), String> {
+            r.copy_from_slice(s);
+            Ok(())
+        }
+        fn all_gather(&self, s: &[u8], r: &mut [u8]) -> Result<(), String> {
+            r.copy_from_slice(s);
+            Ok(())
+        }
+        fn reduce_scatter_sum_f32(&self, s: &[f32], r: &mut [f32]) -> Result<(), String> {
+            r.copy_from_slice(s);
+            Ok(())
+        }
+        fn barrier(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn abort(&self, _: &str) {}
+    }
+    let comm = CallbackComm::new(Alone).unwrap();
+    let e = CpContext::on(&comm, &ParallelConfig::new(1), CpComm::P2p).err().unwrap();
+    assert_eq!(e.status, Status::Comm);
+    assert!(e.message.contains("cannot be split"), "{}", e);
+    assert!(comm.last_error().unwrap().contains("cannot be split"));
 }

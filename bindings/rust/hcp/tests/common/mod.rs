@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses part of it
 
 pub mod json;
+pub mod thread_collectives;
 
 use std::path::PathBuf;
 
