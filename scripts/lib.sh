@@ -7,15 +7,15 @@ HCP_BUILD=${HCP_BUILD:-$HCP_ROOT/build}
 HCP_JOBS=${HCP_JOBS:-$(nproc)}
 
 # Debian packages the build, tests and benchmarks need (Open MPI: the MPI backend and its multi-process tests; the
-# packaging tools: scripts/package.sh and the tests that install its artefacts in clean chroots). CUDA and NCCL are
-# not here: they come with the toolkit.
+# packaging tools: scripts/package.sh and the tests that install its artefacts in clean chroots; python3-torch:
+# hcp.torch's tests, for /usr/bin/python3). CUDA and NCCL are not here: they come with the toolkit.
 HCP_PACKAGES=(
   g++ cmake ninja-build pkg-config python3 file binutils
   libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
   libzstd-dev zstd zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev ripgrep
   libopenmpi-dev openmpi-bin python3-mpi4py
   dpkg-dev python3-build python3-setuptools python3-wheel python3-venv python3-pip debootstrap pre-commit git
-  python3-yaml zsh fish shellcheck man-db unicode-data
+  python3-yaml zsh fish shellcheck man-db unicode-data python3-torch
 )
 
 hcp_install_missing_packages() {

@@ -333,17 +333,20 @@ class CpContext:
         return _Release(self._busy)
 
     def _outputs(self, given, shapes, fmts, elems):
-        """The output buffers: new arrays on the CPU, the caller's device pointers on CUDA."""
+        """The output buffers: the caller's (writable buffers on the CPU, device pointers on CUDA), else new arrays
+        on the CPU."""
         if self._device:
             if any(g is None for g in given):
                 raise ValueError("a CUDA context needs every output as a device pointer")
             return list(given)
-        return [array.array(f, bytes(_count(sh) * e)) for sh, f, e in zip(shapes, fmts, elems)]
+        return [g if g is not None else array.array(f, bytes(_count(sh) * e))
+                for g, sh, f, e in zip(given, shapes, fmts, elems)]
 
     def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None, cu_seqlens=None,
                 cu_seqlens_padded=None, window=None):
         """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse. Packed
-        documents (B = 1, this rank's rows as packed_rank_indices gives them) and windows as attention_simulate."""
+        documents (B = 1, this rank's rows as packed_rank_indices gives them) and windows as attention_simulate.
+        out and lse may be the caller's writable buffers on the CPU too (written in place, no copy)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads

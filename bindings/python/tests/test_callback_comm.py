@@ -224,5 +224,13 @@ class CallbackCommTests(unittest.TestCase):
             hcp.CallbackComm(Outside())
 
 
+class TorchStaysOptional(unittest.TestCase):
+    def test_importing_hcp_imports_no_torch(self):
+        import subprocess
+        import sys
+        code = "import sys, hcp; sys.exit('torch' in sys.modules)"
+        self.assertEqual(subprocess.run([sys.executable, "-c", code]).returncode, 0)
+
+
 if __name__ == "__main__":
     unittest.main()

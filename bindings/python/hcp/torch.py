@@ -1,0 +1,200 @@
+"""hcp.torch: hcp's CP attention inside PyTorch training, over the torch.distributed groups the job already has.
+
+    attn = hcp.torch.CpAttention(cp_group, comm="a2a+p2p", hcp_sizes=[2, 4])   # once, on every rank together
+    out = attn(q, k, v)          # this rank's dual chunks, [B, S/cp, H, D] (bshd); autograd gives dq, dk, dv
+
+The exchanges go through torch.distributed on the caller's group (gloo for CPU tensors) via hcp's callback
+communicator, so hcp uses the same ranks as the rest of the job. Imports torch when used; the rest of the package
+needs only the standard library. CPU tensors (fp32, bf16, fp16); CUDA tensors are not taken yet."""
+
+from .attention import CpContext
+from .callback_comm import CallbackComm, Collectives
+
+
+def _torch():
+    import torch  # noqa: PLC0415 - lazily: `import hcp` must not need torch
+    import torch.distributed as dist  # noqa: PLC0415
+    return torch, dist
+
+
+class TorchCollectives(Collectives):
+    """hcp.Collectives over a torch.distributed process group (None: the default group). Splitting it (which hcp
+    does when it builds the CP and hierarchical groups) is collective over the whole job: every process must be
+    creating its CpAttention at the same time, as every rank builds its model (torch.distributed.new_group needs
+    every process). `order`: the group's global ranks in this communicator's rank order (default: the group's)."""
+
+    def __init__(self, group=None, order=None):
+        torch, dist = _torch()
+        self._torch, self._dist = torch, dist
+        self.group = group
+        self.torch_order = (list(range(dist.get_world_size())) if group is None
+                            else list(dist.get_process_group_ranks(group)))
+        self.order = list(order) if order is not None else list(self.torch_order)
+        self.me = dist.get_rank()
+        self.rank, self.size = self.order.index(self.me), len(self.order)
+        # This communicator's rank of each of the group's members in torch's order (None: the same order).
+        self.logical = None if self.order == self.torch_order else [self.order.index(g) for g in self.torch_order]
+        self.aborted = None
+
+    def _live(self):
+        if self.aborted is not None:
+            raise RuntimeError(f"this communicator was aborted: {self.aborted}")
+
+    def _bytes(self, view):
+        torch = self._torch
+        return torch.frombuffer(view, dtype=torch.uint8) if len(view) else torch.empty(0, dtype=torch.uint8)
+
+    def send_recv(self, send, dst, recv, src):
+        self._live()
+        dist = self._dist
+        s, r = self._bytes(send), self._bytes(recv)
+        requests = []
+        if len(send):
+            requests.append(dist.isend(s, self.order[dst], group=self.group))
+        if len(recv):
+            requests.append(dist.irecv(r, self.order[src], group=self.group))
+        for request in requests:
+            request.wait()
+
+    def all_to_all(self, send, recv):
+        self._live()
+        self._all_to_all(self._bytes(send), self._bytes(recv))
+
+    def _all_to_all(self, s, r):
+        torch, dist = self._torch, self._dist
+        if self.logical is None:
+            dist.all_to_all_single(r, s, group=self.group)
+            return
+        chunk = s.numel() // self.size
+        s = s.view(self.size, chunk)[self.logical].contiguous().view(-1)
+        out = torch.empty_like(r).view(self.size, chunk)
+        dist.all_to_all_single(out.view(-1), s, group=self.group)
+        r.view(self.size, chunk)[self.logical] = out
+
+    def all_gather(self, send, recv):
+        self._live()
+        s, r = self._bytes(send), self._bytes(recv).view(self.size, len(send))
+        where = self.logical or list(range(self.size))
+        self._dist.all_gather([r[where[j]] for j in range(self.size)], s, group=self.group)
+
+    def reduce_scatter_sum_f32(self, send, recv):
+        # gloo has no reduce_scatter: the blocks travel by all-to-all and are added here in rank order (the same
+        # bits on every run).
+        self._live()
+        torch = self._torch
+        count = len(recv)
+        blocks = torch.empty(self.size * count, dtype=torch.float32)
+        self._all_to_all(torch.frombuffer(send, dtype=torch.uint8), blocks.view(torch.uint8))
+        total = blocks.view(self.size, count)
+        acc = total[0].clone()
+        for j in range(1, self.size):
+            acc += total[j]
+        torch.frombuffer(recv, dtype=torch.float32).copy_(acc)
+
+    def barrier(self):
+        self._live()
+        self._dist.barrier(group=self.group)
+
+    def split(self, color, key):
+        self._live()
+        dist = self._dist
+        everyone = [None] * dist.get_world_size()
+        dist.all_gather_object(everyone, (tuple(self.torch_order), int(color), int(key), self.me))
+        groups = {}
+        for parent, c, k, rank in everyone:
+            if c >= 0:
+                groups.setdefault((parent, c), []).append((k, rank))
+        mine = None
+        for (parent, c), members in sorted(groups.items()):  # the same order on every process
+            members.sort()
+            group = dist.new_group(ranks=sorted(rank for _, rank in members))
+            if parent == tuple(self.torch_order) and c == color and any(rank == self.me for _, rank in members):
+                mine = TorchCollectives(group, order=[rank for _, rank in members])
+        return mine
+
+    def abort(self, reason):
+        # torch.distributed cannot abort a gloo group: the others fail when this process exits (its sockets close)
+        # or at the group's timeout. This communicator fails every later call.
+        self.aborted = reason or "aborted"
+
+
+def _dtype_name(torch, dtype):
+    names = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
+    if dtype not in names:
+        raise TypeError(f"hcp.torch takes float32, bfloat16 or float16 tensors, got {dtype}")
+    return names[dtype]
+
+
+def _buffer(torch, t):
+    """The bytes of a contiguous CPU tensor as a writable buffer, shared with the tensor (numpy has no bf16)."""
+    return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+
+
+def _function():
+    """The torch.autograd.Function, made on first use (torch is imported then)."""
+    torch, _ = _torch()
+
+    class CpAttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, attn):
+            attn._check(q, k, v)
+            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+            b, s, h, d = q.shape
+            out = torch.empty_like(q)
+            lse = torch.empty(b, h, s, dtype=torch.float32)
+            attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
+                                 kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
+                                 out=_buffer(torch, out), lse=lse.numpy())
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.attn = attn
+            return out
+
+        @staticmethod
+        def backward(ctx, dout):
+            q, k, v, out, lse = ctx.saved_tensors
+            attn = ctx.attn
+            dout = dout.contiguous()
+            dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
+                                  lse.numpy(), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
+                                  causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
+                                  dk=_buffer(torch, dk), dv=_buffer(torch, dv))
+            return dq, dk, dv, None
+
+    return CpAttentionFunction
+
+
+class CpAttention:
+    """CP attention on this rank's dual chunks of the sequence (chunks r and 2cp-1-r of 2cp, as Megatron's
+    get_batch_on_this_cp_rank gives them): q [B, S/cp, H, D], k and v [B, S/cp, Hkv, D] (bshd), CPU tensors of one
+    dtype; returns out like q, and backward gives dq, dk, dv. `cp_group`: the torch.distributed group of the CP
+    ranks (None: every process); `comm`: "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p]) or "all_gather".
+    Collective: every process of the job creates its CpAttention at the same time."""
+
+    _fn = None
+
+    def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True):
+        self.collectives = TorchCollectives(cp_group)
+        self.comm = CallbackComm(self.collectives)
+        n = self.collectives.size
+        self.context = CpContext(self.comm, world_size=n, cp=n, comm=comm, hcp_sizes=hcp_sizes)
+        self.causal = bool(causal)
+
+    def _check(self, q, k, v):
+        torch, _ = _torch()
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if t.device.type != "cpu":
+                raise ValueError(f"hcp.torch: {name} is on {t.device}; CUDA tensors are not taken yet")
+            if t.dim() != 4:
+                raise ValueError(f"hcp.torch: {name} must be [B, S, H, D] (bshd), got shape {tuple(t.shape)}")
+        if k.shape != v.shape or q.dtype != k.dtype or q.dtype != v.dtype:
+            raise ValueError("hcp.torch: k and v must have one shape, and q, k, v one dtype")
+
+    def __call__(self, q, k, v):
+        if CpAttention._fn is None:
+            CpAttention._fn = _function()
+        return CpAttention._fn.apply(q, k, v, self)
+
+    def close(self):
+        self.context.close()
+        self.comm.close()
