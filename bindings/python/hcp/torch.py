@@ -1,7 +1,7 @@
 """hcp.torch: hcp's CP attention inside PyTorch training, over the torch.distributed groups the job already has.
 
     attn = hcp.torch.CpAttention(cp_group, comm="a2a+p2p", hcp_sizes=[2, 4])   # once, on every rank together
-    out = attn(q, k, v)          # this rank's dual chunks, [B, S/cp, H, D] (bshd); autograd gives dq, dk, dv
+    out = attn(q, k, v)          # this rank's part (bshd, sbhd, or thd with cu_seqlens); autograd gives dq, dk, dv
 
 The exchanges go through torch.distributed on the caller's group (gloo for CPU tensors) via hcp's callback
 communicator, so hcp uses the same ranks as the rest of the job. Imports torch when used; the rest of the package
@@ -136,17 +136,15 @@ def _function():
 
     class CpAttentionFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, q, k, v, attn):
-            attn._check(q, k, v)
-            q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+        def forward(ctx, q, k, v, attn, mask):
             b, s, h, d = q.shape
             out = torch.empty_like(q)
             lse = torch.empty(b, h, s, dtype=torch.float32)
             attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
                                  kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
-                                 out=_buffer(torch, out), lse=lse.numpy())
+                                 out=_buffer(torch, out), lse=lse.numpy(), **mask)
             ctx.save_for_backward(q, k, v, out, lse)
-            ctx.attn = attn
+            ctx.attn, ctx.mask = attn, mask
             return out
 
         @staticmethod
@@ -158,22 +156,32 @@ def _function():
             attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
                                   lse.numpy(), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
                                   causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
-                                  dk=_buffer(torch, dk), dv=_buffer(torch, dv))
-            return dq, dk, dv, None
+                                  dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask)
+            return dq, dk, dv, None, None
 
     return CpAttentionFunction
 
 
 class CpAttention:
-    """CP attention on this rank's dual chunks of the sequence (chunks r and 2cp-1-r of 2cp, as Megatron's
-    get_batch_on_this_cp_rank gives them): q [B, S/cp, H, D], k and v [B, S/cp, Hkv, D] (bshd), CPU tensors of one
-    dtype; returns out like q, and backward gives dq, dk, dv. `cp_group`: the torch.distributed group of the CP
-    ranks (None: every process); `comm`: "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p]) or "all_gather".
-    Collective: every process of the job creates its CpAttention at the same time."""
+    """CP attention on this rank's part of the sequence; backward gives dq, dk, dv. CPU tensors of one dtype
+    (float32, bfloat16, float16), in one of Transformer Engine's layouts (`qkv_format`):
+    - "bshd" (default): q [B, S/cp, H, D], k and v [B, S/cp, Hkv, D] - this rank's dual chunks (chunks r and
+      2cp-1-r of 2cp, as Megatron's get_batch_on_this_cp_rank and shard_for_cp_rank give them);
+    - "sbhd": the same with the sequence first, [S/cp, B, H, D];
+    - "thd": packed documents, q [T/cp, H, D], k and v [T/cp, Hkv, D]: this rank's rows of the padded packed batch
+      (packed_rank_indices), with the call's cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where
+      each document starts; every padded length divisible by 2 cp; None: cu_seqlens).
+    out has q's shape. `cp_group`: the torch.distributed group of the CP ranks (None: every process); `comm`:
+    "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p]) or "all_gather"; `window`: (left, right) sliding window,
+    -1 for an unbounded side. Collective: every process of the job creates its CpAttention at the same time."""
 
     _fn = None
 
-    def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True):
+    def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True, qkv_format="bshd", window=None):
+        if qkv_format not in ("bshd", "sbhd", "thd"):
+            raise ValueError(f"qkv_format must be bshd, sbhd or thd, got {qkv_format!r}")
+        self.qkv_format = qkv_format
+        self.window = None if window is None else (int(window[0]), int(window[1]))
         self.collectives = TorchCollectives(cp_group)
         self.comm = CallbackComm(self.collectives)
         n = self.collectives.size
@@ -181,20 +189,57 @@ class CpAttention:
         self.causal = bool(causal)
 
     def _check(self, q, k, v):
-        torch, _ = _torch()
+        dims = 3 if self.qkv_format == "thd" else 4
         for name, t in (("q", q), ("k", k), ("v", v)):
             if t.device.type != "cpu":
                 raise ValueError(f"hcp.torch: {name} is on {t.device}; CUDA tensors are not taken yet")
-            if t.dim() != 4:
-                raise ValueError(f"hcp.torch: {name} must be [B, S, H, D] (bshd), got shape {tuple(t.shape)}")
+            if t.dim() != dims:
+                raise ValueError(f"hcp.torch: {name} must have {dims} dimensions ({self.qkv_format}), got shape "
+                                 f"{tuple(t.shape)}")
         if k.shape != v.shape or q.dtype != k.dtype or q.dtype != v.dtype:
             raise ValueError("hcp.torch: k and v must have one shape, and q, k, v one dtype")
 
-    def __call__(self, q, k, v):
+    def __call__(self, q, k, v, cu_seqlens=None, cu_seqlens_padded=None):
         if CpAttention._fn is None:
             CpAttention._fn = _function()
-        return CpAttention._fn.apply(q, k, v, self)
+        self._check(q, k, v)
+        if (cu_seqlens is not None) != (self.qkv_format == "thd"):
+            raise ValueError("hcp.torch: cu_seqlens goes with qkv_format='thd', and thd needs it")
+        mask = {"window": self.window}
+        if cu_seqlens is not None:
+            mask["cu_seqlens"] = [int(x) for x in cu_seqlens]
+            if cu_seqlens_padded is not None:
+                mask["cu_seqlens_padded"] = [int(x) for x in cu_seqlens_padded]
+        # To hcp's [B, S, H, D]: thd is one batch row; sbhd is transposed (a copy each way - hcp's kernels read bshd).
+        if self.qkv_format == "thd":
+            q, k, v = (t.contiguous().unsqueeze(0) for t in (q, k, v))
+            return CpAttention._fn.apply(q, k, v, self, mask).squeeze(0)
+        if self.qkv_format == "sbhd":
+            q, k, v = (t.transpose(0, 1).contiguous() for t in (q, k, v))
+            return CpAttention._fn.apply(q, k, v, self, mask).transpose(0, 1)
+        return CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), self, mask)
 
     def close(self):
         self.context.close()
         self.comm.close()
+
+
+def shard_for_cp_rank(t, cp_rank, cp_size, seq_dim=1):
+    """This CP rank's dual chunks of a full-sequence tensor along seq_dim (chunks r and 2cp-1-r of 2cp), as
+    Megatron's get_batch_on_this_cp_rank cuts tokens, labels, q, k and v."""
+    n = t.shape[seq_dim]
+    if n % (2 * cp_size):
+        raise ValueError(f"the sequence ({n}) must be divisible by 2 x cp ({2 * cp_size})")
+    chunks = t.chunk(2 * cp_size, dim=seq_dim)
+    torch, _ = _torch()
+    return torch.cat([chunks[cp_rank], chunks[2 * cp_size - 1 - cp_rank]], dim=seq_dim)
+
+
+def packed_rank_indices(cu_seqlens, cp_size, cp_rank, cu_seqlens_padded=None):
+    """The rows of a padded packed (thd) batch this CP rank holds, as a LongTensor (Transformer Engine's
+    thd_get_partitioned_indices): t.index_select(0, indices) shards tokens, labels, q, k and v."""
+    from .attention import packed_rank_indices as rows  # noqa: PLC0415
+    torch, _ = _torch()
+    return torch.tensor(rows([int(x) for x in cu_seqlens], cp_size, cp_rank,
+                             None if cu_seqlens_padded is None else [int(x) for x in cu_seqlens_padded]),
+                        dtype=torch.long)

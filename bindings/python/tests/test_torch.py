@@ -22,16 +22,30 @@ def free_port():
         return s.getsockname()[1]
 
 
-def reference(q, k, v, causal):
-    """Single-process attention on full [B, S, H, D] tensors (GQA by repeating the KV heads)."""
+def reference(q, k, v, causal, window_left=-1):
+    """Single-process attention on full [B, S, H, D] tensors (GQA by repeating the KV heads); a query at i sees
+    keys from i - window_left (-1: all)."""
     import torch
     group = q.shape[2] // k.shape[2]
     k, v = k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2)
     scores = torch.einsum("bshd,bthd->bhst", q, k) / q.shape[-1] ** 0.5
+    s = q.shape[1]
     if causal:
-        s = q.shape[1]
         scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+    if window_left >= 0:
+        scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).tril(-window_left - 1), float("-inf"))
     return torch.einsum("bhst,bthd->bshd", scores.softmax(-1), v)
+
+
+def reference_packed(q, k, v, cu_seqlens, cu_seqlens_padded):
+    """Causal attention within each packed document ([T, H, D]); padding rows are 0."""
+    import torch
+    out = torch.zeros_like(q)
+    for i in range(len(cu_seqlens) - 1):
+        start, n = cu_seqlens_padded[i], cu_seqlens[i + 1] - cu_seqlens[i]
+        rows = slice(start, start + n)
+        out[rows] = reference(q[None, rows], k[None, rows], v[None, rows], True)[0]
+    return out
 
 
 def dual_chunk_rows(rank, cp, s):
@@ -46,6 +60,7 @@ def rank_main(rank, world, port, case, results):
         import torch.distributed as dist
         sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
         import hcp.torch as hcp_torch
+        from hcp import pad_for_cp as hcp_torch_pad
         from datetime import timedelta
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                                 timeout=timedelta(seconds=TIMEOUT_S))
@@ -66,17 +81,40 @@ def rank_main(rank, world, port, case, results):
             except Exception as exc:  # noqa: BLE001 - reported to the test
                 results.put((rank, f"{type(exc).__name__}: {exc}"))
             return  # rank 1 exits here: its sockets close, and the ranks waiting for it fail
+        layout = case.get("layout", "bshd")
+        window = case.get("window")
+        if layout == "thd":  # documents of 10, 22 and 16 tokens, each padded to a multiple of 2 cp
+            cu = [0, 10, 32, 48]
+            padded = hcp_torch_pad(cu, world)
+            total = padded[-1]
+            q, k, v = torch.randn(total, h, d), torch.randn(total, hkv, d), torch.randn(total, hkv, d)
+            dout = torch.randn(total, h, d)
         full = [t.clone().requires_grad_() for t in (q, k, v)]
-        want = reference(*full, causal=True)
+        if layout == "thd":
+            want = reference_packed(*full, cu, padded)
+        elif layout == "sbhd":  # the full tensors are [S, B, H, D]
+            full = [t.transpose(0, 1).contiguous().requires_grad_() for t in (q, k, v)]
+            dout = dout.transpose(0, 1).contiguous()
+            want = reference(*(t.transpose(0, 1) for t in full), causal=True).transpose(0, 1)
+        else:
+            want = reference(*full, causal=True, window_left=window[0] if window else -1)
         (want * dout).sum().backward()
-        attn = hcp_torch.CpAttention(None, comm=case["comm"], hcp_sizes=case.get("hcp_sizes"))
-        rows = dual_chunk_rows(attn.context.cp_rank, world, s)
-        local = [t[:, rows].detach().clone().requires_grad_() for t in (q, k, v)]
-        out = attn(*local)
-        (out * dout[:, rows]).sum().backward()
+        attn = hcp_torch.CpAttention(None, comm=case["comm"], hcp_sizes=case.get("hcp_sizes"), qkv_format=layout,
+                                     window=window)
+        cp_rank = attn.context.cp_rank
+        if layout == "thd":
+            index = hcp_torch.packed_rank_indices(cu, world, cp_rank, padded)
+            shard = lambda t: t.index_select(0, index)  # noqa: E731
+            extra = {"cu_seqlens": cu, "cu_seqlens_padded": padded}
+        else:
+            shard = lambda t: hcp_torch.shard_for_cp_rank(t, cp_rank, world, 0 if layout == "sbhd" else 1)  # noqa: E731
+            extra = {}
+        local = [shard(t.detach()).clone().requires_grad_() for t in full]
+        out = attn(*local, **extra)
+        (out * shard(dout)).sum().backward()
         worst = max(float((got - exp).abs().max()) for got, exp in [
-            (out, want[:, rows]), (local[0].grad, full[0].grad[:, rows]), (local[1].grad, full[1].grad[:, rows]),
-            (local[2].grad, full[2].grad[:, rows])])
+            (out, shard(want.detach())), (local[0].grad, shard(full[0].grad)), (local[1].grad, shard(full[1].grad)),
+            (local[2].grad, shard(full[2].grad))])
         attn.close()
         dist.barrier()
         results.put((rank, worst))
@@ -120,6 +158,11 @@ class TorchCpAttention(unittest.TestCase):
         for comm in ("p2p", "a2a", "all_gather"):
             with self.subTest(comm=comm):
                 self.check_case(4, {"name": comm, "comm": comm})
+
+    def test_sbhd_packed_documents_and_a_window(self):
+        self.check_case(4, {"name": "sbhd", "comm": "a2a", "layout": "sbhd"})
+        self.check_case(4, {"name": "thd", "comm": "p2p", "layout": "thd"})
+        self.check_case(4, {"name": "window", "comm": "p2p", "window": (5, 0)})
 
     def test_a2a_p2p_on_eight_processes(self):
         self.check_case(8, {"name": "a2a+p2p", "comm": "a2a+p2p", "hcp_sizes": [2, 4]})
