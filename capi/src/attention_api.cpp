@@ -350,6 +350,38 @@ HCP_API hcp_status hcp_cp_context_create(hcp_cp_context** out, const hcp_paralle
   return create_context(__func__, out, config, world_comm, cp_comm, nullptr);
 }
 
+HCP_API hcp_status hcp_cp_context_create_on_groups(hcp_cp_context** out, hcp_comm* cp_group,
+                                                   hcp_comm* const* level_groups, uint32_t num_levels,
+                                                   hcp_cp_comm cp_comm, const hcp_cp_context_options* options) {
+  const char* fn = __func__;
+  return guarded_on(cp_group, fn, [&] {
+    require(out, fn, "out");
+    *out = nullptr;
+    require(cp_group, fn, "cp_group");
+    if (num_levels > 0) require(level_groups, fn, "level_groups");
+    if (num_levels > 2)
+      throw hcp::Error(hcp::Errc::invalid_argument,
+                       std::string(fn) + ": num_levels (" + std::to_string(num_levels) + ") must be 0 or 2");
+    std::vector<hcp::Communicator*> levels;
+    for (uint32_t i = 0; i < num_levels; ++i) {
+      if (level_groups[i] == nullptr)
+        throw hcp::Error(hcp::Errc::invalid_argument,
+                         std::string(fn) + ": level_groups[" + std::to_string(i) + "] is NULL");
+      levels.push_back(reinterpret_cast<hcp::Communicator*>(level_groups[i]));
+    }
+    hcp_cp_context_options o = hcp_cp_context_options HCP_CP_CONTEXT_OPTIONS_INIT;
+    if (options != nullptr) o = read_versioned(options, o, fn, "options");
+    const hcp::CpComm scheme = to_cp_comm(cp_comm, fn);
+    auto ctx = std::make_unique<hcp_cp_context>();
+    ctx->device = to_device(o.device, fn, "options->device");
+    hcp::CpDevice device;
+    if (ctx->device == HCP_DEVICE_CUDA) device.kind = hcp::CpDevice::Kind::cuda, device.stream = o.cuda_stream;
+    throw_status(hcp::CpContext::create_on_groups(*reinterpret_cast<hcp::Communicator*>(cp_group), levels, scheme,
+                                                  &ctx->context, hcp::LogLevel::info, device));
+    *out = ctx.release();
+  });
+}
+
 HCP_API void hcp_cp_context_destroy(hcp_cp_context* context) {
   forget_handle(context);
   delete context;

@@ -288,6 +288,12 @@ class MpiComm:
         self.close()
 
 
+def _handle_of(comm):
+    """The hcp_comm address of an NcclComm, MpiComm, CallbackComm or World.comm() handle."""
+    handle = getattr(comm, "handle", comm)
+    return handle.value if isinstance(handle, ctypes.c_void_p) else handle
+
+
 class _Release:
     """Releases a lock already taken when the with-block ends."""
 
@@ -322,9 +328,29 @@ class CpContext:
         self._handle = ctypes.c_void_p()
         check(lib.hcp_cp_context_create_with(ctypes.byref(self._handle), ctypes.byref(config), world_comm,
                                              _comm(comm), ctypes.byref(options)))
+        self._read_rank()
+
+    def _read_rank(self):
         rank, size = ctypes.c_int32(), ctypes.c_int32()
         check(lib.hcp_cp_context_rank(ctypes.byref(rank), ctypes.byref(size), self._handle))
         self.cp_rank, self.cp_size = rank.value, size.value
+
+    @classmethod
+    def on_groups(cls, cp_group, level_groups=(), comm="p2p", device="cpu", cuda_stream=0):
+        """A context on groups the caller made, nothing split: cp_group (a CallbackComm, MpiComm, ... in CP rank
+        order) and, for comm="a2a+p2p", level_groups [a2a, p2p] with CP rank = a2a rank + a2a size x p2p rank
+        (Megatron's layout). Collective over cp_group; the groups must outlive the context."""
+        self = cls.__new__(cls)
+        self._handle = ctypes.c_void_p()
+        self._busy = threading.Lock()
+        self._device = _device(device)
+        self._sizes = None
+        levels = (ctypes.c_void_p * max(1, len(level_groups)))(*[_handle_of(g) for g in level_groups])
+        options = new(CpContextOptions, device=self._device, cuda_stream=cuda_stream or None)
+        check(lib.hcp_cp_context_create_on_groups(ctypes.byref(self._handle), _handle_of(cp_group),
+                                                  levels, len(level_groups), _comm(comm), ctypes.byref(options)))
+        self._read_rank()
+        return self
 
     def _one_call(self):
         if not self._busy.acquire(blocking=False):

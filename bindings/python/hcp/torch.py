@@ -172,20 +172,29 @@ class CpAttention:
       (packed_rank_indices), with the call's cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where
       each document starts; every padded length divisible by 2 cp; None: cu_seqlens).
     out has q's shape. `cp_group`: the torch.distributed group of the CP ranks (None: every process); `comm`:
-    "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p]) or "all_gather"; `window`: (left, right) sliding window,
-    -1 for an unbounded side. Collective: every process of the job creates its CpAttention at the same time."""
+    "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p], or your level groups hcp_groups=[a2a_group, p2p_group] in
+    Megatron's layout, e.g. from new_cp_groups) or "all_gather"; `window`: (left, right) sliding window, -1 for an
+    unbounded side. Collective: with hcp_sizes every process of the job creates its CpAttention at the same time
+    (hcp makes the level groups with new_group); with hcp_groups, or without levels, the CP group's ranks."""
 
     _fn = None
 
-    def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True, qkv_format="bshd", window=None):
+    def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True, qkv_format="bshd", window=None,
+                 hcp_groups=None):
         if qkv_format not in ("bshd", "sbhd", "thd"):
             raise ValueError(f"qkv_format must be bshd, sbhd or thd, got {qkv_format!r}")
+        if hcp_groups is not None and hcp_sizes is not None:
+            raise ValueError("give hcp_sizes (hcp builds the level groups) or hcp_groups (yours), not both")
         self.qkv_format = qkv_format
         self.window = None if window is None else (int(window[0]), int(window[1]))
         self.collectives = TorchCollectives(cp_group)
         self.comm = CallbackComm(self.collectives)
-        n = self.collectives.size
-        self.context = CpContext(self.comm, world_size=n, cp=n, comm=comm, hcp_sizes=hcp_sizes)
+        self.level_comms = [CallbackComm(TorchCollectives(g)) for g in (hcp_groups or [])]
+        if hcp_groups is not None:  # the caller's level groups: nothing to split, nothing collective over the job
+            self.context = CpContext.on_groups(self.comm, self.level_comms, comm=comm)
+        else:
+            n = self.collectives.size
+            self.context = CpContext(self.comm, world_size=n, cp=n, comm=comm, hcp_sizes=hcp_sizes)
         self.causal = bool(causal)
 
     def _check(self, q, k, v):
@@ -221,6 +230,8 @@ class CpAttention:
 
     def close(self):
         self.context.close()
+        for c in self.level_comms:
+            c.close()
         self.comm.close()
 
 
@@ -243,3 +254,23 @@ def packed_rank_indices(cu_seqlens, cp_size, cp_rank, cu_seqlens_padded=None):
     return torch.tensor(rows([int(x) for x in cu_seqlens], cp_size, cp_rank,
                              None if cu_seqlens_padded is None else [int(x) for x in cu_seqlens_padded]),
                         dtype=torch.long)
+
+
+def new_cp_groups(topology):
+    """This process's CP group and hierarchical level groups, made with torch.distributed.new_group in Megatron's
+    layout from an hcp.Topology of the job (every process calls it, as Megatron's initialize_model_parallel):
+    (cp_group, [level groups]) - the levels empty without hcp_sizes. Pass them as CpAttention(cp_group, comm=...,
+    hcp_groups=levels)."""
+    _, dist = _torch()
+    me = dist.get_rank()
+    mine = None
+    levels = []
+    for kind, level in [("cp", 0)] + [("hcp", lv) for lv in range(topology.num_levels)]:
+        for ranks in topology.groups(kind, level):  # every group, in the same order on every process
+            group = dist.new_group(ranks=sorted(ranks))
+            if me in ranks:
+                if kind == "cp":
+                    mine = group
+                else:
+                    levels.append(group)
+    return mine, levels

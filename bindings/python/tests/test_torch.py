@@ -99,8 +99,14 @@ def rank_main(rank, world, port, case, results):
         else:
             want = reference(*full, causal=True, window_left=window[0] if window else -1)
         (want * dout).sum().backward()
-        attn = hcp_torch.CpAttention(None, comm=case["comm"], hcp_sizes=case.get("hcp_sizes"), qkv_format=layout,
-                                     window=window)
+        if case.get("given_levels"):  # the job's own groups, made the way Megatron makes them
+            import hcp
+            topology = hcp.Topology(world_size=world, cp=world, hcp_sizes=case["given_levels"])
+            cp_group, levels = hcp_torch.new_cp_groups(topology)
+            attn = hcp_torch.CpAttention(cp_group, comm=case["comm"], hcp_groups=levels, qkv_format=layout)
+        else:
+            attn = hcp_torch.CpAttention(None, comm=case["comm"], hcp_sizes=case.get("hcp_sizes"),
+                                         qkv_format=layout, window=window)
         cp_rank = attn.context.cp_rank
         if layout == "thd":
             index = hcp_torch.packed_rank_indices(cu, world, cp_rank, padded)
@@ -163,6 +169,9 @@ class TorchCpAttention(unittest.TestCase):
         self.check_case(4, {"name": "sbhd", "comm": "a2a", "layout": "sbhd"})
         self.check_case(4, {"name": "thd", "comm": "p2p", "layout": "thd"})
         self.check_case(4, {"name": "window", "comm": "p2p", "window": (5, 0)})
+
+    def test_the_jobs_own_level_groups(self):
+        self.check_case(4, {"name": "given", "comm": "a2a+p2p", "given_levels": [2, 2]})
 
     def test_a2a_p2p_on_eight_processes(self):
         self.check_case(8, {"name": "a2a+p2p", "comm": "a2a+p2p", "hcp_sizes": [2, 4]})

@@ -612,6 +612,15 @@ HCP_API hcp_status hcp_cp_context_options_init(hcp_cp_context_options* options, 
 HCP_API hcp_status hcp_cp_context_create_with(hcp_cp_context** out, const hcp_parallel_config* config,
                                               hcp_comm* world_comm, hcp_cp_comm cp_comm,
                                               const hcp_cp_context_options* options);
+/* A rank's CP context on groups the caller made (since 0.8), nothing split: `cp_group`, the CP group in CP rank
+ * order, and for HCP_CP_COMM_A2A_P2P the level groups [a2a, p2p] (num_levels 2; NULL and 0 for the other schemes),
+ * e.g. callback communicators over a framework's groups. Collective over cp_group. The groups are borrowed: destroy
+ * the context first. a2a+p2p needs CP rank = a2a rank + a2a size x p2p rank on every member, as Megatron's layout
+ * gives (every member's ranks are checked on every rank: HCP_ERR_INVALID_CONFIG on all of them otherwise). options
+ * as hcp_cp_context_create_with (NULL: the CPU). */
+HCP_API hcp_status hcp_cp_context_create_on_groups(hcp_cp_context** out, hcp_comm* cp_group,
+                                                   hcp_comm* const* level_groups, uint32_t num_levels,
+                                                   hcp_cp_comm cp_comm, const hcp_cp_context_options* options);
 HCP_API void hcp_cp_context_destroy(hcp_cp_context* context);
 HCP_API hcp_status hcp_cp_context_last_error(char** out_message, const hcp_cp_context* context);
 HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context);

@@ -68,6 +68,14 @@ class CpContext {
                        std::unique_ptr<CpEngine> engine, std::unique_ptr<CpContext>* out,
                        LogLevel log_level = LogLevel::info);
 
+  // On groups the caller made (nothing is split): `cp`, the CP group in CP rank order, and for a2a+p2p the level
+  // groups [a2a, p2p] (empty for the other schemes), borrowed: they must outlive the context. Collective over `cp`.
+  // a2a+p2p needs CP rank = a2a rank + a2a size x p2p rank on every member, as Megatron's layout gives; every rank
+  // checks every member's ranks (one all-gather), so that all fail alike (invalid_config) when one does not fit.
+  static Status create_on_groups(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm,
+                                 std::unique_ptr<CpContext>* out, LogLevel log_level = LogLevel::info,
+                                 const CpDevice& device = {});
+
   CpComm comm() const { return comm_; }
   int cp_rank() const { return groups_.cp->rank(); }
   int cp_size() const { return groups_.cp->size(); }
@@ -85,6 +93,8 @@ class CpContext {
 
  private:
   CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy, bool all_host);
+  static Status make_engine(Communicator& group, const CpDevice& device, std::unique_ptr<CpEngine>* engine);
+  static Status check_given_levels(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm);
   // peer_copy: every rank's engine on one device of an in-process world; all_host: every rank's engine on the host.
   static Status survey_engines(Communicator& world, const CpEngine& engine, bool* peer_copy, bool* all_host);
   Status check_shape(const CpShape& shape, bool backward);

@@ -230,6 +230,14 @@ functions! {
         cp_comm: hcp_cp_comm,
     ) -> hcp_status;
     pub fn hcp_cp_context_options_init(options: *mut hcp_cp_context_options, struct_size: usize) -> hcp_status;
+    pub fn hcp_cp_context_create_on_groups(
+        out: *mut *mut hcp_cp_context,
+        cp_group: *mut hcp_comm,
+        level_groups: *const *mut hcp_comm,
+        num_levels: u32,
+        cp_comm: hcp_cp_comm,
+        options: *const hcp_cp_context_options,
+    ) -> hcp_status;
     pub fn hcp_cp_context_create_with(
         out: *mut *mut hcp_cp_context,
         config: *const hcp_parallel_config,

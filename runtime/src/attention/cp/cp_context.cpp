@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "hcp/cp_attention.hpp"
+
+#include "hcp/borrowed_communicator.hpp"
+#include "hcp/log.hpp"
 #include "kv_replication.hpp"
 #include "local_problem.hpp"
 #include "row_labels.hpp"
@@ -23,18 +26,75 @@ Status CpContext::create(Communicator& world, const ParallelConfig& config, CpCo
                          std::unique_ptr<CpContext>* out, LogLevel log_level, const CpDevice& device) {
   if (out == nullptr) return Status(Errc::invalid_argument, "CpContext::create: out is NULL");
   std::unique_ptr<CpEngine> engine;
-  if (device.kind == CpDevice::Kind::cuda) {
-    // Decided locally: a rank without CUDA fails here before any collective; the others then time out or see it
-    // abort, so abort the world to make that immediate.
-    Status made = make_cuda_engine(device.stream, &engine);
-    if (!made.ok()) {
-      world.abort(made.code(), made.message());
-      return made;
-    }
-  } else {
-    engine = make_cpu_engine();
-  }
+  HCP_TRY(make_engine(world, device, &engine));
   return create(world, config, comm, std::move(engine), out, log_level);
+}
+
+// Decided locally: a rank without CUDA fails here before any collective; the others then time out or see it
+// abort, so abort the group to make that immediate.
+Status CpContext::make_engine(Communicator& group, const CpDevice& device, std::unique_ptr<CpEngine>* engine) {
+  if (device.kind != CpDevice::Kind::cuda) {
+    *engine = make_cpu_engine();
+    return {};
+  }
+  Status made = make_cuda_engine(device.stream, engine);
+  if (!made.ok()) group.abort(made.code(), made.message());
+  return made;
+}
+
+Status CpContext::create_on_groups(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm,
+                                   std::unique_ptr<CpContext>* out, LogLevel log_level, const CpDevice& device) {
+  if (out == nullptr) return Status(Errc::invalid_argument, "CpContext::create_on_groups: out is NULL");
+  std::unique_ptr<CpEngine> engine;
+  HCP_TRY(make_engine(cp, device, &engine));
+  Status checked = check_given_levels(cp, levels, comm);
+  if (!checked.ok()) {
+    cp.abort(checked.code(), checked.message());
+    return checked;
+  }
+  CpGroups groups;
+  groups.cp = std::make_unique<BorrowedCommunicator>(cp);
+  for (int r = 0; r < cp.size(); ++r) groups.cp_ranks.push_back(r);  // the caller's world ranks are not known
+  for (Communicator* level : levels) groups.levels.push_back(std::make_unique<BorrowedCommunicator>(*level));
+  std::string line = "[hcp] cp rank " + std::to_string(cp.rank()) + ": using the caller's CONTEXT_PARALLEL_GROUP size=" +
+                     std::to_string(cp.size());
+  if (levels.size() == 2)
+    line += " and HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[" + std::to_string(levels[0]->size()) + "," +
+            std::to_string(levels[1]->size()) + "]";
+  log_line(log_level, line);
+  bool peer_copy = false, all_host = false;
+  HCP_TRY(survey_engines(cp, *engine, &peer_copy, &all_host));
+  out->reset(new CpContext(comm, std::move(engine), std::move(groups), peer_copy, all_host));
+  return {};
+}
+
+// The level groups a caller gave: two for a2a+p2p (none otherwise), sizes a x p = cp, and every member's CP rank
+// equal to its a2a rank + a x its p2p rank (the order the scheme's exchanges assume). Decided from every member's
+// ranks, gathered over the CP group, so that every rank returns the same status.
+Status CpContext::check_given_levels(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm) {
+  const bool hierarchical = comm == CpComm::a2a_p2p;
+  if (levels.size() != (hierarchical ? 2u : 0u))
+    return Status(Errc::invalid_config, hierarchical ? "a2a+p2p needs two level groups [a2a, p2p], got " +
+                                                           std::to_string(levels.size())
+                                                     : "level groups are for a2a+p2p only");
+  if (!hierarchical) return {};
+  for (const Communicator* level : levels)
+    if (level == nullptr) return Status(Errc::invalid_argument, "a level group is NULL");
+  const int32_t mine[3] = {cp.rank(), levels[0]->rank(), levels[1]->rank()};
+  std::vector<int32_t> all(static_cast<size_t>(3 * cp.size()));
+  HCP_TRY(cp.all_gather(mine, all.data(), sizeof mine));
+  const int a = levels[0]->size(), p = levels[1]->size();
+  if (static_cast<int64_t>(a) * p != cp.size())
+    return Status(Errc::invalid_config, "level groups of " + std::to_string(a) + " and " + std::to_string(p) +
+                                            " ranks for a CP group of " + std::to_string(cp.size()));
+  for (size_t i = 0; i < all.size(); i += 3) {
+    if (all[i] != all[i + 1] + a * all[i + 2])
+      return Status(Errc::invalid_config, "CP rank " + std::to_string(all[i]) + " has a2a rank " +
+                                              std::to_string(all[i + 1]) + " and p2p rank " +
+                                              std::to_string(all[i + 2]) + ": a2a+p2p needs CP rank = a2a rank + " +
+                                              std::to_string(a) + " x p2p rank (Megatron's layout)");
+  }
+  return {};
 }
 
 Status CpContext::create(Communicator& world, const ParallelConfig& config, CpComm comm,
