@@ -10,16 +10,20 @@ build=${BUILD:-$here/../build}
 cp=${1:-4} seq=${2:-2048} heads=${3:-4} kv=${4:-2} dim=${5:-64} comm=${6:-p2p} sizes=${7:-}
 rounds=${ROUNDS:-5}
 export HCP_LIBRARY=${HCP_LIBRARY:-$build/capi/libhcp.so}
-shape=(--cp "$cp" --seq "$seq" --heads "$heads" --kv-heads "$kv" --head-dim "$dim" --comm "$comm")
+shape=(--cp "$cp" --seq "$seq" --heads "$heads" --kv-heads "$kv" --head-dim "$dim"
+  --comm "$comm")
 [ -n "$sizes" ] && shape+=(--hcp-sizes "$sizes")
 T_cpp=() T_torch=()
 for ((r = 0; r < rounds; r++)); do
   T_cpp+=("$("$build/cli/hcp" attn "${shape[@]}" --causal --backward --bench --format json 2>/dev/null |
-    python3 -c 'import json, sys; b = json.load(sys.stdin)["bench"]; print(b["forward_wall_s"] + b["backward_wall_s"])')")
+    python3 -c 'import json, sys; b = json.load(sys.stdin)["bench"]
+print(b["forward_wall_s"] + b["backward_wall_s"])')")
   T_torch+=("$(/usr/bin/python3 "$here/torch_attention_bench.py" "${shape[@]}" 2>/dev/null |
     sed -n 's/^hcp.torch forward+backward: \([0-9.]*\) s.*/\1/p')")
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 cpp=$(median "${T_cpp[@]}") torch=$(median "${T_torch[@]}")
 echo "shape: cp $cp, seq $seq, heads $heads, kv heads $kv, head dim $dim, $comm${sizes:+ [$sizes]}, causal, fp32, batch 1; $(nproc) cores"
 echo "hcp C++ per-rank API (in-process ranks), forward+backward: $cpp s (median of $rounds)"

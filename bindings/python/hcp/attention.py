@@ -309,7 +309,8 @@ class _Release:
 
 class CpContext:
     """One rank's CP groups and scheme (collective: every rank of the world creates its context concurrently).
-    world_comm: World.comm(rank), an NcclComm, an MpiComm or a CallbackComm. device="cuda" computes on the current GPU on cuda_stream.
+    world_comm: World.comm(rank), an NcclComm, an MpiComm or a CallbackComm. device="cuda" computes on the current
+    GPU on cuda_stream.
     A context is its rank's: one call at a time, from one thread. A call made while another is running on the same
     context raises HcpError at once (waiting could deadlock the collective)."""
 

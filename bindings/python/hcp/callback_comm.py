@@ -153,8 +153,9 @@ def _release(user):
 
 # The C function objects, made once: they find their communicator through `user`.
 _FUNCTIONS = dict(send_recv=COMM_SEND_RECV_FN(_send_recv), all_to_all=COMM_EXCHANGE_FN(_all_to_all),
-                  all_gather=COMM_EXCHANGE_FN(_all_gather), reduce_scatter_sum_f32=COMM_REDUCE_SCATTER_FN(_reduce_scatter),
-                  barrier=COMM_STREAM_FN(_barrier), split=COMM_SPLIT_FN(_split), abort=COMM_ABORT_FN(_abort),
+                  all_gather=COMM_EXCHANGE_FN(_all_gather),
+                  reduce_scatter_sum_f32=COMM_REDUCE_SCATTER_FN(_reduce_scatter), barrier=COMM_STREAM_FN(_barrier),
+                  split=COMM_SPLIT_FN(_split), abort=COMM_ABORT_FN(_abort),
                   error_message=COMM_ERROR_MESSAGE_FN(_error_message), release=COMM_RELEASE_FN(_release))
 
 

@@ -156,7 +156,8 @@ unsafe extern "C" fn split_fn(
 }
 
 unsafe extern "C" fn abort_fn(user: *mut c_void, reason: *const c_char) {
-    let reason = if reason.is_null() { String::new() } else { std::ffi::CStr::from_ptr(reason).to_string_lossy().into_owned() };
+    let reason =
+        if reason.is_null() { String::new() } else { std::ffi::CStr::from_ptr(reason).to_string_lossy().into_owned() };
     let s = state(user);
     let _ = catch_unwind(AssertUnwindSafe(|| s.collectives.abort(&reason)));
 }
