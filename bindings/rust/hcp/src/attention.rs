@@ -180,6 +180,26 @@ impl<'w> CpContext<'w> {
         Self::create(comm.raw, config, cp_comm)
     }
 
+    /// On groups the caller made, nothing split: `cp`, the CP group in CP rank order, and for `CpComm::A2aP2p` the
+    /// level groups `[a2a, p2p]` (empty for the other schemes) with CP rank = a2a rank + a2a size x p2p rank on
+    /// every member (Megatron's layout; `Status::InvalidConfig` on every rank otherwise). Collective over `cp`; the
+    /// groups must outlive the context.
+    pub fn on_groups(cp: &'w CallbackComm, levels: &[&'w CallbackComm], cp_comm: CpComm) -> Result<CpContext<'w>> {
+        let raw_levels: Vec<*mut sys::hcp_comm> = levels.iter().map(|c| c.raw).collect();
+        let mut raw = ptr::null_mut();
+        check(unsafe {
+            sys::hcp_cp_context_create_on_groups(
+                &mut raw,
+                cp.raw,
+                raw_levels.as_ptr(),
+                raw_levels.len() as u32,
+                cp_comm.raw(),
+                ptr::null(),
+            )
+        })?;
+        Ok(CpContext { raw, _comm: PhantomData, _not_sync: PhantomData })
+    }
+
     fn create(comm: *mut sys::hcp_comm, config: &ParallelConfig, cp_comm: CpComm) -> Result<CpContext<'w>> {
         let config = config.to_raw()?;
         let mut raw = ptr::null_mut();

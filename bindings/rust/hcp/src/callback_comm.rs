@@ -211,7 +211,12 @@ unsafe impl Send for CallbackComm {}
 
 impl CallbackComm {
     pub fn new<C: Collectives + 'static>(collectives: C) -> Result<CallbackComm> {
-        Ok(CallbackComm { raw: create(Box::new(collectives))? })
+        Self::from_box(Box::new(collectives))
+    }
+
+    /// The same from a boxed Collectives (what `Collectives::split` returns).
+    pub fn from_box(collectives: Box<dyn Collectives>) -> Result<CallbackComm> {
+        Ok(CallbackComm { raw: create(collectives)? })
     }
 
     /// Marks this rank as failed (hcp calls the collectives' abort).

@@ -524,3 +524,30 @@ fn collectives_that_cannot_split_make_no_context() {
     assert!(e.message.contains("cannot be split"), "{}", e);
     assert!(comm.last_error().unwrap().contains("cannot be split"));
 }
+
+#[test]
+fn contexts_on_the_callers_own_groups_equal_simulate() {
+    // The test's collectives as the CP group and, split by the test itself in Megatron's layout (a2a: consecutive
+    // ranks, p2p: strided), the level groups: nothing is split by hcp.
+    let x = inputs();
+    let full = simulate(&x, &SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]));
+    let group = Group::new(4);
+    let results: Vec<RankResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|r| {
+                let (group, x) = (group.clone(), &x);
+                s.spawn(move || {
+                    let member = ThreadCollectives::new(group, r, None);
+                    let a2a = member.split(r / 2, r % 2).unwrap().unwrap();
+                    let p2p = member.split(r % 2, r / 2).unwrap().unwrap();
+                    let (a2a, p2p) = (CallbackComm::from_box(a2a).unwrap(), CallbackComm::from_box(p2p).unwrap());
+                    let cp = CallbackComm::new(member).unwrap();
+                    let mut ctx = CpContext::on_groups(&cp, &[&a2a, &p2p], CpComm::A2aP2p).unwrap();
+                    rank_work(&mut ctx, x, 4, &AttnMask::causal(true))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    compare_with_simulate(&results, &full);
+}
