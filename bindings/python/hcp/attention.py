@@ -207,7 +207,25 @@ def nccl_unique_id():
     return bytes(buf)
 
 
-class NcclComm:
+class _OwnedComm:
+    """A communicator the caller owns (hcp_comm_destroy on close or collection); `_handle` is set first thing."""
+
+    _handle = ctypes.c_void_p()
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def close(self):
+        if self._handle:
+            lib.hcp_comm_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+
+class NcclComm(_OwnedComm):
     """A world communicator over NCCL (one rank per GPU; device memory; operations ordered on cuda_stream, an
     integer cudaStream_t, 0 for the default stream - the same stream as the CpContext's). Create it from a unique
     id, or wrap an existing ncclComm_t with NcclComm.wrap(pointer)."""
@@ -228,17 +246,6 @@ class NcclComm:
     def wrap(cls, nccl_comm, cuda_stream=0, timeout_ms=60000):
         return cls(None, 0, 0, cuda_stream, timeout_ms, _wrap=int(nccl_comm))
 
-    @property
-    def handle(self):
-        return self._handle
-
-    def close(self):
-        if self._handle:
-            lib.hcp_comm_destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
 
 
 MPI_COMM_WORLD = -1  # hcp.h's HCP_MPI_COMM_WORLD
@@ -256,7 +263,7 @@ def mpi_finalize():
     check(lib.hcp_mpi_finalize())
 
 
-class MpiComm:
+class MpiComm(_OwnedComm):
     """A world communicator over MPI: one rank per process (mpirun, srun). `comm`: an mpi4py communicator (its
     Fortran handle, comm.py2f(), reaches the library), or None for MPI_COMM_WORLD - mpi4py is not needed then.
     MPI is initialised first when the process has not. With nccl=True, an NCCL communicator started over MPI
@@ -275,17 +282,6 @@ class MpiComm:
         check(lib.hcp_comm_rank(ctypes.byref(rank), ctypes.byref(size), self._handle))
         self.rank, self.size = rank.value, size.value
 
-    @property
-    def handle(self):
-        return self._handle
-
-    def close(self):
-        if self._handle:
-            lib.hcp_comm_destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
 
 
 def _handle_of(comm):

@@ -6,6 +6,7 @@ import ctypes
 import itertools
 import threading
 
+from .attention import _OwnedComm, _device
 from ._native import (COMM_ABORT_FN, COMM_ERROR_MESSAGE_FN, COMM_EXCHANGE_FN, COMM_REDUCE_SCATTER_FN,
                       COMM_RELEASE_FN, COMM_SEND_RECV_FN, COMM_SPLIT_FN, COMM_STREAM_FN, CommCallbacks, check, lib,
                       new)
@@ -180,24 +181,11 @@ def _create(collectives, device, cuda_stream):
     return handle.value
 
 
-class CallbackComm:
+class CallbackComm(_OwnedComm):
     """A world communicator over the caller's Collectives. device="cuda": the buffers are device memory ordered on
     cuda_stream (an integer cudaStream_t). Close it (or let it be collected) after the contexts made on it."""
 
     def __init__(self, collectives, device="cpu", cuda_stream=0):
-        from .attention import _device  # the one mapping of device names
-        self._handle = ctypes.c_void_p()  # first: close() runs even when the constructor fails
         self._handle = ctypes.c_void_p(_create(collectives, _device(device), cuda_stream))
         self.rank, self.size = int(collectives.rank), int(collectives.size)
 
-    @property
-    def handle(self):
-        return self._handle
-
-    def close(self):
-        if self._handle:
-            lib.hcp_comm_destroy(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __del__(self):
-        self.close()
