@@ -3,8 +3,9 @@
 # (architectures from HCP_CUDA_ARCHS, default 90) in build-gpu/, runs the GPU tests, checks every kernel
 # instantiation against the CPU kernels through `hcp attn --device cuda --check`, benchmarks the kernels
 # (B 1, S 8192 and 16384, H 32, D 128, causal, bf16, and D 256 at S 16384; cuBLAS's bf16 GEMM rate as the in-run
-# reference) and the CP simulation on one GPU (W 4, a2a+p2p [2, 2]), and writes a Markdown report (tables by
-# scripts/gpu_report.py) to HCP_GPU_REPORT (default build-gpu/gpu-report.md), also printed.
+# reference), the CP simulation on one GPU (W 4, a2a+p2p [2, 2]) and hcp.torch on CUDA tensors where torch has CUDA,
+# and writes a Markdown report (tables by scripts/gpu_report.py) to HCP_GPU_REPORT (default
+# build-gpu/gpu-report.md), also printed.
 # On a machine that can install nothing, HCP_GPU_BUNDLE=DIR takes the programs from a bundle that
 # scripts/gpu-bundle.sh made elsewhere (the report says STALE when they were built from other sources than this
 # tree), or builds them from the bundle's packages when they do not start here.
@@ -106,6 +107,23 @@ for seq in 8192 16384; do
     --dtype bf16 --backward --bench $check --format json >"$work/cp.json" 2>"$work/cp.err" || failed=1
   render cp "$work/cp.json" "$work/cp.err"
 done
+
+# hcp.torch on CUDA tensors over NCCL, one GPU per rank (bindings/python/tests/test_torch.py): needs the library
+# built here and a Python whose torch has CUDA (HCP_TORCH_PYTHON, default python3; Debian's python3-torch has none).
+{ echo; echo "## hcp.torch on CUDA tensors (NCCL, one GPU per rank)"; echo; } >>"$report"
+torch_python=${HCP_TORCH_PYTHON:-python3}
+if [ ! -f "$gpu_build/capi/libhcp.so" ]; then
+  echo "Not run: no libhcp.so in $gpu_build (a bundle carries the programs only)." >>"$report"
+elif ! "$torch_python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  echo "Not run: $torch_python has no torch with CUDA." >>"$report"
+else
+  torch_rc=0
+  (cd "$HCP_ROOT/bindings/python" && HCP_LIBRARY="$gpu_build/capi/libhcp.so" \
+     run "$torch_python" -m unittest -v tests.test_torch.TorchCpAttentionCuda) >"$work/torch.log" 2>&1 || torch_rc=$?
+  [ $torch_rc = 0 ] || failed=1
+  { echo "$([ $torch_rc = 0 ] && echo passed || echo "FAILED (exit $torch_rc)")"; echo; echo '```'
+    grep -E '\.\.\. |^Ran |^OK|^FAILED|Error|assert' "$work/torch.log" | head -60; echo '```'; } >>"$report"
+fi
 
 { echo; echo "Result: $([ $failed = 0 ] && echo 'all passed' || echo 'FAILURES above')"; } >>"$report"
 cat "$report"

@@ -79,7 +79,7 @@ hcp_configure_sanitized() {
 }
 
 # The programs scripts/gpu-check.sh runs, and where they are in a build tree.
-HCP_GPU_TARGETS=(hcp_cuda_tests hcp_cli attention_cuda_bench hcp_cuda)
+HCP_GPU_TARGETS=(hcp_cuda_tests hcp_cli attention_cuda_bench hcp_cuda hcp)
 HCP_GPU_PROGRAMS=(tests/runtime/hcp_cuda_tests cli/hcp bench/attention_cuda_bench)
 
 # hcp_gpu_build DIR [CMAKE_ARGS...]: configures DIR once for the GPU check (Release, CUDA on, architectures

@@ -60,9 +60,10 @@ _ids = itertools.count(1)
 
 
 class _State:
-    def __init__(self, collectives, device):
+    def __init__(self, collectives, device, cuda_stream):
         self.collectives = collectives
         self.device = device
+        self.cuda_stream = cuda_stream  # the groups split from it order their work on the same stream
         self.error = ctypes.create_string_buffer(1)
         self.functions = []
 
@@ -133,7 +134,7 @@ def _barrier(state, _stream):
 def _split(state, color, key, out, _stream):
     group = state.collectives.split(color, key)
     if group is not None and color >= 0:
-        out[0] = _create(group, state.device, None)  # hcp owns it from here
+        out[0] = _create(group, state.device, state.cuda_stream)  # hcp owns it from here
 
 
 def _abort(user, reason):
@@ -164,7 +165,7 @@ def _create(collectives, device, cuda_stream):
     """A new hcp_comm (a void* handle) over `collectives`; registered first so that hcp's release finds it."""
     user = next(_ids)
     with _live_lock:
-        _live[user] = _State(collectives, device)
+        _live[user] = _State(collectives, device, cuda_stream)
     callbacks = new(CommCallbacks, rank=int(collectives.rank), size=int(collectives.size), device=device)
     callbacks.user = user
     callbacks.cuda_stream = cuda_stream or None

@@ -3,9 +3,14 @@
     attn = hcp.torch.CpAttention(cp_group, comm="a2a+p2p", hcp_sizes=[2, 4])   # once, on every rank together
     out = attn(q, k, v)          # this rank's part (bshd, sbhd, or thd with cu_seqlens); autograd gives dq, dk, dv
 
-The exchanges go through torch.distributed on the caller's group (gloo for CPU tensors) via hcp's callback
-communicator, so hcp uses the same ranks as the rest of the job. Imports torch when used; the rest of the package
-needs only the standard library. CPU tensors (fp32, bf16, fp16); CUDA tensors are not taken yet."""
+The exchanges go through torch.distributed on the caller's group (gloo for CPU tensors, NCCL for CUDA tensors) via
+hcp's callback communicator, so hcp uses the same ranks as the rest of the job. Imports torch when used; the rest of
+the package needs only the standard library. CPU tensors (fp32, bf16, fp16) run on hcp's CPU kernels; CUDA tensors
+(bf16, fp16; head dim 64, 128, 256) on its CUDA kernels, on a stream of the CpAttention's own ordered after torch's
+current stream. The CUDA path has not run on a GPU yet."""
+
+import contextlib
+import ctypes
 
 from .attention import CpContext
 from .callback_comm import CallbackComm, Collectives
@@ -17,16 +22,30 @@ def _torch():
     return torch, dist
 
 
+class _DeviceBytes:
+    """`nbytes` of device memory at `address`, as torch.as_tensor reads it (the CUDA array interface). No stream is
+    named: hcp orders its work on the stream the collectives run on."""
+
+    def __init__(self, address, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (address, False),
+                                         "version": 2}
+
+
 class TorchCollectives(Collectives):
     """hcp.Collectives over a torch.distributed process group (None: the default group). Splitting it (which hcp
     does when it builds the CP and hierarchical groups) is collective over the whole job: every process must be
     creating its CpAttention at the same time, as every rank builds its model (torch.distributed.new_group needs
-    every process). `order`: the group's global ranks in this communicator's rank order (default: the group's)."""
+    every process). `order`: the group's global ranks in this communicator's rank order (default: the group's).
+    `stream` (a torch.cuda.Stream): hcp's buffers are device memory given as (address, nbytes), and every
+    collective is issued on that stream - torch.distributed orders NCCL's work after the stream's and the stream's
+    later work after NCCL's, which is the order hcp's callback communicator promises."""
 
-    def __init__(self, group=None, order=None):
+    def __init__(self, group=None, order=None, stream=None):
         torch, dist = _torch()
         self._torch, self._dist = torch, dist
         self.group = group
+        self.stream = stream
+        self.device = torch.device("cpu") if stream is None else stream.device
         self.torch_order = (list(range(dist.get_world_size())) if group is None
                             else list(dist.get_process_group_ranks(group)))
         self.order = list(order) if order is not None else list(self.torch_order)
@@ -39,26 +58,38 @@ class TorchCollectives(Collectives):
     def _live(self):
         if self.aborted is not None:
             raise RuntimeError(f"this communicator was aborted: {self.aborted}")
+        return contextlib.nullcontext() if self.stream is None else self._torch.cuda.stream(self.stream)
 
-    def _bytes(self, view):
+    def _bytes(self, buffer):
+        """A uint8 tensor over hcp's buffer: a memoryview of host memory, or (address, nbytes) of device memory
+        (host memory too when this communicator has no stream: the tests drive the pointer path on the CPU)."""
         torch = self._torch
+        if isinstance(buffer, tuple):
+            address, nbytes = buffer
+            if nbytes == 0:
+                return torch.empty(0, dtype=torch.uint8, device=self.device)
+            if self.stream is not None:
+                return torch.as_tensor(_DeviceBytes(address, nbytes), device=self.device)
+            buffer = (ctypes.c_char * nbytes).from_address(address)
+        view = memoryview(buffer).cast("B")
         return torch.frombuffer(view, dtype=torch.uint8) if len(view) else torch.empty(0, dtype=torch.uint8)
 
     def send_recv(self, send, dst, recv, src):
-        self._live()
-        dist = self._dist
-        s, r = self._bytes(send), self._bytes(recv)
-        requests = []
-        if len(send):
-            requests.append(dist.isend(s, self.order[dst], group=self.group))
-        if len(recv):
-            requests.append(dist.irecv(r, self.order[src], group=self.group))
-        for request in requests:
-            request.wait()
+        with self._live():
+            dist = self._dist
+            s, r = self._bytes(send), self._bytes(recv)
+            ops = []
+            if s.numel():
+                ops.append(dist.P2POp(dist.isend, s, self.order[dst], group=self.group))
+            if r.numel():
+                ops.append(dist.P2POp(dist.irecv, r, self.order[src], group=self.group))
+            # One batch: NCCL then posts both sides together (a ring of separate sends could wait on itself).
+            for request in dist.batch_isend_irecv(ops) if ops else []:
+                request.wait()
 
     def all_to_all(self, send, recv):
-        self._live()
-        self._all_to_all(self._bytes(send), self._bytes(recv))
+        with self._live():
+            self._all_to_all(self._bytes(send), self._bytes(recv))
 
     def _all_to_all(self, s, r):
         torch, dist = self._torch, self._dist
@@ -72,31 +103,36 @@ class TorchCollectives(Collectives):
         r.view(self.size, chunk)[self.logical] = out
 
     def all_gather(self, send, recv):
-        self._live()
-        s, r = self._bytes(send), self._bytes(recv).view(self.size, len(send))
-        where = self.logical or list(range(self.size))
-        self._dist.all_gather([r[where[j]] for j in range(self.size)], s, group=self.group)
+        with self._live():
+            s = self._bytes(send)
+            r = self._bytes(recv).view(self.size, s.numel())
+            where = self.logical or list(range(self.size))
+            self._dist.all_gather([r[where[j]] for j in range(self.size)], s, group=self.group)
 
     def reduce_scatter_sum_f32(self, send, recv):
-        # gloo has no reduce_scatter: the blocks travel by all-to-all and are added here in rank order (the same
-        # bits on every run).
-        self._live()
-        torch = self._torch
-        count = len(recv)
-        blocks = torch.empty(self.size * count, dtype=torch.float32)
-        self._all_to_all(torch.frombuffer(send, dtype=torch.uint8), blocks.view(torch.uint8))
-        total = blocks.view(self.size, count)
-        acc = total[0].clone()
-        for j in range(1, self.size):
-            acc += total[j]
-        torch.frombuffer(recv, dtype=torch.float32).copy_(acc)
+        # gloo has no reduce_scatter: the blocks travel by all-to-all and are added here in rank order - the same
+        # bits on every run and every backend.
+        with self._live():
+            torch = self._torch
+            r = self._bytes(recv).view(torch.float32)
+            count = r.numel()
+            blocks = torch.empty(self.size * count, dtype=torch.float32, device=self.device)
+            self._all_to_all(self._bytes(send), blocks.view(torch.uint8))
+            total = blocks.view(self.size, count)
+            acc = total[0].clone()
+            for j in range(1, self.size):
+                acc += total[j]
+            r.copy_(acc)
 
     def barrier(self):
-        self._live()
-        self._dist.barrier(group=self.group)
+        with self._live():
+            self._dist.barrier(group=self.group)
 
     def split(self, color, key):
-        self._live()
+        with self._live():
+            return self._split(color, key)
+
+    def _split(self, color, key):
         dist = self._dist
         everyone = [None] * dist.get_world_size()
         dist.all_gather_object(everyone, (tuple(self.torch_order), int(color), int(key), self.me))
@@ -109,7 +145,7 @@ class TorchCollectives(Collectives):
             members.sort()
             group = dist.new_group(ranks=sorted(rank for _, rank in members))
             if parent == tuple(self.torch_order) and c == color and any(rank == self.me for _, rank in members):
-                mine = TorchCollectives(group, order=[rank for _, rank in members])
+                mine = TorchCollectives(group, order=[rank for _, rank in members], stream=self.stream)
         return mine
 
     def abort(self, reason):
@@ -126,7 +162,10 @@ def _dtype_name(torch, dtype):
 
 
 def _buffer(torch, t):
-    """The bytes of a contiguous CPU tensor as a writable buffer, shared with the tensor (numpy has no bf16)."""
+    """The bytes of a contiguous CPU tensor as a writable buffer, shared with the tensor (numpy has no bf16); a CUDA
+    tensor as its device pointer."""
+    if t.is_cuda:
+        return t.data_ptr()
     return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
 
 
@@ -139,10 +178,11 @@ def _function():
         def forward(ctx, q, k, v, attn, mask):
             b, s, h, d = q.shape
             out = torch.empty_like(q)
-            lse = torch.empty(b, h, s, dtype=torch.float32)
-            attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
-                                 kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
-                                 out=_buffer(torch, out), lse=lse.numpy(), **mask)
+            lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
+            with attn._ordered(q, k, v, out, lse):
+                attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
+                                     kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
+                                     out=_buffer(torch, out), lse=_buffer(torch, lse), **mask)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.attn, ctx.mask = attn, mask
             return out
@@ -153,18 +193,19 @@ def _function():
             attn = ctx.attn
             dout = dout.contiguous()
             dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-            attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
-                                  lse.numpy(), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
-                                  causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
-                                  dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask)
+            with attn._ordered(q, k, v, out, lse, dout, dq, dk, dv):
+                attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
+                                      _buffer(torch, lse), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
+                                      causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
+                                      dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask)
             return dq, dk, dv, None, None
 
     return CpAttentionFunction
 
 
 class CpAttention:
-    """CP attention on this rank's part of the sequence; backward gives dq, dk, dv. CPU tensors of one dtype
-    (float32, bfloat16, float16), in one of Transformer Engine's layouts (`qkv_format`):
+    """CP attention on this rank's part of the sequence; backward gives dq, dk, dv. Tensors of one dtype, in one
+    of Transformer Engine's layouts (`qkv_format`):
     - "bshd" (default): q [B, S/cp, H, D], k and v [B, S/cp, Hkv, D] - this rank's dual chunks (chunks r and
       2cp-1-r of 2cp, as Megatron's get_batch_on_this_cp_rank and shard_for_cp_rank give them);
     - "sbhd": the same with the sequence first, [S/cp, B, H, D];
@@ -175,33 +216,79 @@ class CpAttention:
     "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p], or your level groups hcp_groups=[a2a_group, p2p_group] in
     Megatron's layout, e.g. from new_cp_groups) or "all_gather"; `window`: (left, right) sliding window, -1 for an
     unbounded side. Collective: with hcp_sizes every process of the job creates its CpAttention at the same time
-    (hcp makes the level groups with new_group); with hcp_groups, or without levels, the CP group's ranks."""
+    (hcp makes the level groups with new_group); with hcp_groups, or without levels, the CP group's ranks.
+    `device`: "cpu" (float32, bfloat16, float16 on hcp's CPU kernels) or "cuda" (bfloat16, float16, head dim 64,
+    128 or 256 on the current CUDA device - torch.cuda.set_device first); None: "cuda" when the CP group's backend
+    is NCCL, else "cpu". On CUDA hcp works on a stream of its own that waits for torch's current stream, and the
+    current stream waits for it before the results are used; the tensors are recorded on it for the allocator."""
 
     _fn = None
 
     def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True, qkv_format="bshd", window=None,
-                 hcp_groups=None):
+                 hcp_groups=None, device=None):
         if qkv_format not in ("bshd", "sbhd", "thd"):
             raise ValueError(f"qkv_format must be bshd, sbhd or thd, got {qkv_format!r}")
         if hcp_groups is not None and hcp_sizes is not None:
             raise ValueError("give hcp_sizes (hcp builds the level groups) or hcp_groups (yours), not both")
         self.qkv_format = qkv_format
         self.window = None if window is None else (int(window[0]), int(window[1]))
-        self.collectives = TorchCollectives(cp_group)
-        self.comm = CallbackComm(self.collectives)
-        self.level_comms = [CallbackComm(TorchCollectives(g)) for g in (hcp_groups or [])]
-        if hcp_groups is not None:  # the caller's level groups: nothing to split, nothing collective over the job
-            self.context = CpContext.on_groups(self.comm, self.level_comms, comm=comm)
-        else:
-            n = self.collectives.size
-            self.context = CpContext(self.comm, world_size=n, cp=n, comm=comm, hcp_sizes=hcp_sizes)
         self.causal = bool(causal)
+        self.device, self.stream = self._device_of(cp_group, device)
+        on = {} if self.stream is None else {"device": "cuda", "cuda_stream": self.stream.cuda_stream}
+        with self._on_device():
+            self.collectives = TorchCollectives(cp_group, stream=self.stream)
+            self.comm = CallbackComm(self.collectives, **on)
+            self.level_comms = [CallbackComm(TorchCollectives(g, stream=self.stream), **on) for g in (hcp_groups or [])]
+            if hcp_groups is not None:  # the caller's level groups: nothing to split, nothing collective over the job
+                self.context = CpContext.on_groups(self.comm, self.level_comms, comm=comm, **on)
+            else:
+                n = self.collectives.size
+                self.context = CpContext(self.comm, world_size=n, cp=n, comm=comm, hcp_sizes=hcp_sizes, **on)
+
+    @staticmethod
+    def _device_of(cp_group, device):
+        """(torch.device, the CUDA stream hcp works on or None) for `device`, the backend deciding when None."""
+        torch, dist = _torch()
+        if device is None:
+            device = "cuda" if str(dist.get_backend(cp_group)).lower() == "nccl" else "cpu"
+        if device == "cpu":
+            return torch.device("cpu"), None
+        if device != "cuda":
+            raise ValueError(f"hcp.torch: device must be 'cpu' or 'cuda', got {device!r}")
+        if not torch.cuda.is_available():
+            raise RuntimeError("hcp.torch: device='cuda' needs a torch built with CUDA and a visible GPU "
+                               f"(torch {torch.__version__}: torch.cuda.is_available() is False)")
+        index = torch.cuda.current_device()
+        return torch.device("cuda", index), torch.cuda.Stream(device=index)
+
+    def _on_device(self):
+        return contextlib.nullcontext() if self.stream is None else _torch()[0].cuda.device(self.device)
+
+    @contextlib.contextmanager
+    def _ordered(self, *tensors):
+        """On CUDA: hcp's stream starts after the work torch's current stream has queued (the inputs), and the
+        current stream continues after hcp's (the outputs); the tensors are kept from reuse until hcp's stream is
+        done with them. On the CPU hcp's calls return when done."""
+        if self.stream is None:
+            yield
+            return
+        torch, _ = _torch()
+        with torch.cuda.device(self.device):
+            current = torch.cuda.current_stream()
+            self.stream.wait_stream(current)
+            try:
+                yield
+            finally:
+                current.wait_stream(self.stream)
+                for t in tensors:
+                    t.record_stream(self.stream)
 
     def _check(self, q, k, v):
         dims = 3 if self.qkv_format == "thd" else 4
         for name, t in (("q", q), ("k", k), ("v", v)):
-            if t.device.type != "cpu":
-                raise ValueError(f"hcp.torch: {name} is on {t.device}; CUDA tensors are not taken yet")
+            if t.device != self.device:
+                raise ValueError(f"hcp.torch: {name} is on {t.device}; this CpAttention computes on {self.device} "
+                                 "(CpAttention(device=...), or the CP group's backend: NCCL for CUDA)")
             if t.dim() != dims:
                 raise ValueError(f"hcp.torch: {name} must have {dims} dimensions ({self.qkv_format}), got shape "
                                  f"{tuple(t.shape)}")

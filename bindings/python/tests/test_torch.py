@@ -1,7 +1,8 @@
 """hcp.torch on CPU processes: ranks started with torch.multiprocessing (env rendezvous on 127.0.0.1, gloo), every
 CP scheme forward and backward through autograd against torch attention on the full sequence in one process; a rank
-whose collective raises fails the others. Needs torch (Debian's python3-torch, for /usr/bin/python3): skipped
-without it."""
+whose collective raises fails the others; the collectives given device-style (address, nbytes) buffers; the device
+checks. With CUDA tensors (NCCL, one GPU per rank) the same cases run when torch sees GPUs (skipped otherwise, saying
+so). Needs torch (Debian's python3-torch, for /usr/bin/python3): skipped without it."""
 
 import importlib.util
 import os
@@ -53,19 +54,31 @@ def dual_chunk_rows(rank, cp, s):
     return list(range(c * rank, c * rank + c)) + list(range(c * (2 * cp - 1 - rank), c * (2 * cp - rank)))
 
 
+def start_rank(rank, world, port, cuda=False):
+    """torch.distributed in this process: gloo, or NCCL on GPU `rank` for CUDA cases."""
+    import torch
+    import torch.distributed as dist
+    from datetime import timedelta
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    if cuda:
+        torch.cuda.set_device(rank)
+    dist.init_process_group("nccl" if cuda else "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world, timeout=timedelta(seconds=TIMEOUT_S))
+
+
 def rank_main(rank, world, port, case, results):
-    """One process: the CP attention of `case` on its chunks against the reference on the full sequence."""
+    """One process: the CP attention of `case` on its chunks against the reference on the full sequence. CUDA
+    cases compute in bf16 with head dim 64 (what the CUDA kernels take); the reference in fp32 on the CPU from
+    the same rounded inputs, and the error is relative to the largest reference value."""
     try:
         import torch
         import torch.distributed as dist
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+        cuda = case.get("device") == "cuda"
+        start_rank(rank, world, port, cuda)
         import hcp.torch as hcp_torch
         from hcp import pad_for_cp as hcp_torch_pad
-        from datetime import timedelta
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                                timeout=timedelta(seconds=TIMEOUT_S))
         torch.manual_seed(7)
-        b, s, h, hkv, d = 2, 8 * world, 4, 2, 8
+        b, s, h, hkv, d = 2, 8 * world, 4, 2, 64 if cuda else 8
         q, k, v = torch.randn(b, s, h, d), torch.randn(b, s, hkv, d), torch.randn(b, s, hkv, d)
         dout = torch.randn(b, s, h, d)
         if case["name"] == "raises":
@@ -89,6 +102,8 @@ def rank_main(rank, world, port, case, results):
             total = padded[-1]
             q, k, v = torch.randn(total, h, d), torch.randn(total, hkv, d), torch.randn(total, hkv, d)
             dout = torch.randn(total, h, d)
+        if cuda:  # rounded to bf16 once: the reference sees the values the GPU sees
+            q, k, v, dout = (t.bfloat16().float() for t in (q, k, v, dout))
         full = [t.clone().requires_grad_() for t in (q, k, v)]
         if layout == "thd":
             want = reference_packed(*full, cu, padded)
@@ -115,12 +130,13 @@ def rank_main(rank, world, port, case, results):
         else:
             shard = lambda t: hcp_torch.shard_for_cp_rank(t, cp_rank, world, 0 if layout == "sbhd" else 1)  # noqa: E731
             extra = {}
-        local = [shard(t.detach()).clone().requires_grad_() for t in full]
+        on = (lambda t: t.cuda().bfloat16()) if cuda else (lambda t: t)  # noqa: E731
+        local = [on(shard(t.detach())).requires_grad_() for t in full]
         out = attn(*local, **extra)
-        (out * shard(dout)).sum().backward()
-        worst = max(float((got - exp).abs().max()) for got, exp in [
-            (out, shard(want.detach())), (local[0].grad, shard(full[0].grad)), (local[1].grad, shard(full[1].grad)),
-            (local[2].grad, shard(full[2].grad))])
+        (out * on(shard(dout))).sum().backward()
+        worst = max(float((got.float().cpu() - exp).abs().max()) / (float(exp.abs().max()) if cuda else 1.0)
+                    for got, exp in [(out, shard(want.detach())), (local[0].grad, shard(full[0].grad)),
+                                     (local[1].grad, shard(full[1].grad)), (local[2].grad, shard(full[2].grad))])
         attn.close()
         dist.barrier()
         results.put((rank, worst))
@@ -128,12 +144,57 @@ def rank_main(rank, world, port, case, results):
         results.put((rank, traceback.format_exc()))
 
 
-def run(world, case):
+def pointer_main(rank, world, port, _case, results):
+    """One process: TorchCollectives given hcp's device-style buffers, (address, nbytes) tuples - here of host
+    memory, as a communicator without a stream reads them - on the world and on a group split in reverse order."""
+    try:
+        import torch
+        start_rank(rank, world, port)
+        import hcp.torch as hcp_torch
+
+        def buf(t):
+            return (t.data_ptr(), t.numel() * t.element_size())
+
+        problems = []
+        world_c = hcp_torch.TorchCollectives(None)
+        # key = -rank: the group's ranks in reverse order of the world's, so its rank r is world rank world-1-r
+        for c in (world_c, world_c.split(0, -rank)):
+            me, n = c.rank, c.size
+            send = torch.arange(4, dtype=torch.int32) + 100 * me
+            recv = torch.full((4,), -1, dtype=torch.int32)
+            c.send_recv(buf(send), (me + 1) % n, buf(recv), (me - 1) % n)
+            if recv.tolist() != (torch.arange(4) + 100 * ((me - 1) % n)).tolist():
+                problems.append(f"send_recv on {n} ranks as rank {me}: {recv.tolist()}")
+            blocks = torch.tensor([[10 * me + j] * 2 for j in range(n)], dtype=torch.int32)
+            got = torch.full_like(blocks, -1)
+            c.all_to_all(buf(blocks), buf(got))
+            if got[:, 0].tolist() != [10 * j + me for j in range(n)]:
+                problems.append(f"all_to_all as rank {me}: {got.tolist()}")
+            gathered = torch.full((n, 3), -1, dtype=torch.int32)
+            chunk = torch.full((3,), me, dtype=torch.int32)  # held: a tuple is only an address
+            c.all_gather(buf(chunk), buf(gathered))
+            if gathered[:, 0].tolist() != list(range(n)):
+                problems.append(f"all_gather as rank {me}: {gathered.tolist()}")
+            parts = torch.tensor([[float(me + 1) * (j + 1)] * 3 for j in range(n)])
+            mine = torch.zeros(3)
+            c.reduce_scatter_sum_f32(buf(parts), buf(mine))
+            want = float(sum(r + 1 for r in range(n)) * (me + 1))
+            if mine.tolist() != [want] * 3:
+                problems.append(f"reduce_scatter as rank {me}: {mine.tolist()}, want {want}")
+            c.send_recv((0, 0), (me + 1) % n, (0, 0), (me - 1) % n)  # an empty step moves nothing
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+        results.put((rank, 0.0 if not problems else "; ".join(problems)))
+    except BaseException:  # noqa: BLE001 - reported to the test
+        results.put((rank, traceback.format_exc()))
+
+
+def run(world, case, target=rank_main):
     import torch.multiprocessing as mp
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=rank_main, args=(r, world, port, case, results)) for r in range(world)]
+    procs = [ctx.Process(target=target, args=(r, world, port, case, results)) for r in range(world)]
     for p in procs:
         p.start()
     got = {}
@@ -176,6 +237,31 @@ class TorchCpAttention(unittest.TestCase):
     def test_a2a_p2p_on_eight_processes(self):
         self.check_case(8, {"name": "a2a+p2p", "comm": "a2a+p2p", "hcp_sizes": [2, 4]})
 
+    def test_collectives_take_device_style_pointers(self):
+        got = run(4, {}, target=pointer_main)
+        self.assertEqual(got, {r: 0.0 for r in range(4)})
+
+    def test_the_device_is_checked(self):
+        import torch
+        import torch.distributed as dist
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+        import hcp.torch as hcp_torch
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
+        try:
+            with self.assertRaisesRegex(ValueError, "device must be 'cpu' or 'cuda', got 'xpu'"):
+                hcp_torch.CpAttention(None, device="xpu")
+            if not torch.cuda.is_available():
+                with self.assertRaisesRegex(RuntimeError, "needs a torch built with CUDA.*is_available"):
+                    hcp_torch.CpAttention(None, device="cuda")
+            attn = hcp_torch.CpAttention(None)  # gloo: the CPU
+            self.assertEqual(attn.device, torch.device("cpu"))
+            meta = torch.empty(1, 8, 2, 8, device="meta")
+            with self.assertRaisesRegex(ValueError, "q is on meta; this CpAttention computes on cpu"):
+                attn(meta, meta, meta)
+            attn.close()
+        finally:
+            dist.destroy_process_group()
+
     def test_a_rank_that_raises_fails_the_others(self):
         start = time.monotonic()
         got = run(4, {"name": "raises"})
@@ -184,6 +270,40 @@ class TorchCpAttention(unittest.TestCase):
         self.assertIn("injected failure on rank 1", got[1])
         for rank in (0, 2, 3):
             self.assertNotEqual(got[rank], "no error", f"rank {rank}")
+
+
+def gpus():
+    try:
+        import torch
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except ImportError:
+        return 0
+
+
+@unittest.skipUnless(HAVE_TORCH and gpus() > 0,
+                     "CUDA tensors need a torch with CUDA and a GPU (not run: GPU execution unverified here)")
+class TorchCpAttentionCuda(unittest.TestCase):
+    """CUDA tensors over NCCL, one GPU per rank (NCCL takes no two ranks on one GPU): every scheme on up to four
+    GPUs, one rank alone on a machine with one GPU."""
+
+    def check_case(self, world, case):
+        got = run(world, dict(case, device="cuda"))
+        self.assertEqual(sorted(got), list(range(world)), got)
+        for rank, worst in got.items():
+            self.assertIsInstance(worst, float, f"rank {rank}:\n{worst}")
+            self.assertLess(worst, 3e-2, f"{case} rank {rank}")
+
+    def test_every_scheme(self):
+        world = min(gpus(), 4)
+        schemes = [("p2p", None), ("a2a", None), ("all_gather", None)] if world > 1 else [("p2p", None)]
+        if world == 4:
+            schemes.append(("a2a+p2p", [2, 2]))
+        for comm, sizes in schemes:
+            with self.subTest(comm=comm, world=world):
+                self.check_case(world, {"name": comm, "comm": comm, "hcp_sizes": sizes})
+
+    def test_packed_documents(self):
+        self.check_case(min(gpus(), 4), {"name": "thd", "comm": "p2p", "layout": "thd"})
 
 
 if __name__ == "__main__":

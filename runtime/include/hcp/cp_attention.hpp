@@ -94,7 +94,9 @@ class CpContext {
  private:
   CpContext(CpComm comm, std::unique_ptr<CpEngine> engine, CpGroups groups, bool peer_copy, bool all_host);
   static Status make_engine(Communicator& group, const CpDevice& device, std::unique_ptr<CpEngine>* engine);
-  static Status check_given_levels(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm);
+  static Status check_given_levels(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm,
+                                   CpEngine* staging);
+  static Status check_memory(Communicator& group, const CpEngine& engine);
   // peer_copy: every rank's engine on one device of an in-process world; all_host: every rank's engine on the host.
   static Status survey_engines(Communicator& world, const CpEngine& engine, bool* peer_copy, bool* all_host);
   Status check_shape(const CpShape& shape, bool backward);

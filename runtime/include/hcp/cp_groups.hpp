@@ -12,6 +12,8 @@
 
 namespace hcp {
 
+class CpEngine;
+
 struct CpGroups {
   std::unique_ptr<Communicator> cp;                   // CONTEXT_PARALLEL_GROUP
   std::vector<std::unique_ptr<Communicator>> levels;  // HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L<k>; empty without sizes
@@ -26,7 +28,9 @@ struct CpGroups {
 //   [hcp] rank 5: created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[2,2] L0=[4,5] L1=[5,7]
 // Errors: invalid_config (the config, or world size != world.size()), internal (a split that disagrees with the
 // Topology), and the communicator's errors. On error this rank aborts the world so that no peer waits forever.
+// `staging`: the rank's device engine when the world moves device memory (NCCL, device callbacks): the checks'
+// host bytes travel through its buffers.
 Status build_cp_groups(Communicator& world, const ParallelConfig& config, CpGroups* out,
-                       LogLevel log_level = LogLevel::info);
+                       LogLevel log_level = LogLevel::info, CpEngine* staging = nullptr);
 
 }  // namespace hcp

@@ -15,6 +15,7 @@
 #include "local_problem.hpp"
 #include "row_labels.hpp"
 #include "sequence_layout.hpp"
+#include "../../comm/host_exchange.hpp"
 #include "../../comm/peer_copy_communicator.hpp"
 #include "../../comm/staged_communicator.hpp"
 
@@ -47,7 +48,10 @@ Status CpContext::create_on_groups(Communicator& cp, const std::vector<Communica
   if (out == nullptr) return Status(Errc::invalid_argument, "CpContext::create_on_groups: out is NULL");
   std::unique_ptr<CpEngine> engine;
   HCP_TRY(make_engine(cp, device, &engine));
-  Status checked = check_given_levels(cp, levels, comm);
+  Status checked = check_memory(cp, *engine);
+  for (Communicator* level : levels)
+    if (checked.ok() && level != nullptr) checked = check_memory(*level, *engine);
+  if (checked.ok()) checked = check_given_levels(cp, levels, comm, engine.get());
   if (!checked.ok()) {
     cp.abort(checked.code(), checked.message());
     return checked;
@@ -68,10 +72,24 @@ Status CpContext::create_on_groups(Communicator& cp, const std::vector<Communica
   return {};
 }
 
+// A communicator that moves device memory (NCCL, the caller's callbacks with device CUDA) hands its buffers to the
+// network as device pointers: a host engine's buffers would be read as such. Decided locally (no collective can
+// move host data over it), so the group is aborted to fail the other ranks at once.
+Status CpContext::check_memory(Communicator& group, const CpEngine& engine) {
+  if (!group.device_memory() || engine.device_memory()) return {};
+  Status wrong(Errc::invalid_config, "rank " + std::to_string(group.rank()) +
+                                         ": the communicator moves device memory (NCCL, or callbacks with device "
+                                         "CUDA) but the context computes on the " + engine.name() +
+                                         " engine in host memory: create the context with device CUDA");
+  group.abort(wrong.code(), wrong.message());
+  return wrong;
+}
+
 // The level groups a caller gave: two for a2a+p2p (none otherwise), sizes a x p = cp, and every member's CP rank
 // equal to its a2a rank + a x its p2p rank (the order the scheme's exchanges assume). Decided from every member's
 // ranks, gathered over the CP group, so that every rank returns the same status.
-Status CpContext::check_given_levels(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm) {
+Status CpContext::check_given_levels(Communicator& cp, const std::vector<Communicator*>& levels, CpComm comm,
+                                     CpEngine* staging) {
   const bool hierarchical = comm == CpComm::a2a_p2p;
   if (levels.size() != (hierarchical ? 2u : 0u))
     return Status(Errc::invalid_config, hierarchical ? "a2a+p2p needs two level groups [a2a, p2p], got " +
@@ -82,7 +100,7 @@ Status CpContext::check_given_levels(Communicator& cp, const std::vector<Communi
     if (level == nullptr) return Status(Errc::invalid_argument, "a level group is NULL");
   const int32_t mine[3] = {cp.rank(), levels[0]->rank(), levels[1]->rank()};
   std::vector<int32_t> all(static_cast<size_t>(3 * cp.size()));
-  HCP_TRY(cp.all_gather(mine, all.data(), sizeof mine));
+  HCP_TRY(host_all_gather(cp, staging, mine, all.data(), sizeof mine));
   const int a = levels[0]->size(), p = levels[1]->size();
   if (static_cast<int64_t>(a) * p != cp.size())
     return Status(Errc::invalid_config, "level groups of " + std::to_string(a) + " and " + std::to_string(p) +
@@ -105,8 +123,9 @@ Status CpContext::create(Communicator& world, const ParallelConfig& config, CpCo
   if (comm == CpComm::a2a_p2p && (!config.hcp_sizes || config.hcp_sizes->size() != 2))
     return Status(Errc::invalid_config,
                   "cp_comm_type a2a+p2p needs hierarchical_context_parallel_sizes with two levels [a2a, p2p]");
+  HCP_TRY(check_memory(world, *engine));
   CpGroups groups;
-  HCP_TRY(build_cp_groups(world, config, &groups, log_level));
+  HCP_TRY(build_cp_groups(world, config, &groups, log_level, engine.get()));
   if (comm == CpComm::a2a_p2p) {
     const int a = groups.levels[0]->size();
     if (groups.cp->rank() != groups.levels[0]->rank() + a * groups.levels[1]->rank())
@@ -265,7 +284,7 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   // between megabytes and gigabytes.
   const int n = cp_size(), me = cp_rank(), prev = (me + n - 1) % n;
   int64_t theirs[kFields] = {};
-  HCP_TRY(groups_.cp->send_recv(mine, sizeof(mine), (me + 1) % n, theirs, sizeof(theirs), prev));
+  HCP_TRY(host_send_recv(*groups_.cp, engine_.get(), mine, sizeof(mine), (me + 1) % n, theirs, sizeof(theirs), prev));
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
                                       "pass", "scale", "packed documents", "cu_seqlens (fingerprint)",
                                       "window_left", "window_right"};
@@ -275,7 +294,7 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
     if (theirs[i] != mine[i]) differs = i;
   const auto verdict = static_cast<unsigned char>(!problem.empty() ? 1 : differs ? 1 + differs : 0);
   std::vector<unsigned char> verdicts(static_cast<size_t>(n));
-  HCP_TRY(groups_.cp->all_gather(&verdict, verdicts.data(), 1));
+  HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), &verdict, verdicts.data(), 1));
   if (!problem.empty()) return Status(Errc::shape, "CP rank " + std::to_string(me) + ": " + problem);
   if (differs)
     return Status(Errc::shape, "CP ranks disagree on " + std::string(names[differs]) + ": rank " +
