@@ -20,10 +20,13 @@ AttnMask make_attn_mask(const std::optional<std::string>& seqlens, const std::op
   if (seqlens) {
     m.packed.cu_seqlens = {0};
     for (int64_t len : parse_int_list(*seqlens, "--seqlens")) {
-      if (len < 1 || len > (int64_t{1} << 31))
-        throw Error(Errc::invalid_config, "--seqlens: every length must be in [1, 2^31], got " + std::to_string(len));
+      // Zero is a document with no tokens, as Transformer Engine's cu_seqlens may hold (its CP tests draw them).
+      if (len < 0 || len > (int64_t{1} << 31))
+        throw Error(Errc::invalid_config, "--seqlens: every length must be in [0, 2^31], got " + std::to_string(len));
       m.packed.cu_seqlens.push_back(m.packed.cu_seqlens.back() + len);
     }
+    if (m.packed.cu_seqlens.back() == 0)
+      throw Error(Errc::invalid_config, "--seqlens: every document is empty (" + *seqlens + "): nothing to compute");
     m.packed.cu_seqlens_padded = pad_for_cp(m.packed.cu_seqlens, cp);
     if (std::string problem = packed_batch_error(m.packed, cp); !problem.empty())
       throw Error(Errc::invalid_config, "--seqlens: " + problem);

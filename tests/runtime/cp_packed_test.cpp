@@ -39,6 +39,7 @@ struct PackedCase {
   bool emulated_gpu = false;        // the CUDA engine's kernels on the block emulator, every rank on one device
   int documents = 5;
   bool nan_padding = false;  // the padding tokens of every input hold NaN (uninitialised memory may)
+  bool empty_documents = false;  // documents of no tokens first, last and two together in the middle (TE draws them)
 };
 
 int a2a_size(const PackedCase& c) {
@@ -66,7 +67,8 @@ std::string case_name(const ::testing::TestParamInfo<PackedCase>& info) {
                           sizes, c.packed ? "_thd" : "_bshd", c.causal ? "_causal" : "_full",
                           c.gqa ? "_gqa" : "_mha", heads, "_", dtype_name(c.dtype), "_w", side(c.window_left), "x",
                           side(c.window_right), "_s", c.seed, c.emulated_gpu ? "_emulated_gpu" : "",
-                          c.max_len >= 10000 ? "_long_documents" : "", c.nan_padding ? "_nan_padding" : "");
+                          c.max_len >= 10000 ? "_long_documents" : "", c.nan_padding ? "_nan_padding" : "",
+                          c.empty_documents ? "_empty_documents" : "");
 }
 
 struct Tensors {
@@ -132,7 +134,12 @@ TEST_P(CpPacked, EqualsSingleRankAttention) {
     std::mt19937 gen(c.seed);
     std::uniform_int_distribution<int64_t> len(1, c.max_len);
     batch.cu_seqlens = {0};
-    for (int d = 0; d < c.documents; ++d) batch.cu_seqlens.push_back(batch.cu_seqlens.back() + len(gen));
+    for (int d = 0; d < c.documents; ++d) {
+      if (c.empty_documents && (d == 0 || d == c.documents / 2)) batch.cu_seqlens.push_back(batch.cu_seqlens.back());
+      if (c.empty_documents && d == c.documents / 2) batch.cu_seqlens.push_back(batch.cu_seqlens.back());
+      batch.cu_seqlens.push_back(batch.cu_seqlens.back() + len(gen));
+    }
+    if (c.empty_documents) batch.cu_seqlens.push_back(batch.cu_seqlens.back());
     batch.cu_seqlens_padded = pad_for_cp(batch.cu_seqlens, c.cp);
     seq = batch.total_padded();
   } else {
@@ -254,6 +261,16 @@ std::vector<PackedCase> packed_cases() {
       PackedCase c{comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{}, true, true,
                    true, gpu ? DType::bf16 : DType::f32, -1, -1, 90, seed++};
       c.emulated_gpu = gpu, c.nan_padding = true, c.heads = 8, c.kv_heads = 4;
+      cases.push_back(c);
+    }
+  // Empty documents (zero tokens, zero padded rows) among the others, every scheme, on the CPU kernels (one with a
+  // window) and on the block emulator.
+  for (CpComm comm : {CpComm::p2p, CpComm::a2a, CpComm::a2a_p2p, CpComm::all_gather})
+    for (bool gpu : {false, true}) {
+      const bool window = !gpu && comm == CpComm::p2p;
+      PackedCase c{comm, 4, comm == CpComm::a2a_p2p ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{}, true, true,
+                   true, gpu ? DType::bf16 : DType::f32, window ? 21 : -1, window ? 0 : -1, 90, seed++};
+      c.emulated_gpu = gpu, c.empty_documents = true, c.heads = 8, c.kv_heads = 4;
       cases.push_back(c);
     }
   return cases;

@@ -179,10 +179,11 @@ class AttentionSimulate(unittest.TestCase):
                     self.assertAlmostEqual(dv[li * 16 + x], full["dv"][gi * 16 + x], places=5)
 
     def test_packed_documents_and_window_match_the_reference(self):
-        # Three documents of 3, 9 and 1 tokens on cp 2: each padded to a multiple of 4, padding sees nothing.
-        cu = [0, 3, 12, 13]
+        # Three documents of 3, 9 and 1 tokens on cp 2: each padded to a multiple of 4, padding sees nothing; and
+        # documents of no tokens first, side by side between them and last (Transformer Engine's tests draw them).
+        cu = [0, 0, 3, 3, 3, 12, 13, 13]
         padded = hcp.pad_for_cp(cu, 2)
-        self.assertEqual(padded, [0, 4, 16, 20])
+        self.assertEqual(padded, [0, 0, 4, 4, 4, 16, 20, 20])
         t, h, hkv, d = padded[-1], 4, 2, 8
         rnd = random.Random(9)
         q = array.array("f", [rnd.uniform(-1, 1) for _ in range(t * h * d)])

@@ -252,7 +252,8 @@ fn two_ranks_on_threads_equal_simulate() {
 #[test]
 fn packed_ranks_with_a_window_on_threads_equal_simulate() {
     let x = inputs();
-    let batch = PackedBatch { cu_seqlens: vec![0, 8, 16], cu_seqlens_padded: None };
+    // Two documents of 8 tokens, and documents of none first, between them and last.
+    let batch = PackedBatch { cu_seqlens: vec![0, 0, 8, 8, 16, 16], cu_seqlens_padded: None };
     let full = simulate(
         &x,
         &SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]).packed(batch.clone()).window(5, 0),
