@@ -26,6 +26,9 @@ struct RefProblem {
   // Packed sequences and windows (AttnParams' labels): empty label vectors mean segment 0, position i + offset / j.
   std::vector<int32_t> q_seg, q_pos, k_seg, k_pos;
   int64_t window_left = -1, window_right = -1;
+  // Attention sinks: one more logit per head in every softmax denominator (empty: none). A row that sees no key
+  // stays empty (lse -inf), as hcp defines it.
+  std::vector<double> sink;
 
   bool visible(int64_t i, int64_t j) const {
     const int64_t qs = q_seg.empty() ? 0 : q_seg[static_cast<size_t>(i)];
@@ -41,6 +44,7 @@ struct RefProblem {
 
 struct RefResult {
   std::vector<double> out, lse, dq, dk, dv;  // lse [B, H, Sq]
+  std::vector<double> d_sink;                 // [H] with sinks
 };
 
 inline RefResult reference_attention(const RefProblem& p, bool backward) {
@@ -51,6 +55,7 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
     r.dq.assign(p.q.size(), 0);
     r.dk.assign(p.k.size(), 0);
     r.dv.assign(p.v.size(), 0);
+    r.d_sink.assign(p.sink.size(), 0);
   }
   const int64_t group = p.heads / p.kv_heads;
   std::vector<double> prob(static_cast<size_t>(p.sk));
@@ -70,10 +75,13 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
           mx = std::max(mx, prob[j]);
         }
         if (mx == -std::numeric_limits<double>::infinity()) continue;
-        double sum = 0;
-        for (int64_t j = 0; j < p.sk; ++j) sum += prob[j] = p.visible(i, j) ? std::exp(prob[j] - mx) : 0.0;
+        const bool sinked = !p.sink.empty();
+        const double top = sinked ? std::max(mx, p.sink[static_cast<size_t>(h)]) : mx;
+        double sum = sinked ? std::exp(p.sink[static_cast<size_t>(h)] - top) : 0.0;
+        for (int64_t j = 0; j < p.sk; ++j) sum += prob[j] = p.visible(i, j) ? std::exp(prob[j] - top) : 0.0;
         for (int64_t j = 0; j < p.sk; ++j) prob[j] /= sum;
-        r.lse[static_cast<size_t>((b * p.heads + h) * p.sq + i)] = mx + std::log(sum);
+        const double lse = top + std::log(sum);
+        r.lse[static_cast<size_t>((b * p.heads + h) * p.sq + i)] = lse;
         for (int64_t j = 0; j < p.sk; ++j) {
           if (prob[j] == 0) continue;  // hidden keys are not read: padding rows may hold anything, NaN included
           for (int64_t d = 0; d < p.head_dim; ++d) r.out[p.qi(b, i, h, d)] += prob[j] * p.v[p.ki(b, j, g, d)];
@@ -81,6 +89,7 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
         if (!backward) continue;
         double delta = 0;
         for (int64_t d = 0; d < p.head_dim; ++d) delta += p.dout[p.qi(b, i, h, d)] * r.out[p.qi(b, i, h, d)];
+        if (sinked) r.d_sink[static_cast<size_t>(h)] -= std::exp(p.sink[static_cast<size_t>(h)] - lse) * delta;
         for (int64_t j = 0; j < p.sk; ++j) {
           if (prob[j] == 0) continue;
           double dp = 0;

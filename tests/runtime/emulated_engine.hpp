@@ -96,6 +96,17 @@ class EmulatedGpuEngine final : public CpEngine {
       return {};
     });
   }
+  Status apply_sink(const SinkParams& p) override {
+    const int64_t rows = p.batch * p.heads * p.rows;
+    if (rows < 1) return {};
+    return enqueue([=, this]() -> Status {
+      HCP_TRY(device_side(p.lse, static_cast<size_t>(rows) * 4, "apply_sink lse"));
+      HCP_TRY(device_side(p.sink, static_cast<size_t>(p.heads) * 4, "apply_sink sink"));
+      HCP_TRY(device_side(p.out, 4, "apply_sink out"));
+      grid_stride([&](const kern::BlockCtx& ctx, int bx, int64_t stride) { kern::apply_sink_block(ctx, p, bx, stride); });
+      return {};
+    });
+  }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
     return elementwise(dtype, [=]<class E>(const kern::BlockCtx& ctx, int bx, int64_t stride) {
       kern::convert_from_f32_block<E>(ctx, src, static_cast<typename E::type*>(dst), n, bx, stride);

@@ -25,6 +25,7 @@ class ForwardingEngine : public CpEngine {
   Status download(void* host, const void* src, size_t bytes) override { return inner_->download(host, src, bytes); }
   Status upload(void* dst, const void* host, size_t bytes) override { return inner_->upload(dst, host, bytes); }
   Status add_f32(float* dst, const float* src, int64_t n) override { return inner_->add_f32(dst, src, n); }
+  Status apply_sink(const SinkParams& p) override { return inner_->apply_sink(p); }
   Status convert_from_f32(const float* src, void* dst, DType d, int64_t n) override {
     return inner_->convert_from_f32(src, dst, d, n);
   }

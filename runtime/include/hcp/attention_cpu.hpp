@@ -21,6 +21,13 @@ Status attention_backward_cpu(const AttnParams& p);
 void attention_delta_cpu(DType dtype, int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
                          const AttnTensor& dout, const AttnTensor& out, const AttnRows& delta);
 
+// SinkParams (attention_params.hpp) applied in place; host memory.
+void apply_sink_cpu(const SinkParams& p);
+// The sink's gradient from this call's rows: grad[h] -= sum over (b, r) of exp(sink[h] - lse[b, h, r]) *
+// delta[b, h, r], rows that see no key (lse -inf) left out. lse and delta [batch, heads, rows], host memory.
+void sink_gradient_cpu(int64_t batch, int64_t heads, int64_t rows, const float* lse, const float* delta,
+                       const float* sink, double* grad);
+
 // The forward's key tiles of a labelled call, packed once where several calls read the same keys (CP all_gather's
 // ranks all read one gathered K): the floats they take (0 when the call packs none, or when they would not fit the
 // kernel's own per-head cache), and the packing of tiles part, part + parts, ... of every (batch row, KV head) into

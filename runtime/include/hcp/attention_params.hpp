@@ -63,4 +63,17 @@ struct AttnParams {
   const float* packed_keys = nullptr;
 };
 
+// Attention sinks on a finished forward (Transformer Engine's softmax_type "off-by-one" and "learnable", gpt-oss's
+// sinks): every query row's softmax gets one more logit, sink[h], in its denominator, which takes probability mass
+// and carries no value: lse' = log(exp(lse) + exp(sink[h])) and out' = out * exp(lse - lse'). A row that sees no
+// key (lse -inf: padding) is left as it is. The backward kernels need nothing else: with lse' and out' the usual
+// P = exp(s - lse') and delta = rowsum(dout * out') are already the sink's.
+struct SinkParams {
+  int64_t batch = 0, heads = 0, rows = 0, head_dim = 0;
+  float* out = nullptr;  // f32; element (b, r, h, d) at b * out_b + r * out_r + h * out_h + d
+  int64_t out_b = 0, out_r = 0, out_h = 0;
+  float* lse = nullptr;         // [batch, heads, rows]
+  const float* sink = nullptr;  // [heads], the engine's memory
+};
+
 }  // namespace hcp

@@ -24,6 +24,11 @@
 
 namespace hcp {
 
+// Attention sinks (Transformer Engine's softmax_type; SinkParams in attention_params.hpp): vanilla has none,
+// off_by_one adds a logit 0 to every query row's softmax denominator, learnable a logit per head.
+enum class SoftmaxType : int { vanilla = 0, off_by_one = 1, learnable = 2 };
+std::string_view softmax_type_name(SoftmaxType type);  // "vanilla", "off-by-one", "learnable" (TE's names)
+
 // One rank's view of the problem.
 struct CpShape {
   int64_t batch = 1;
@@ -39,6 +44,12 @@ struct CpShape {
   // Sliding window (TE's window_size): query position i sees keys i - window_left .. i + window_right of its
   // document; -1 leaves a side unbounded. With causal, keys after the query stay hidden whatever window_right is.
   int64_t window_left = -1, window_right = -1;
+  // Attention sinks: learnable reads sink, H host floats (TE's softmax_offset), the same on every rank; its
+  // backward writes the sink's gradient, summed over every query row of the CP group, to d_sink (H host floats,
+  // the same sum on every rank; nullptr: not wanted). The forward's lse is then the sink's, lse' (SinkParams).
+  SoftmaxType softmax = SoftmaxType::vanilla;
+  const float* sink = nullptr;
+  float* d_sink = nullptr;
 };
 
 // Where a context's tensors live and its kernels run.
@@ -100,6 +111,11 @@ class CpContext {
   // peer_copy: every rank's engine on one device of an in-process world; all_host: every rank's engine on the host.
   static Status survey_engines(Communicator& world, const CpEngine& engine, bool* peer_copy, bool* all_host);
   Status check_shape(const CpShape& shape, bool backward);
+  // Attention sinks on the finished forward of heads [h0, h0 + p.heads) (SinkParams without sink, filled here).
+  Status apply_sinks(const CpShape& shape, int64_t h0, SinkParams p);
+  // The learnable sink's gradient into shape.d_sink, from this rank's lse and delta ([B, H, n]) summed over the
+  // CP group.
+  Status sink_gradient(const CpShape& shape, int64_t n, const float* lse, const float* delta);
   Communicator* exchange_for(Communicator* group, bool peer_copy);
   // The labels of every block of this rank's computation for a packed or windowed shape (kept for the next call
   // with the same documents and window); nullptr for plain shapes.
@@ -144,6 +160,8 @@ struct SimulateOptions {
   // Packed: q, k, v are [T, H, D] with T = packed.total_padded() (batch 1, seq ignored); lse [H, T].
   PackedBatch packed;
   int64_t window_left = -1, window_right = -1;  // CpShape's window
+  SoftmaxType softmax = SoftmaxType::vanilla;    // CpShape's sinks; learnable reads sink (H floats)
+  const float* sink = nullptr;
   // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the ranks then exchange
   // by device-to-device copies). make_engine, when set, overrides it (tests, other kernels).
   CpDevice device;
@@ -158,6 +176,7 @@ struct SimulateTensors {
   float* lse = nullptr;           // [B, H, S]
   const void* dout = nullptr;     // backward when set
   void *dq = nullptr, *dk = nullptr, *dv = nullptr;
+  float* d_sink = nullptr;        // backward, learnable sink: its gradient (H floats), optional
 };
 // Per-rank summed thread CPU seconds of the forward and backward passes, and the wall time of the slowest rank's
 // passes (device work included), for the benchmarks.

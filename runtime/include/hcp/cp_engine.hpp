@@ -83,6 +83,8 @@ class CpEngine {
   virtual Status pack_keys(const AttnParams&, int64_t, int64_t, float*) {
     return {Errc::unsupported, "this engine packs no key tiles"};
   }
+  // Attention sinks on a finished forward, in place (SinkParams; its sink in the engine's memory).
+  virtual Status apply_sink(const SinkParams&) { return {Errc::unsupported, "this engine has no attention sinks"}; }
   // Waits until every operation enqueued so far has finished (CUDA: the stream); CPU engines work synchronously.
   virtual Status synchronize() { return {}; }
 };

@@ -9,6 +9,7 @@
 
 #include "hcp/cp_attention.hpp"
 
+#include "hcp/attention_cpu.hpp"
 #include "hcp/borrowed_communicator.hpp"
 #include "hcp/log.hpp"
 #include "kv_replication.hpp"
@@ -22,6 +23,14 @@
 namespace hcp {
 
 using cp::LocalProblem;
+
+std::string_view softmax_type_name(SoftmaxType type) {
+  switch (type) {
+    case SoftmaxType::off_by_one: return "off-by-one";
+    case SoftmaxType::learnable: return "learnable";
+    default: return "vanilla";
+  }
+}
 
 Status CpContext::create(Communicator& world, const ParallelConfig& config, CpComm comm,
                          std::unique_ptr<CpContext>* out, LogLevel log_level, const CpDevice& device) {
@@ -179,12 +188,35 @@ struct Stages {
   Communicator* ring = nullptr;
 };
 
+std::string sink_error(const CpShape& s) {
+  if (s.softmax != SoftmaxType::vanilla && s.softmax != SoftmaxType::off_by_one && s.softmax != SoftmaxType::learnable)
+    return "softmax type " + std::to_string(static_cast<int>(s.softmax)) + " is not vanilla, off-by-one or learnable";
+  if (s.softmax != SoftmaxType::learnable) return {};
+  if (s.sink == nullptr) return "a learnable softmax needs its sink values (one per head)";
+  for (int64_t h = 0; h < s.heads; ++h)
+    if (!std::isfinite(s.sink[h])) return "the sink of head " + std::to_string(h) + " is not finite";
+  return {};
+}
+
+// FNV-1a over the sink values' bits: ranks that pass different sinks disagree here.
+int64_t sink_fingerprint(const CpShape& s) {
+  if (s.softmax != SoftmaxType::learnable || s.sink == nullptr) return 0;
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t i = 0; i < s.heads; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &s.sink[i], sizeof bits);
+    for (int byte = 0; byte < 4; ++byte) h = (h ^ ((bits >> (8 * byte)) & 0xff)) * 1099511628211ull;
+  }
+  return static_cast<int64_t>(h >> 1);
+}
+
 std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpEngine& eng) {
   if (s.batch < 1 || s.seq_local < 1 || s.heads < 1 || s.kv_heads < 1 || s.head_dim < 1)
     return "batch, seq_local, heads, kv_heads and head_dim must be positive";
   if (s.window_left < -1 || s.window_right < -1)
     return "a window side must be -1 (unbounded) or >= 0, got (" + std::to_string(s.window_left) + ", " +
            std::to_string(s.window_right) + ")";
+  if (std::string problem = sink_error(s); !problem.empty()) return problem;
   if (!s.packed.empty()) {
     if (s.batch != 1) return "packed sequences (thd) need batch 1, got " + std::to_string(s.batch);
     if (std::string problem = packed_batch_error(s.packed, cp); !problem.empty()) return problem;
@@ -269,11 +301,13 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   const std::string problem = local_problem_error(shape, cp_size(), a2a, *engine_);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &shape.scale, sizeof scale_bits);
-  constexpr int kFields = 14;
+  constexpr int kFields = 16;
+  const bool sinks_valid = problem.empty();  // sink values are read only once they are known to be there
   const int64_t mine[kFields] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
                                  shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward,
                                  scale_bits, shape.packed.documents(), fingerprint(shape.packed), shape.window_left,
-                                 shape.window_right};
+                                 shape.window_right, static_cast<int64_t>(shape.softmax),
+                                 sinks_valid ? sink_fingerprint(shape) : 0};
   if (cp_size() == 1) {
     if (!problem.empty()) return Status(Errc::shape, "CP rank 0: " + problem);
     return {};
@@ -287,7 +321,7 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   HCP_TRY(host_send_recv(*groups_.cp, engine_.get(), mine, sizeof(mine), (me + 1) % n, theirs, sizeof(theirs), prev));
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
                                       "pass", "scale", "packed documents", "cu_seqlens (fingerprint)",
-                                      "window_left", "window_right"};
+                                      "window_left", "window_right", "softmax type", "sink values (fingerprint)"};
   // A verdict byte: 0 agrees, 1 has an invalid shape of its own, 1 + i differs from its predecessor on field i.
   int differs = 0;
   for (int i = 1; i < kFields && !differs; ++i)
@@ -442,6 +476,11 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
       HCP_TRY(cp::all_gather_forward(eng, *data_cp_, lp, q, k, v, o32, lse));
     else
       HCP_TRY(cp::ring_forward(eng, st.ring, lp, q, k, v, o32, lse));
+    SinkParams sinks;
+    sinks.batch = lp.batch, sinks.heads = lp.heads, sinks.rows = lp.n, sinks.head_dim = lp.head_dim;
+    sinks.out = o32, sinks.lse = lse;
+    sinks.out_h = lp.head_dim, sinks.out_r = lp.heads * lp.head_dim, sinks.out_b = lp.n * sinks.out_r;
+    HCP_TRY(apply_sinks(shape, 0, sinks));
     return in_place ? Status{} : eng.convert_from_f32(o32, out, lp.dtype, lp.q_elems());
   }
   HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
@@ -480,6 +519,15 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
     HCP_TRY(cp::ring_forward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), out32.as<float>(),
                              lse_mixed.as<float>()));
   }
+  // Sinks on the a2a's side, in fp32: this rank holds a2a group rank j's heads j x H/a .. (j + 1) x H/a - 1 of
+  // every token (a2a_scatter_heads sends head group j to rank j), token-major or head-major.
+  SinkParams sinks;
+  sinks.batch = lp.batch, sinks.heads = mixed.heads, sinks.rows = mixed.n, sinks.head_dim = lp.head_dim;
+  sinks.out = out32.as<float>(), sinks.lse = lse_mixed.as<float>();
+  sinks.out_b = mixed.n * mixed.heads * lp.head_dim;
+  sinks.out_h = head_major ? mixed.n * lp.head_dim : lp.head_dim;
+  sinks.out_r = head_major ? lp.head_dim : mixed.heads * lp.head_dim;
+  HCP_TRY(apply_sinks(shape, static_cast<int64_t>(st.a2a->rank()) * mixed.heads, sinks));
   // Back to the caller's dtype before the inverse exchange, as Transformer Engine does: half the bytes to move (an
   // fp32 output goes as it is). The conversion keeps the layout, head-major or not.
   const void* mixed_out = out32.as();
@@ -493,6 +541,38 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, mixed_out, out, scratch.as()));
   return cp::a2a_gather_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse_mixed.as<float>(), lse,
                              row_scratch.as<float>());
+}
+
+Status CpContext::apply_sinks(const CpShape& shape, int64_t h0, SinkParams p) {
+  if (shape.softmax == SoftmaxType::vanilla) return {};
+  std::vector<float> values(static_cast<size_t>(p.heads), 0.0f);  // off-by-one: a logit 0
+  if (shape.softmax == SoftmaxType::learnable) std::copy_n(shape.sink + h0, p.heads, values.begin());
+  EngineBuffer sink;
+  HCP_TRY(cp::alloc_elems<float>(*engine_, p.heads, &sink));
+  HCP_TRY(engine_->upload(sink.as(), values.data(), values.size() * sizeof(float)));
+  p.sink = sink.as<float>();
+  return engine_->apply_sink(p);
+}
+
+// dsink[h] = -sum over the group's query rows of exp(sink[h] - lse') x delta (SinkParams): each rank's rows here,
+// in double, then the ranks' sums added in rank order, so every rank writes the same bits. Collective whenever the
+// softmax is learnable (the same on every rank, check_shape), whether or not this rank wants the result.
+Status CpContext::sink_gradient(const CpShape& shape, int64_t n, const float* lse, const float* delta) {
+  if (shape.softmax != SoftmaxType::learnable) return {};
+  const size_t rows = static_cast<size_t>(shape.batch * shape.heads * n), heads = static_cast<size_t>(shape.heads);
+  std::vector<float> l(rows), d(rows);  // host copies: a device engine's lse and delta live on the GPU
+  HCP_TRY(engine_->download(l.data(), lse, rows * sizeof(float)));
+  HCP_TRY(engine_->download(d.data(), delta, rows * sizeof(float)));
+  std::vector<double> mine(heads, 0.0), all(heads * static_cast<size_t>(cp_size()));
+  sink_gradient_cpu(shape.batch, shape.heads, n, l.data(), d.data(), shape.sink, mine.data());
+  HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), mine.data(), all.data(), heads * sizeof(double)));
+  if (shape.d_sink == nullptr) return {};
+  for (size_t h = 0; h < heads; ++h) {
+    double sum = 0;
+    for (size_t r = 0; r < static_cast<size_t>(cp_size()); ++r) sum += all[r * heads + h];
+    shape.d_sink[h] = static_cast<float>(sum);
+  }
+  return {};
 }
 
 Status CpContext::backward(const CpShape& shape, const void* q, const void* k, const void* v, const void* out,
@@ -519,6 +599,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     b.dout = dout, b.out = out32.as<float>(), b.delta = delta.as<float>();
     HCP_TRY(eng.delta(cp::section_params(lp, all, lp.n, lp.n, b)));
   }
+  HCP_TRY(sink_gradient(shape, lp.n, lse, delta.as<float>()));
   HCP_TRY(eng.zero(dq32.as(), bytes_of(lp.q_elems(), 4)));
   HCP_TRY(eng.zero(dk32.as(), bytes_of(lp.kv_elems(), 4)));
   HCP_TRY(eng.zero(dv32.as(), bytes_of(lp.kv_elems(), 4)));

@@ -73,6 +73,10 @@ class CpuEngine final : public CpEngine {
     for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
     return {};
   }
+  Status apply_sink(const SinkParams& p) override {
+    apply_sink_cpu(p);
+    return {};
+  }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
     hcp::convert_from_f32(src, dst, dtype, n);
     return {};

@@ -128,6 +128,7 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   shape.head_dim = o.head_dim, shape.dtype = o.dtype, shape.causal = o.causal, shape.scale = o.scale;
   shape.kernel_threads = o.kernel_threads;
   shape.packed = o.packed, shape.window_left = o.window_left, shape.window_right = o.window_right;
+  shape.softmax = o.softmax, shape.sink = o.sink;
   plan->seq = seq;
   plan->e = dtype_size(o.dtype);
   plan->q_row = o.heads * o.head_dim, plan->kv_row = o.kv_heads * o.head_dim;
@@ -138,11 +139,13 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   return {};
 }
 
+// `own_process`: this rank is the only one writing to t (one rank per process); otherwise the ranks share t and
+// CP rank 0 alone writes the values every rank computes (the sink's gradient).
 Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, const SimulateTensors& t,
-                RankRun* run) {
+                RankRun* run, bool own_process) {
   const size_t e = plan.e;
   const int64_t q_row = plan.q_row, kv_row = plan.kv_row, q_elems = plan.q_elems, kv_elems = plan.kv_elems;
-  const CpShape& shape = plan.shape;
+  CpShape shape = plan.shape;
   RankStream stream;
   std::unique_ptr<CpEngine> engine;
   if (o.make_engine) {
@@ -192,6 +195,8 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &dq));
     HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dk));
     HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dv));
+    std::vector<float> d_sink(static_cast<size_t>(o.heads));
+    shape.d_sink = d_sink.data();
     clock = Clock();
     HCP_TRY(ctx->backward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>(), dout.as(), dq.as(), dk.as(),
                           dv.as()));
@@ -200,6 +205,8 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(gather_out(dq, t.dq, q_row, q_elems));
     HCP_TRY(gather_out(dk, t.dk, kv_row, kv_elems));
     HCP_TRY(gather_out(dv, t.dv, kv_row, kv_elems));
+    if (t.d_sink != nullptr && shape.softmax == SoftmaxType::learnable && (own_process || r == 0))
+      std::copy(d_sink.begin(), d_sink.end(), t.d_sink);
   }
   run->times.forward_cpu_s = forward.cpu_s, run->times.backward_cpu_s = backward.cpu_s;
   run->times.forward_wall_s = forward.wall_s, run->times.backward_wall_s = backward.wall_s;
@@ -215,7 +222,7 @@ Status attention_rank(Communicator& world, const SimulateOptions& o, const Simul
     return Status(Errc::invalid_config, "cp is " + std::to_string(o.cp) + " but the communicator has " +
                                             std::to_string(world.size()) + " ranks");
   RankRun ignored;
-  return run_rank(world, o, plan, t, run ? run : &ignored);
+  return run_rank(world, o, plan, t, run ? run : &ignored, true);
 }
 
 Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, SimulateTimes* times) {
@@ -226,7 +233,7 @@ Status attention_simulate(const SimulateOptions& o, const SimulateTensors& t, Si
   InProcessWorld world(o.cp, std::chrono::milliseconds(o.timeout_ms));
   Status status = world.run([&](Communicator& comm) -> Status {
     RankRun run;
-    HCP_TRY(run_rank(comm, o, plan, t, &run));
+    HCP_TRY(run_rank(comm, o, plan, t, &run, false));
     std::lock_guard lock(mu);
     total.forward_cpu_s += run.times.forward_cpu_s;
     total.backward_cpu_s += run.times.backward_cpu_s;

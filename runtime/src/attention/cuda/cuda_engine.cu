@@ -36,6 +36,10 @@ __global__ void __launch_bounds__(kern::kThreads) add_f32_kernel(float* dst, con
   kern::add_f32_block(kern::BlockCtx{}, dst, src, n, blockIdx.x, int64_t{gridDim.x} * kern::kThreads);
 }
 
+__global__ void __launch_bounds__(kern::kThreads) apply_sink_kernel(SinkParams p) {
+  kern::apply_sink_block(kern::BlockCtx{}, p, blockIdx.x, int64_t{gridDim.x} * kern::kThreads);
+}
+
 // Enough blocks to fill the GPU, few enough that each thread loops a little.
 unsigned elementwise_blocks(int64_t n) {
   return static_cast<unsigned>(std::clamp<int64_t>((n + kern::kThreads - 1) / kern::kThreads, 1, 65536));
@@ -93,6 +97,12 @@ class CudaEngine final : public CpEngine {
   Status add_f32(float* dst, const float* src, int64_t n) override {
     add_f32_kernel<<<elementwise_blocks(n), kern::kThreads, 0, stream_>>>(dst, src, n);
     return cuda_check(cudaGetLastError(), "add_f32");
+  }
+  Status apply_sink(const SinkParams& p) override {
+    const int64_t rows = p.batch * p.heads * p.rows;
+    if (rows < 1) return {};
+    apply_sink_kernel<<<elementwise_blocks(rows), kern::kThreads, 0, stream_>>>(p);
+    return cuda_check(cudaGetLastError(), "apply_sink");
   }
   Status convert_from_f32(const float* src, void* dst, DType dtype, int64_t n) override {
     if (dtype == DType::f32) return copy_rows(1, 1, static_cast<size_t>(n) * 4, dst, 0, 0, src, 0, 0);
