@@ -131,6 +131,27 @@ Mask read_mask(const Options& o, const char* fn) {
   return m;
 }
 
+// The attention sinks of hcp_attn_options / hcp_attn_simulate_options (the same fields).
+struct Sinks {
+  SoftmaxType type = SoftmaxType::vanilla;
+  const float* offset = nullptr;
+  float* d_offset = nullptr;
+};
+
+template <class Options>
+Sinks read_sinks(const Options& o, const char* fn) {
+  const std::string where = std::string(fn) + ": options->";
+  if (o.softmax_type < HCP_SOFTMAX_VANILLA || o.softmax_type > HCP_SOFTMAX_LEARNABLE)
+    throw Error(Errc::invalid_argument, where + "softmax_type (" + std::to_string(o.softmax_type) +
+                                            ") is not an hcp_softmax_type value");
+  const bool learnable = o.softmax_type == HCP_SOFTMAX_LEARNABLE;
+  if (learnable && o.softmax_offset == nullptr)
+    throw Error(Errc::invalid_argument, where + "softmax_offset is NULL with HCP_SOFTMAX_LEARNABLE (one per head)");
+  if (!learnable && (o.softmax_offset != nullptr || o.d_softmax_offset != nullptr))
+    throw Error(Errc::invalid_argument, where + "softmax_offset and d_softmax_offset go with HCP_SOFTMAX_LEARNABLE");
+  return {static_cast<SoftmaxType>(o.softmax_type), o.softmax_offset, o.d_softmax_offset};
+}
+
 void apply_options(const hcp_attn_options* options, CpShape* shape, const char* fn) {
   hcp_attn_options o = hcp_attn_options HCP_ATTN_OPTIONS_INIT;
   if (options != nullptr) o = read_versioned(options, o, fn, "options");
@@ -142,6 +163,8 @@ void apply_options(const hcp_attn_options* options, CpShape* shape, const char* 
   Mask m = read_mask(o, fn);
   shape->packed = std::move(m.packed);
   shape->window_left = m.window_left, shape->window_right = m.window_right;
+  const Sinks sinks = read_sinks(o, fn);
+  shape->softmax = sinks.type, shape->sink = sinks.offset, shape->d_sink = sinks.d_offset;
 }
 
 CpComm to_cp_comm(int value, const char* fn) {
@@ -475,6 +498,8 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
                                              " padded tokens but q has S = " + std::to_string(s.seq));
     s.packed = std::move(m.packed);
     s.window_left = m.window_left, s.window_right = m.window_right;
+    const Sinks sinks = read_sinks(o, fn);
+    s.softmax = sinks.type, s.sink = sinks.offset;
     const std::unique_ptr<hcp::CpEngine> host = hcp::make_cpu_engine();
     ContiguousStaging staged(*host);
     hcp::SimulateTensors t;
@@ -483,6 +508,7 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     if (backward) {
       t.dout = staged.input(a.dout), t.dq = staged.output(a.dq), t.dk = staged.output(a.dk);
       t.dv = staged.output(a.dv);
+      t.d_sink = sinks.d_offset;
     }
     throw_status(hcp::attention_simulate(s, t));
     staged.finish();

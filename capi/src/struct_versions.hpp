@@ -57,16 +57,19 @@ HCP_STRUCT_VERSIONS(hcp_plan_options, (sizeof(hcp_plan_options)), (HCP_RESERVED(
 HCP_STRUCT_VERSIONS(hcp_logscan_event, (sizeof(hcp_logscan_event)), ())
 HCP_STRUCT_VERSIONS(hcp_tensor, (sizeof(hcp_tensor)), (HCP_RESERVED(hcp_tensor, reserved0)))
 // 0.2 ended after reserved0; 0.6 added the window and the packed sequences.
-HCP_STRUCT_VERSIONS(hcp_attn_options, (offsetof(hcp_attn_options, sliding_window), sizeof(hcp_attn_options)),
-                    (HCP_RESERVED(hcp_attn_options, reserved0)))
+HCP_STRUCT_VERSIONS(hcp_attn_options,
+                    (offsetof(hcp_attn_options, sliding_window), offsetof(hcp_attn_options, softmax_type),
+                     sizeof(hcp_attn_options)),
+                    (HCP_RESERVED(hcp_attn_options, reserved0), HCP_RESERVED(hcp_attn_options, reserved1)))
 HCP_STRUCT_VERSIONS(hcp_cp_context_options, (sizeof(hcp_cp_context_options)),
                     (HCP_RESERVED(hcp_cp_context_options, reserved0)))
 // 0.2 ended after timeout_ms; 0.3 added device; 0.6 the window and the packed sequences.
 HCP_STRUCT_VERSIONS(hcp_attn_simulate_options,
                     (offsetof(hcp_attn_simulate_options, device), offsetof(hcp_attn_simulate_options, sliding_window),
-                     sizeof(hcp_attn_simulate_options)),
+                     offsetof(hcp_attn_simulate_options, softmax_type), sizeof(hcp_attn_simulate_options)),
                     (HCP_RESERVED(hcp_attn_simulate_options, reserved0),
-                     HCP_RESERVED(hcp_attn_simulate_options, reserved1)))
+                     HCP_RESERVED(hcp_attn_simulate_options, reserved1),
+                     HCP_RESERVED(hcp_attn_simulate_options, reserved2)))
 
 HCP_STRUCT_VERSIONS(hcp_comm_callbacks, (sizeof(hcp_comm_callbacks)), (HCP_RESERVED(hcp_comm_callbacks, reserved0)))
 

@@ -37,6 +37,7 @@ struct AttnOptions {
   std::optional<std::string> seqlens, window;
   bool causal = false, backward = false, check = false, bench = false;
   std::string dtype = "fp32";
+  std::string softmax = "vanilla";
   std::string device = "cpu";
   std::string backend = "inprocess";
   int64_t gpus_per_node = 0;
@@ -110,6 +111,16 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   const HostTensor k = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
   const HostTensor v = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
   const HostTensor dout = o.backward ? random_tensor(static_cast<size_t>(q_elems), s.dtype, gen) : HostTensor{};
+  // Attention sinks: off-by-one's logit is 0; learnable ones are drawn per head, after the tensors (so that the
+  // tensors of a seed stay what they were), on the logits' own scale.
+  s.softmax = o.softmax == "learnable" ? SoftmaxType::learnable
+            : o.softmax == "off-by-one" ? SoftmaxType::off_by_one : SoftmaxType::vanilla;
+  std::vector<float> sinks(static_cast<size_t>(s.heads), 0.0f), d_sink(sinks.size(), 0.0f);
+  if (s.softmax == SoftmaxType::learnable) {
+    std::uniform_real_distribution<float> logit(-1.0f, 2.0f);
+    for (float& x : sinks) x = logit(gen);
+    s.sink = sinks.data();
+  }
   const size_t e = dtype_size(s.dtype);
   std::vector<unsigned char> out(q_elems * e), dq(o.backward ? q_elems * e : 0), dk(o.backward ? kv_elems * e : 0),
       dv(dk.size());
@@ -117,6 +128,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   SimulateTensors t;
   t.q = q.raw.data(), t.k = k.raw.data(), t.v = v.raw.data(), t.out = out.data(), t.lse = lse.data();
   if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
+  if (o.backward && s.softmax == SoftmaxType::learnable) t.d_sink = d_sink.data();
   SimulateTimes times;
   const auto start = std::chrono::steady_clock::now();
   Status status;
@@ -169,6 +181,13 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     Status st = attention_forward_cpu(p);
     single_s = seconds_since(single_start);
     if (!st.ok()) throw Error(st.code(), st.message());
+    if (s.softmax != SoftmaxType::vanilla) {
+      SinkParams sp;
+      sp.batch = s.batch, sp.heads = s.heads, sp.rows = s.seq, sp.head_dim = s.head_dim;
+      sp.out = want_out.data(), sp.out_h = s.head_dim, sp.out_r = qr, sp.out_b = s.seq * qr;
+      sp.lse = want_lse.data(), sp.sink = sinks.data();
+      apply_sink_cpu(sp);
+    }
     std::vector<unsigned char> lse_raw(lse.size() * 4);
     std::memcpy(lse_raw.data(), lse.data(), lse_raw.size());
     errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * s.head_dim));
@@ -182,6 +201,13 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
       errors.push_back(check_rows("dq", dq, s.dtype, want_dq, s.batch, s.heads * s.head_dim));
       errors.push_back(check_rows("dk", dk, s.dtype, want_dk, s.batch, s.kv_heads * s.head_dim));
       errors.push_back(check_rows("dv", dv, s.dtype, want_dv, s.batch, s.kv_heads * s.head_dim));
+      if (s.softmax == SoftmaxType::learnable) {  // every rank has the whole gradient
+        std::vector<double> grad(sinks.size(), 0.0);
+        sink_gradient_cpu(s.batch, s.heads, s.seq, want_lse.data(), delta.data(), sinks.data(), grad.data());
+        std::vector<unsigned char> got(d_sink.size() * 4);
+        std::memcpy(got.data(), d_sink.data(), got.size());
+        errors.push_back(compare("dsink", got, DType::f32, std::vector<float>(grad.begin(), grad.end())));
+      }
     }
     for (const ErrorStat& err : errors) within = within && err.max_rel <= tolerance;
   }
@@ -213,6 +239,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     w.key("kv_heads"); w.value(s.kv_heads);
     w.key("head_dim"); w.value(s.head_dim);
     w.key("causal"); w.value(s.causal);
+    w.key("softmax"); w.value(o.softmax);
     if (!s.packed.empty()) {
       w.key("cu_seqlens"); w.begin_array();
       for (int64_t x : s.packed.cu_seqlens) w.value(x);
@@ -274,6 +301,11 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
       std::snprintf(line, sizeof line, "  packed: %lld documents, %lld tokens padded to %lld (multiples of 2 x cp)\n",
                     static_cast<long long>(s.packed.documents()), static_cast<long long>(s.packed.cu_seqlens.back()),
                     static_cast<long long>(s.packed.total_padded()));
+      text += line;
+    }
+    if (s.softmax != SoftmaxType::vanilla) {
+      std::snprintf(line, sizeof line, "  softmax: %s (attention sinks%s)\n", o.softmax.c_str(),
+                    s.softmax == SoftmaxType::learnable ? ", one drawn per head" : ", a logit 0");
       text += line;
     }
     if (mask.window_left >= 0 || mask.window_right >= 0) {
@@ -361,6 +393,11 @@ std::function<int()> add_attn_command(CLI::App& app) {
   cmd->add_flag("--causal", opts->causal, "Causal mask");
   cmd->add_option("--dtype", opts->dtype, "Input dtype: fp32, bf16 or fp16")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  cmd->add_option("--softmax", opts->softmax,
+                  "Attention sinks (Transformer Engine's softmax_type): vanilla, off-by-one (a logit 0 in every "
+                  "softmax) or learnable (one logit per head, drawn; --backward also gives its gradient)")
+      ->check(CLI::IsMember({"vanilla", "off-by-one", "learnable"}))
       ->capture_default_str();
   cmd->add_option("--device", opts->device,
                   "Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dim 64, 128 "

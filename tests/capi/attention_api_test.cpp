@@ -3,10 +3,13 @@
 // options and the NCCL entry points.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hcp/hcp.h"
@@ -99,6 +102,77 @@ TEST(AttentionApi, SimulateRunsAndRejectsMisuse) {
   EXPECT_EQ(hcp_attn_simulate(&a2a_p2p, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
             HCP_ERR_INVALID_CONFIG);
   EXPECT_NE(std::strlen(hcp_last_error()), 0u);
+}
+
+// Attention sinks through hcp_attn_simulate: every scheme on cp 4 (a2a+p2p [2, 2]) equals one rank with the same
+// sinks, forward and backward, the learnable sinks' gradient included; misuse of the fields is refused.
+TEST(AttentionApi, SinksUnderEverySchemeEqualOneRank) {
+  Buffers b;
+  std::vector<float> dout(b.q.size()), dq(b.q.size()), dk(b.q.size()), dv(b.q.size());
+  for (size_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>((i * 3) % 19) / 19.0f - 0.5f;
+  const float offset[2] = {0.7f, -0.4f};
+  struct Result {
+    std::vector<float> out, lse, dq, dk, dv;
+    float d_offset[2] = {NAN, NAN};
+  };
+  auto run = [&](hcp_softmax_type type, int32_t cp, hcp_cp_comm comm) {
+    Result r;
+    hcp_tensor q = tensor(b.q.data(), {1, 16, 2, 8}), k = tensor(b.k.data(), {1, 16, 2, 8});
+    hcp_tensor v = tensor(b.v.data(), {1, 16, 2, 8}), out = tensor(b.out.data(), {1, 16, 2, 8});
+    hcp_tensor lse = tensor(b.lse.data(), {1, 2, 16}), tdout = tensor(dout.data(), {1, 16, 2, 8});
+    hcp_tensor tdq = tensor(dq.data(), {1, 16, 2, 8}), tdk = tensor(dk.data(), {1, 16, 2, 8});
+    hcp_tensor tdv = tensor(dv.data(), {1, 16, 2, 8});
+    const int64_t sizes[2] = {2, 2};
+    hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+    o.cp = cp, o.cp_comm = comm, o.softmax_type = type;
+    if (comm == HCP_CP_COMM_A2A_P2P) o.num_hcp_levels = 2, o.hcp_sizes = sizes;
+    if (type == HCP_SOFTMAX_LEARNABLE) o.softmax_offset = offset, o.d_softmax_offset = r.d_offset;
+    EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, &tdout, &tdq, &tdk, &tdv), HCP_OK) << hcp_last_error();
+    r.out = b.out, r.lse = b.lse, r.dq = dq, r.dk = dk, r.dv = dv;
+    return r;
+  };
+  const Result vanilla = run(HCP_SOFTMAX_VANILLA, 1, HCP_CP_COMM_P2P);
+  for (hcp_softmax_type type : {HCP_SOFTMAX_OFF_BY_ONE, HCP_SOFTMAX_LEARNABLE}) {
+    const Result one = run(type, 1, HCP_CP_COMM_P2P);
+    // A sink only takes mass: every lse grows, and the outputs shrink towards 0.
+    for (size_t i = 0; i < one.lse.size(); ++i) EXPECT_GT(one.lse[i], vanilla.lse[i]);
+    for (hcp_cp_comm comm : {HCP_CP_COMM_P2P, HCP_CP_COMM_A2A, HCP_CP_COMM_A2A_P2P, HCP_CP_COMM_ALL_GATHER}) {
+      SCOPED_TRACE("type " + std::to_string(type) + " comm " + std::to_string(comm));
+      const Result cp = run(type, comm == HCP_CP_COMM_A2A ? 2 : 4, comm);
+      for (const auto& [got, want] : {std::pair{&cp.out, &one.out}, {&cp.lse, &one.lse}, {&cp.dq, &one.dq},
+                                      {&cp.dk, &one.dk}, {&cp.dv, &one.dv}})
+        for (size_t i = 0; i < want->size(); ++i) EXPECT_NEAR((*got)[i], (*want)[i], 1e-5f) << i;
+      for (int h = 0; h < 2; ++h) {
+        if (type == HCP_SOFTMAX_LEARNABLE) {
+          EXPECT_NEAR(cp.d_offset[h], one.d_offset[h], 1e-5f);
+          EXPECT_NE(one.d_offset[h], 0.0f);
+        }
+      }
+    }
+  }
+  hcp_tensor q = tensor(b.q.data(), {1, 16, 2, 8}), k = tensor(b.k.data(), {1, 16, 2, 8});
+  hcp_tensor v = tensor(b.v.data(), {1, 16, 2, 8}), out = tensor(b.out.data(), {1, 16, 2, 8});
+  hcp_tensor lse = tensor(b.lse.data(), {1, 2, 16});
+  hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  o.softmax_type = HCP_SOFTMAX_LEARNABLE;  // without its offsets
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hcp_last_error(), "softmax_offset is NULL with HCP_SOFTMAX_LEARNABLE"), nullptr);
+  o.softmax_type = HCP_SOFTMAX_OFF_BY_ONE, o.softmax_offset = offset;  // offsets without a learnable softmax
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  o.softmax_type = 3, o.softmax_offset = nullptr;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(hcp_last_error(), "softmax_type (3) is not an hcp_softmax_type value"), nullptr);
+  o.softmax_type = HCP_SOFTMAX_OFF_BY_ONE, o.reserved2 = 1;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  // A 0.7 caller's struct (without the sink fields) is a version: vanilla softmax.
+  hcp_attn_simulate_options old = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  old.struct_size = offsetof(hcp_attn_simulate_options, softmax_type);
+  EXPECT_EQ(hcp_attn_simulate(&old, &q, &k, &v, &out, &lse, nullptr, nullptr, nullptr, nullptr), HCP_OK);
+  for (size_t i = 0; i < b.lse.size(); ++i) EXPECT_EQ(b.lse[i], vanilla.lse[i]);
 }
 
 TEST(AttentionApi, PerRankForwardEqualsSimulate) {

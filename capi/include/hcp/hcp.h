@@ -570,6 +570,13 @@ HCP_API hcp_status hcp_comm_create_callbacks(hcp_comm** out, const hcp_comm_call
  *   nothing (out 0, lse -inf, gradients 0). Every rank passes the same offsets (checked: HCP_ERR_SHAPE).
  * - A sliding window (sliding_window = 1; TE's window_size): a query at position i of its document sees keys
  *   i - window_left .. i + window_right, each side -1 for unbounded; with causal, later keys stay hidden. */
+/* Attention sinks (Transformer Engine's softmax_type; gpt-oss): one more logit per head in every query's softmax
+ * denominator, which takes probability mass and carries no value - 0 for HCP_SOFTMAX_OFF_BY_ONE, softmax_offset[h]
+ * for HCP_SOFTMAX_LEARNABLE. Applied once to each query's result under every scheme; the forward's lse is then the
+ * sink's, log(exp(lse) + exp(sink)). A row that sees no key (padding) stays empty (out 0, lse -inf). */
+typedef int32_t hcp_softmax_type; /* since 0.8 */
+enum hcp_softmax_type_value { HCP_SOFTMAX_VANILLA = 0, HCP_SOFTMAX_OFF_BY_ONE = 1, HCP_SOFTMAX_LEARNABLE = 2 };
+
 typedef struct hcp_attn_options {
   size_t struct_size;
   int32_t causal;         /* 1: causal mask over the global sequence (each document's, when packed), 0: none */
@@ -582,8 +589,14 @@ typedef struct hcp_attn_options {
   int64_t window_right;   /* since 0.6: -1 or >= 0 */
   const int64_t* cu_seqlens;        /* since 0.6: num_sequences + 1 offsets, from 0, of the real lengths */
   const int64_t* cu_seqlens_padded; /* since 0.6: num_sequences + 1 offsets where the documents start; NULL: cu_seqlens */
+  hcp_softmax_type softmax_type;    /* since 0.8: attention sinks; HCP_SOFTMAX_VANILLA: none */
+  int32_t reserved1;                /* since 0.8: must be 0 */
+  const float* softmax_offset;      /* since 0.8: LEARNABLE: H sink logits (host memory), the same on every rank */
+  float* d_softmax_offset;          /* since 0.8: LEARNABLE, backward: the sinks' gradient (H floats, host memory),
+                                       summed over every query of the CP group, the same on every rank; NULL: not
+                                       wanted */
 } hcp_attn_options;
-#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL }
+#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL, 0, 0, NULL, NULL }
 HCP_API hcp_status hcp_attn_options_init(hcp_attn_options* options, size_t struct_size); /* since 0.5 */
 
 /* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
@@ -661,10 +674,15 @@ typedef struct hcp_attn_simulate_options {
   int64_t window_right;
   const int64_t* cu_seqlens;
   const int64_t* cu_seqlens_padded;
+  /* Since 0.8, as in hcp_attn_options: attention sinks (d_softmax_offset gets the gradient of the whole batch). */
+  hcp_softmax_type softmax_type;
+  int32_t reserved2; /* must be 0 */
+  const float* softmax_offset;
+  float* d_softmax_offset;
 } hcp_attn_simulate_options;
 #define HCP_ATTN_SIMULATE_OPTIONS_INIT                                                                         \
   { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU, 0, 0, 0, -1, \
-    -1, NULL, NULL }
+    -1, NULL, NULL, 0, 0, NULL, NULL }
 HCP_API hcp_status hcp_attn_simulate_options_init(hcp_attn_simulate_options* options, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
                                      const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
