@@ -101,9 +101,16 @@ _MASK_FIELDS = [("sliding_window", ctypes.c_int32), ("num_sequences", ctypes.c_u
                 ("cu_seqlens", ctypes.POINTER(ctypes.c_int64)), ("cu_seqlens_padded", ctypes.POINTER(ctypes.c_int64))]
 
 
+# Attention sinks (since 0.8), the same fields in both, after a padding field of each struct's own name.
+def _sink_fields(reserved):
+    return [("softmax_type", ctypes.c_int32), (reserved, ctypes.c_int32),
+            ("softmax_offset", ctypes.POINTER(ctypes.c_float)), ("d_softmax_offset", ctypes.POINTER(ctypes.c_float))]
+
+
 class AttnOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("causal", ctypes.c_int32), ("softmax_scale", ctypes.c_float),
-                ("kernel_threads", ctypes.c_int32), ("reserved0", ctypes.c_int32)] + _MASK_FIELDS
+                ("kernel_threads", ctypes.c_int32), ("reserved0", ctypes.c_int32)] + _MASK_FIELDS + \
+        _sink_fields("reserved1")
 
 
 class AttnSimulateOptions(ctypes.Structure):
@@ -111,7 +118,7 @@ class AttnSimulateOptions(ctypes.Structure):
                 ("num_hcp_levels", ctypes.c_uint32), ("reserved0", ctypes.c_int32),
                 ("hcp_sizes", ctypes.POINTER(ctypes.c_int64)), ("causal", ctypes.c_int32),
                 ("softmax_scale", ctypes.c_float), ("timeout_ms", ctypes.c_int64), ("device", ctypes.c_int32),
-                ("reserved1", ctypes.c_int32)] + _MASK_FIELDS
+                ("reserved1", ctypes.c_int32)] + _MASK_FIELDS + _sink_fields("reserved2")
 
 
 class CpContextOptions(ctypes.Structure):

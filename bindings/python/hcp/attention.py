@@ -103,6 +103,36 @@ def _mask(options, cu_seqlens, cu_seqlens_padded, window, keep):
     return options
 
 
+SOFTMAX_TYPES = {"vanilla": 0, "off-by-one": 1, "learnable": 2}
+
+
+def _sinks(options, softmax, sink, d_sink, heads, keep):
+    """Puts attention sinks (Transformer Engine's softmax_type) on an options struct: "vanilla", "off-by-one" (a
+    logit 0 in every softmax) or "learnable" (sink: one logit per head; d_sink: a writable buffer of as many
+    float32 the backward writes the sinks' gradient into, or None)."""
+    if softmax not in SOFTMAX_TYPES:
+        raise ValueError(f"softmax must be one of {sorted(SOFTMAX_TYPES)}, got {softmax!r}")
+    options.softmax_type = SOFTMAX_TYPES[softmax]
+    if softmax != "learnable":
+        if sink is not None or d_sink is not None:
+            raise ValueError("sink and d_sink go with softmax='learnable'")
+        return options
+    values = [float(x) for x in (sink if sink is not None else [])]
+    if len(values) != heads:
+        raise ValueError(f"softmax='learnable' needs sink with one value per head ({heads}), got {len(values)}")
+    offsets = (ctypes.c_float * heads)(*values)
+    keep.append(offsets)
+    options.softmax_offset = ctypes.cast(offsets, ctypes.POINTER(ctypes.c_float))
+    if d_sink is not None:
+        view = memoryview(d_sink).cast("B")
+        if view.readonly or view.nbytes < 4 * heads:
+            raise ValueError(f"d_sink must be a writable buffer of {heads} float32 values")
+        grad = (ctypes.c_float * heads).from_buffer(view)
+        keep.append(grad)
+        options.d_softmax_offset = ctypes.cast(grad, ctypes.POINTER(ctypes.c_float))
+    return options
+
+
 def pad_for_cp(cu_seqlens, cp):
     """cu_seqlens_padded with every document padded to a multiple of 2 x cp (what Transformer Engine requires)."""
     padded, unit = [0], 2 * int(cp)
@@ -135,9 +165,10 @@ def _shape_of(obj, shape):
 
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
                        dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu", cu_seqlens=None,
-                       cu_seqlens_padded=None, window=None):
+                       cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
-    dq, dk, dv. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
+    dq, dk, dv (and d_sink, the sinks' gradient, with softmax="learnable"). softmax: attention sinks, "vanilla",
+    "off-by-one" or "learnable" with sink, one logit per head. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
     device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers.
     Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
     lengths divisible by 2 x cp; default cu_seqlens) with shape (1, T, H, D), T the padded total. window=(left,
@@ -174,6 +205,9 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
             causal=1 if causal else 0, softmax_scale=float(softmax_scale), timeout_ms=int(timeout_ms),
             device=_device(device))
     _mask(o, cu_seqlens, cu_seqlens_padded, window, keep)
+    if softmax == "learnable" and dout is not None:
+        result["d_sink"] = array.array("f", bytes(4 * h))
+    _sinks(o, softmax, sink, result.get("d_sink"), h, keep)
     check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
     return result
 
@@ -366,10 +400,11 @@ class CpContext:
                 for g, sh, f, e in zip(given, shapes, fmts, elems)]
 
     def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None, cu_seqlens=None,
-                cu_seqlens_padded=None, window=None):
+                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None):
         """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse. Packed
-        documents (B = 1, this rank's rows as packed_rank_indices gives them) and windows as attention_simulate.
-        out and lse may be the caller's writable buffers on the CPU too (written in place, no copy)."""
+        documents (B = 1, this rank's rows as packed_rank_indices gives them), windows and attention sinks (softmax,
+        sink) as attention_simulate. out and lse may be the caller's writable buffers on the CPU too (written in
+        place, no copy)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
@@ -382,13 +417,17 @@ class CpContext:
               _tensor(out, (b, s, h, d), code, elem, True, keep, dev),
               _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
+        _sinks(opts, softmax, sink, None, h, keep)
         with self._one_call():
             check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse
 
     def backward(self, q, k, v, out, lse, dout, shape, kv_heads=None, causal=True, dtype="fp32", dq=None, dk=None,
-                 dv=None, cu_seqlens=None, cu_seqlens_padded=None, window=None):
-        """From the forward's out and lse and the gradient dout: returns (dq, dk, dv). On CUDA pass dq, dk, dv."""
+                 dv=None, cu_seqlens=None, cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None,
+                 d_sink=None):
+        """From the forward's out and lse and the gradient dout: returns (dq, dk, dv). On CUDA pass dq, dk, dv.
+        With softmax="learnable", d_sink (a writable buffer of H float32, host memory) gets the sinks' gradient
+        summed over the CP group."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
@@ -402,6 +441,7 @@ class CpContext:
               _tensor(dq, qs, code, elem, True, keep, dev), _tensor(dk, kvs, code, elem, True, keep, dev),
               _tensor(dv, kvs, code, elem, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
+        _sinks(opts, softmax, sink, d_sink, h, keep)
         with self._one_call():
             check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return dq, dk, dv

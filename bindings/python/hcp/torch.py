@@ -175,16 +175,17 @@ def _function():
 
     class CpAttentionFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, q, k, v, attn, mask):
+        def forward(ctx, q, k, v, offset, attn, mask):
             b, s, h, d = q.shape
             out = torch.empty_like(q)
             lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
+            sinks = attn._sinks(offset, h)
             with attn._ordered(q, k, v, out, lse):
                 attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
                                      kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
-                                     out=_buffer(torch, out), lse=_buffer(torch, lse), **mask)
+                                     out=_buffer(torch, out), lse=_buffer(torch, lse), **mask, **sinks)
             ctx.save_for_backward(q, k, v, out, lse)
-            ctx.attn, ctx.mask = attn, mask
+            ctx.attn, ctx.mask, ctx.sinks, ctx.offset = attn, mask, sinks, offset
             return out
 
         @staticmethod
@@ -193,12 +194,16 @@ def _function():
             attn = ctx.attn
             dout = dout.contiguous()
             dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+            learnable = ctx.sinks.get("softmax") == "learnable"
+            d_sink = torch.zeros(q.shape[2], dtype=torch.float32) if learnable else None  # host memory: hcp's form
             with attn._ordered(q, k, v, out, lse, dout, dq, dk, dv):
                 attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
                                       _buffer(torch, lse), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
                                       causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
-                                      dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask)
-            return dq, dk, dv, None, None
+                                      dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask, **ctx.sinks,
+                                      d_sink=None if d_sink is None else d_sink.numpy())
+            d_offset = None if d_sink is None else d_sink.view(ctx.offset.shape).to(ctx.offset)
+            return dq, dk, dv, d_offset, None, None
 
     return CpAttentionFunction
 
@@ -217,6 +222,10 @@ class CpAttention:
     Megatron's layout, e.g. from new_cp_groups) or "all_gather"; `window`: (left, right) sliding window, -1 for an
     unbounded side. Collective: with hcp_sizes every process of the job creates its CpAttention at the same time
     (hcp makes the level groups with new_group); with hcp_groups, or without levels, the CP group's ranks.
+    `softmax_type`: attention sinks as Transformer Engine's - "vanilla" (none), "off-by-one" (a logit 0 in every
+    softmax) or "learnable", whose logits, one per head, each call takes as `softmax_offset` (a float tensor of H
+    values, e.g. TE's [1, H, 1, 1] parameter) and whose gradient autograd gets (summed over the CP group: every
+    rank gets the whole batch's).
     `device`: "cpu" (float32, bfloat16, float16 on hcp's CPU kernels) or "cuda" (bfloat16, float16, head dim 64,
     128 or 256 on the current CUDA device - torch.cuda.set_device first); None: "cuda" when the CP group's backend
     is NCCL, else "cpu". On CUDA hcp works on a stream of its own that waits for torch's current stream, and the
@@ -225,7 +234,7 @@ class CpAttention:
     _fn = None
 
     def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True, qkv_format="bshd", window=None,
-                 hcp_groups=None, device=None):
+                 hcp_groups=None, device=None, softmax_type="vanilla"):
         if qkv_format not in ("bshd", "sbhd", "thd"):
             raise ValueError(f"qkv_format must be bshd, sbhd or thd, got {qkv_format!r}")
         if hcp_groups is not None and hcp_sizes is not None:
@@ -233,6 +242,9 @@ class CpAttention:
         self.qkv_format = qkv_format
         self.window = None if window is None else (int(window[0]), int(window[1]))
         self.causal = bool(causal)
+        if softmax_type not in ("vanilla", "off-by-one", "learnable"):
+            raise ValueError(f"softmax_type must be vanilla, off-by-one or learnable, got {softmax_type!r}")
+        self.softmax_type = softmax_type
         self.device, self.stream = self._device_of(cp_group, device)
         on = {} if self.stream is None else {"device": "cuda", "cuda_stream": self.stream.cuda_stream}
         with self._on_device():
@@ -283,6 +295,15 @@ class CpAttention:
                 for t in tensors:
                     t.record_stream(self.stream)
 
+    def _sinks(self, offset, heads):
+        """The attention-sink arguments of a call: the softmax type and, learnable, the logits as host floats."""
+        if self.softmax_type != "learnable":
+            return {"softmax": self.softmax_type} if self.softmax_type != "vanilla" else {}
+        values = offset.detach().reshape(-1).float().cpu().tolist()
+        if len(values) != heads:
+            raise ValueError(f"hcp.torch: softmax_offset must hold one value per head ({heads}), got {len(values)}")
+        return {"softmax": "learnable", "sink": values}
+
     def _check(self, q, k, v):
         dims = 3 if self.qkv_format == "thd" else 4
         for name, t in (("q", q), ("k", k), ("v", v)):
@@ -295,10 +316,12 @@ class CpAttention:
         if k.shape != v.shape or q.dtype != k.dtype or q.dtype != v.dtype:
             raise ValueError("hcp.torch: k and v must have one shape, and q, k, v one dtype")
 
-    def __call__(self, q, k, v, cu_seqlens=None, cu_seqlens_padded=None):
+    def __call__(self, q, k, v, cu_seqlens=None, cu_seqlens_padded=None, softmax_offset=None):
         if CpAttention._fn is None:
             CpAttention._fn = _function()
         self._check(q, k, v)
+        if (softmax_offset is not None) != (self.softmax_type == "learnable"):
+            raise ValueError("hcp.torch: softmax_offset goes with softmax_type='learnable', and learnable needs it")
         if (cu_seqlens is not None) != (self.qkv_format == "thd"):
             raise ValueError("hcp.torch: cu_seqlens goes with qkv_format='thd', and thd needs it")
         mask = {"window": self.window}
@@ -309,11 +332,11 @@ class CpAttention:
         # To hcp's [B, S, H, D]: thd is one batch row; sbhd is transposed (a copy each way - hcp's kernels read bshd).
         if self.qkv_format == "thd":
             q, k, v = (t.contiguous().unsqueeze(0) for t in (q, k, v))
-            return CpAttention._fn.apply(q, k, v, self, mask).squeeze(0)
+            return CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).squeeze(0)
         if self.qkv_format == "sbhd":
             q, k, v = (t.transpose(0, 1).contiguous() for t in (q, k, v))
-            return CpAttention._fn.apply(q, k, v, self, mask).transpose(0, 1)
-        return CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), self, mask)
+            return CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).transpose(0, 1)
+        return CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), softmax_offset, self, mask)
 
     def close(self):
         self.context.close()

@@ -29,9 +29,9 @@ def reference(q, k, v, b, s, h, hkv, d, causal):
     return out
 
 
-def reference_masked(q, k, v, s, h, hkv, d, visible):
+def reference_masked(q, k, v, s, h, hkv, d, visible, sink=None):
     """Single-rank attention (batch 1) where visible(i, j) says whether query i sees key j; rows seeing nothing
-    are 0."""
+    are 0. sink: one more logit per head in every softmax denominator (attention sinks)."""
     out = [0.0] * (s * h * d)
     group = h // hkv
     for hh in range(h):
@@ -42,9 +42,9 @@ def reference_masked(q, k, v, s, h, hkv, d, visible):
                 continue
             scores = [sum(q[(i * h + hh) * d + x] * k[(j * hkv + g) * d + x] for x in range(d)) / math.sqrt(d)
                       for j in keys]
-            m = max(scores)
+            m = max(scores + ([sink[hh]] if sink else []))
             w = [math.exp(x - m) for x in scores]
-            total = sum(w)
+            total = sum(w) + (math.exp(sink[hh] - m) if sink else 0.0)
             for x in range(d):
                 out[(i * h + hh) * d + x] = sum(wj * v[(j * hkv + g) * d + x] for wj, j in zip(w, keys)) / total
     return out
@@ -207,6 +207,57 @@ class AttentionSimulate(unittest.TestCase):
                     self.assertLess(max(abs(a - b) for a, b in zip(got["out"], want)), 1e-5)
         with self.assertRaises(hcp.ShapeError):  # documents not padded to 2 x cp
             hcp.attention_simulate(q, k, v, cp=2, shape=(1, t, h, d), kv_heads=hkv, cu_seqlens=[0, 3, 20])
+
+    def test_attention_sinks_under_every_scheme(self):
+        # Learnable and off-by-one sinks on packed documents (one empty), cp 2, against the reference with the
+        # sink; the learnable sinks' gradient against cp 1 and against a central difference of the loss.
+        cu = [0, 5, 5, 14]
+        padded = hcp.pad_for_cp(cu, 2)
+        t, h, hkv, d = padded[-1], 4, 2, 8
+        rnd = random.Random(5)
+        q, k, v, dout = (array.array("f", [rnd.uniform(-1, 1) for _ in range(t * n * d)]) for n in (h, hkv, hkv, h))
+        doc, pos = [-1] * t, [0] * t
+        for i in range(len(cu) - 1):
+            for j in range(cu[i + 1] - cu[i]):
+                doc[padded[i] + j], pos[padded[i] + j] = i, j
+
+        def visible(i, j):
+            return doc[i] == doc[j] >= 0 and pos[j] <= pos[i]
+
+        sink = [0.5, -1.0, 2.0, 0.0]
+        common = dict(shape=(1, t, h, d), kv_heads=hkv, cu_seqlens=cu, cu_seqlens_padded=padded)
+        for softmax, values in (("off-by-one", [0.0] * h), ("learnable", sink)):
+            want = reference_masked(q, k, v, t, h, hkv, d, visible, values)
+            extra = {"sink": sink} if softmax == "learnable" else {}
+            one = hcp.attention_simulate(q, k, v, cp=1, dout=dout, softmax=softmax, **common, **extra)
+            for comm, sizes in [("p2p", None), ("a2a", None), ("a2a+p2p", [2, 1]), ("all_gather", None)]:
+                with self.subTest(softmax=softmax, comm=comm):
+                    got = hcp.attention_simulate(q, k, v, cp=2, comm=comm, hcp_sizes=sizes, dout=dout,
+                                                 softmax=softmax, **common, **extra)
+                    self.assertLess(max(abs(a - b) for a, b in zip(got["out"], want)), 1e-5)
+                    for name in ("dq", "dk", "dv"):
+                        self.assertLess(max(abs(a - b) for a, b in zip(got[name], one[name])), 1e-5, name)
+                    if softmax == "learnable":
+                        self.assertLess(max(abs(a - b) for a, b in zip(got["d_sink"], one["d_sink"])), 1e-5)
+                    else:
+                        self.assertNotIn("d_sink", got)
+
+        def loss(values):
+            out = hcp.attention_simulate(q, k, v, cp=2, softmax="learnable", sink=values, **common)["out"]
+            return sum(a * b for a, b in zip(out, dout))
+
+        grad = hcp.attention_simulate(q, k, v, cp=2, dout=dout, softmax="learnable", sink=sink, **common)["d_sink"]
+        for hh in range(h):
+            up, down = list(sink), list(sink)
+            up[hh] += 1e-2
+            down[hh] -= 1e-2
+            self.assertAlmostEqual(grad[hh], (loss(up) - loss(down)) / 2e-2, delta=2e-3 * max(1.0, abs(grad[hh])))
+        with self.assertRaises(ValueError):
+            hcp.attention_simulate(q, k, v, cp=2, softmax="learnable", **common)  # no sink values
+        with self.assertRaises(ValueError):
+            hcp.attention_simulate(q, k, v, cp=2, softmax="off-by-one", sink=sink, **common)
+        with self.assertRaises(ValueError):
+            hcp.attention_simulate(q, k, v, cp=2, softmax="sinkhorn", **common)
 
     def test_packed_rank_indices_feed_the_per_rank_api(self):
         cu, padded = [0, 7, 10], [0, 8, 12]

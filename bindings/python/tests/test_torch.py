@@ -23,9 +23,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def reference(q, k, v, causal, window_left=-1):
+def reference(q, k, v, causal, window_left=-1, sink=None):
     """Single-process attention on full [B, S, H, D] tensors (GQA by repeating the KV heads); a query at i sees
-    keys from i - window_left (-1: all)."""
+    keys from i - window_left (-1: all); sink: one more logit per head in every softmax (attention sinks)."""
     import torch
     group = q.shape[2] // k.shape[2]
     k, v = k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2)
@@ -35,6 +35,9 @@ def reference(q, k, v, causal, window_left=-1):
         scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
     if window_left >= 0:
         scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).tril(-window_left - 1), float("-inf"))
+    if sink is not None:  # a column of the sink logits, softmaxed with the scores and then dropped
+        column = sink.reshape(1, -1, 1, 1).expand(scores.shape[0], -1, s, 1)
+        return torch.einsum("bhst,bthd->bshd", torch.cat([scores, column], -1).softmax(-1)[..., :-1], v)
     return torch.einsum("bhst,bthd->bshd", scores.softmax(-1), v)
 
 
@@ -112,7 +115,12 @@ def rank_main(rank, world, port, case, results):
             dout = dout.transpose(0, 1).contiguous()
             want = reference(*(t.transpose(0, 1) for t in full), causal=True).transpose(0, 1)
         else:
-            want = reference(*full, causal=True, window_left=window[0] if window else -1)
+            sink = None
+            if case.get("softmax") == "learnable":
+                sink = torch.tensor([0.5, -1.0, 2.0, 0.0]).reshape(1, h, 1, 1).requires_grad_()
+            elif case.get("softmax") == "off-by-one":
+                sink = torch.zeros(h)
+            want = reference(*full, causal=True, window_left=window[0] if window else -1, sink=sink)
         (want * dout).sum().backward()
         if case.get("given_levels"):  # the job's own groups, made the way Megatron makes them
             import hcp
@@ -121,7 +129,8 @@ def rank_main(rank, world, port, case, results):
             attn = hcp_torch.CpAttention(cp_group, comm=case["comm"], hcp_groups=levels, qkv_format=layout)
         else:
             attn = hcp_torch.CpAttention(None, comm=case["comm"], hcp_sizes=case.get("hcp_sizes"),
-                                         qkv_format=layout, window=window)
+                                         qkv_format=layout, window=window,
+                                         softmax_type=case.get("softmax", "vanilla"))
         cp_rank = attn.context.cp_rank
         if layout == "thd":
             index = hcp_torch.packed_rank_indices(cu, world, cp_rank, padded)
@@ -132,11 +141,16 @@ def rank_main(rank, world, port, case, results):
             extra = {}
         on = (lambda t: t.cuda().bfloat16()) if cuda else (lambda t: t)  # noqa: E731
         local = [on(shard(t.detach())).requires_grad_() for t in full]
+        if case.get("softmax") == "learnable":
+            offset = sink.detach().clone().requires_grad_()
+            extra["softmax_offset"] = offset
         out = attn(*local, **extra)
         (out * on(shard(dout))).sum().backward()
         worst = max(float((got.float().cpu() - exp).abs().max()) / (float(exp.abs().max()) if cuda else 1.0)
                     for got, exp in [(out, shard(want.detach())), (local[0].grad, shard(full[0].grad)),
                                      (local[1].grad, shard(full[1].grad)), (local[2].grad, shard(full[2].grad))])
+        if case.get("softmax") == "learnable":  # every rank gets the whole batch's gradient
+            worst = max(worst, float((offset.grad - sink.grad).abs().max()))
         attn.close()
         dist.barrier()
         results.put((rank, worst))
@@ -230,6 +244,11 @@ class TorchCpAttention(unittest.TestCase):
         self.check_case(4, {"name": "sbhd", "comm": "a2a", "layout": "sbhd"})
         self.check_case(4, {"name": "thd", "comm": "p2p", "layout": "thd"})
         self.check_case(4, {"name": "window", "comm": "p2p", "window": (5, 0)})
+
+    def test_attention_sinks(self):
+        self.check_case(4, {"name": "learnable", "comm": "p2p", "softmax": "learnable"})
+        self.check_case(8, {"name": "learnable", "comm": "a2a+p2p", "hcp_sizes": [2, 4], "softmax": "learnable"})
+        self.check_case(4, {"name": "off-by-one", "comm": "a2a", "softmax": "off-by-one"})
 
     def test_the_jobs_own_level_groups(self):
         self.check_case(4, {"name": "given", "comm": "a2a+p2p", "given_levels": [2, 2]})
