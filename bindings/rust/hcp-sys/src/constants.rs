@@ -44,6 +44,8 @@ typedefs! {
     pub type hcp_logscan_event_kind = i32;
     pub type hcp_dtype = i32;
     pub type hcp_device = i32;
+    /// Attention sinks (`HCP_SOFTMAX_VANILLA` .. `HCP_SOFTMAX_LEARNABLE`, since 0.8).
+    pub type hcp_softmax_type = i32;
     pub type hcp_cp_comm = i32;
     /// The log callback; `None` is C's NULL (restores the default, stderr).
     pub type hcp_log_fn = Option<unsafe extern "C" fn(hcp_log_level, *const c_char, *mut c_void)>;
@@ -121,6 +123,10 @@ constants! {
 
     pub const HCP_DEVICE_CPU: hcp_device = 0;
     pub const HCP_DEVICE_CUDA: hcp_device = 1;
+
+    pub const HCP_SOFTMAX_VANILLA: hcp_softmax_type = 0;
+    pub const HCP_SOFTMAX_OFF_BY_ONE: hcp_softmax_type = 1;
+    pub const HCP_SOFTMAX_LEARNABLE: hcp_softmax_type = 2;
 
     pub const HCP_CP_COMM_P2P: hcp_cp_comm = 0;
     pub const HCP_CP_COMM_A2A: hcp_cp_comm = 1;

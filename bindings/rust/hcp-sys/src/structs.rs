@@ -205,6 +205,14 @@ structs! {
         pub cu_seqlens: *const i64,
         /// Since 0.6: where the documents start; NULL: cu_seqlens.
         pub cu_seqlens_padded: *const i64,
+        /// Since 0.8: attention sinks; HCP_SOFTMAX_VANILLA: none.
+        pub softmax_type: hcp_softmax_type,
+        /// Since 0.8: must be 0.
+        pub reserved1: i32,
+        /// Since 0.8, HCP_SOFTMAX_LEARNABLE: one sink logit per head (host memory).
+        pub softmax_offset: *const f32,
+        /// Since 0.8, HCP_SOFTMAX_LEARNABLE, backward: the sinks' gradient per head; NULL: not wanted.
+        pub d_softmax_offset: *mut f32,
     }
 
     /// Where a CP context computes.
@@ -268,5 +276,11 @@ structs! {
         pub cu_seqlens: *const i64,
         /// Since 0.6: where the documents start; NULL: cu_seqlens.
         pub cu_seqlens_padded: *const i64,
+        /// Since 0.8, as in hcp_attn_options.
+        pub softmax_type: hcp_softmax_type,
+        /// Must be 0.
+        pub reserved2: i32,
+        pub softmax_offset: *const f32,
+        pub d_softmax_offset: *mut f32,
     }
 }

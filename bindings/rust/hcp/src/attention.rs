@@ -273,7 +273,7 @@ impl<'w> CpContext<'w> {
         self.backward_with(shape, &AttnMask::causal(causal), q, k, v, out, lse, dout, dq, dk, dv)
     }
 
-    /// `backward` with a window and packed documents, as `forward_with`.
+    /// `backward` with a window, packed documents and attention sinks, as `forward_with`.
     #[allow(clippy::too_many_arguments)]
     pub fn backward_with<T: Element>(
         &mut self,
@@ -289,6 +289,46 @@ impl<'w> CpContext<'w> {
         dk: &mut [T],
         dv: &mut [T],
     ) -> Result<()> {
+        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, None)
+    }
+
+    /// `backward_with` for `Softmax::Learnable` sinks that also writes their gradient, one value per head summed
+    /// over the whole CP group, to `d_sink`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward_with_sink_gradient<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &[T],
+        lse: &[f32],
+        dout: &[T],
+        dq: &mut [T],
+        dk: &mut [T],
+        dv: &mut [T],
+        d_sink: &mut [f32],
+    ) -> Result<()> {
+        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, Some(d_sink))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn backward_inner<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &[T],
+        lse: &[f32],
+        dout: &[T],
+        dq: &mut [T],
+        dk: &mut [T],
+        dv: &mut [T],
+        d_sink: Option<&mut [f32]>,
+    ) -> Result<()> {
         const F: &str = "CpContext::backward";
         for (what, len) in [("q", q.len()), ("out", out.len()), ("dout", dout.len()), ("dq", dq.len())] {
             expect_len(F, what, len, &shape.q_dims())?;
@@ -297,7 +337,8 @@ impl<'w> CpContext<'w> {
             expect_len(F, what, len, &shape.kv_dims())?;
         }
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
-        let options = mask.to_raw()?;
+        let mut options = mask.to_raw()?;
+        set_sink_gradient(&mut options.d_softmax_offset, &mask.softmax, d_sink, shape)?;
         let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
         let tout = q_like(out.as_ptr(), shape)?;
         let (tlse, tdout) = (lse_of(lse.as_ptr(), shape)?, q_like(dout.as_ptr(), shape)?);
@@ -337,18 +378,68 @@ macro_rules! set_mask {
     };
 }
 
+/// Attention sinks, as Transformer Engine's softmax_type (hcp.h since 0.8): one more logit per head in every
+/// query's softmax denominator, which takes probability mass and carries no value - 0 for `OffByOne`, the given
+/// value per head for `Learnable` (gpt-oss's sinks, TE's softmax_offset). The forward's lse is then the sinks'.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Softmax {
+    #[default]
+    Vanilla,
+    OffByOne,
+    Learnable(Vec<f32>),
+}
+
+/// Sets the sink fields, which hcp_attn_options and hcp_attn_simulate_options share; the offsets point into
+/// `softmax`, which the caller keeps borrowed while the options are used.
+macro_rules! set_softmax {
+    ($raw:expr, $softmax:expr) => {
+        match $softmax {
+            Softmax::Vanilla => {}
+            Softmax::OffByOne => $raw.softmax_type = sys::HCP_SOFTMAX_OFF_BY_ONE,
+            Softmax::Learnable(values) => {
+                $raw.softmax_type = sys::HCP_SOFTMAX_LEARNABLE;
+                $raw.softmax_offset = values.as_ptr();
+            }
+        }
+    };
+}
+
+/// Points `slot` (d_softmax_offset) at `d_sink` after checking it against the sinks and the shape.
+fn set_sink_gradient(slot: &mut *mut f32, softmax: &Softmax, d_sink: Option<&mut [f32]>, shape: &AttnShape) -> Result<()> {
+    let Some(d_sink) = d_sink else { return Ok(()) };
+    let Softmax::Learnable(values) = softmax else {
+        return Err(Error::invalid_argument("a sink gradient needs Softmax::Learnable sinks".to_string()));
+    };
+    if d_sink.len() as i64 != shape.heads || values.len() as i64 != shape.heads {
+        return Err(Error::invalid_argument(format!(
+            "{} sinks and a gradient of {} for {} heads: one of each per head",
+            values.len(),
+            d_sink.len(),
+            shape.heads
+        )));
+    }
+    *slot = d_sink.as_mut_ptr();
+    Ok(())
+}
+
 /// What a per-rank call masks: causal, a sliding window (left, right; -1 unbounded) and packed documents
-/// (hcp.h since 0.6).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (hcp.h since 0.6); and its attention sinks (since 0.8).
+#[derive(Debug, Clone, PartialEq)]
 pub struct AttnMask {
     pub causal: bool,
     pub window: Option<(i64, i64)>,
     pub packed: Option<PackedBatch>,
+    pub softmax: Softmax,
 }
 
 impl AttnMask {
     pub fn causal(causal: bool) -> AttnMask {
-        AttnMask { causal, window: None, packed: None }
+        AttnMask { causal, window: None, packed: None, softmax: Softmax::Vanilla }
+    }
+
+    pub fn softmax(mut self, softmax: Softmax) -> Self {
+        self.softmax = softmax;
+        self
     }
 
     pub fn window(mut self, left: i64, right: i64) -> Self {
@@ -366,6 +457,7 @@ impl AttnMask {
         let mut options: sys::hcp_attn_options = init()?;
         options.causal = self.causal as i32;
         set_mask!(options, self.window, &self.packed);
+        set_softmax!(options, &self.softmax);
         Ok(options)
     }
 }
@@ -387,6 +479,8 @@ pub struct SimulateOptions {
     pub window: Option<(i64, i64)>,
     /// Packed documents (thd): the tensors are then [1, T, H, D] with T the padded total (hcp.h since 0.6).
     pub packed: Option<PackedBatch>,
+    /// Attention sinks (hcp.h since 0.8); the learnable sinks' gradient goes to `Gradients::d_sink`.
+    pub softmax: Softmax,
 }
 
 /// Packed documents, as Transformer Engine's cu_seqlens and cu_seqlens_padded: N + 1 offsets from 0 of the real
@@ -452,7 +546,13 @@ impl SimulateOptions {
             device: None,
             window: None,
             packed: None,
+            softmax: Softmax::Vanilla,
         }
+    }
+
+    pub fn softmax(mut self, softmax: Softmax) -> Self {
+        self.softmax = softmax;
+        self
     }
 
     pub fn window(mut self, left: i64, right: i64) -> Self {
@@ -521,16 +621,30 @@ impl SimulateOptions {
             raw.device = device.raw();
         }
         set_mask!(raw, self.window, &self.packed);
+        set_softmax!(raw, &self.softmax);
         Ok(raw)
     }
 }
 
-/// The backward pass of a simulation: the incoming gradient and where dq, dk, dv go.
+/// The backward pass of a simulation: the incoming gradient and where dq, dk, dv go - and, for
+/// `Softmax::Learnable` sinks, their gradient (one value per head).
 pub struct Gradients<'a, T> {
     pub dout: &'a [T],
     pub dq: &'a mut [T],
     pub dk: &'a mut [T],
     pub dv: &'a mut [T],
+    pub d_sink: Option<&'a mut [f32]>,
+}
+
+impl<'a, T> Gradients<'a, T> {
+    pub fn new(dout: &'a [T], dq: &'a mut [T], dk: &'a mut [T], dv: &'a mut [T]) -> Self {
+        Gradients { dout, dq, dk, dv, d_sink: None }
+    }
+
+    pub fn with_sink_gradient(mut self, d_sink: &'a mut [f32]) -> Self {
+        self.d_sink = Some(d_sink);
+        self
+    }
 }
 
 /// The whole CP computation on `options.cp` in-process ranks: full q [B, S, H, D], k, v [B, S, Hkv, D] in; full
@@ -558,16 +672,19 @@ pub fn attention_simulate<T: Element>(
         expect_len(F, "dk", g.dk.len(), &shape.kv_dims())?;
         expect_len(F, "dv", g.dv.len(), &shape.kv_dims())?;
     }
-    let raw_options = options.to_raw()?;
+    let mut raw_options = options.to_raw()?;
     let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
     let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
     let grads = match gradients {
-        Some(g) => Some([
+        Some(g) => Some({
+            set_sink_gradient(&mut raw_options.d_softmax_offset, &options.softmax, g.d_sink, shape)?;
+            [
             q_like(g.dout.as_ptr(), shape)?,
             q_like(g.dq.as_mut_ptr(), shape)?,
             kv_like(g.dk.as_mut_ptr(), shape)?,
             kv_like(g.dv.as_mut_ptr(), shape)?,
-        ]),
+            ]
+        }),
         None => None,
     };
     let grad = |i: usize| grads.as_ref().map_or(ptr::null(), |g| &g[i] as *const sys::hcp_tensor);

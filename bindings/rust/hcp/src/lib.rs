@@ -54,7 +54,7 @@ mod world;
 
 pub use attention::{
     attention_simulate, packed_rank_indices, AttnMask, AttnShape, CpComm, CpContext, CpRank, Device, Gradients,
-    PackedBatch, SimulateOptions,
+    PackedBatch, SimulateOptions, Softmax,
 };
 pub use callback_comm::{CallbackComm, Collectives};
 pub use config::{Order, ParallelConfig};

@@ -7,7 +7,7 @@ mod common;
 use common::thread_collectives::{Group, ThreadCollectives};
 use hcp::{
     attention_simulate, packed_rank_indices, AttnMask, AttnShape, Bf16, CallbackComm, Collectives, CpComm, CpContext,
-    Device, Element, Gradients, PackedBatch, ParallelConfig, SimulateOptions, Status, World, F16,
+    Device, Element, Gradients, PackedBatch, ParallelConfig, SimulateOptions, Softmax, Status, World, F16,
 };
 use std::time::{Duration, Instant};
 
@@ -97,7 +97,7 @@ fn simulate(x: &Inputs, options: &SimulateOptions) -> Simulated {
         dk: vec![0.0; x.k.len()],
         dv: vec![0.0; x.v.len()],
     };
-    let grads = Gradients { dout: &x.dout, dq: &mut r.dq, dk: &mut r.dk, dv: &mut r.dv };
+    let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv);
     attention_simulate(options, &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads)).unwrap();
     r
 }
@@ -159,6 +159,8 @@ struct RankResult {
     dq: Vec<f32>,
     dk: Vec<f32>,
     dv: Vec<f32>,
+    /// The learnable sinks' gradient (empty without them).
+    d_sink: Vec<f32>,
 }
 
 /// Forward and backward on `ranks` threads of one World, each rank with its own CpContext.
@@ -207,8 +209,15 @@ fn rank_work(ctx: &mut CpContext, x: &Inputs, ranks: usize, mask: &AttnMask) -> 
     let mut lse = vec![0.0; local.lse_len().unwrap()];
     ctx.forward_with(&local, mask, &q, &k, &v, &mut out, &mut lse).unwrap();
     let (mut dq, mut dk, mut dv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
-    ctx.backward_with(&local, mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
-    RankResult { rows, out, lse, dq, dk, dv }
+    let mut d_sink = Vec::new();
+    if let Softmax::Learnable(_) = mask.softmax {
+        d_sink = vec![f32::NAN; H as usize];
+        ctx.backward_with_sink_gradient(&local, mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv, &mut d_sink)
+            .unwrap();
+    } else {
+        ctx.backward_with(&local, mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv).unwrap();
+    }
+    RankResult { rows, out, lse, dq, dk, dv, d_sink }
 }
 
 /// run_ranks over hcp::Collectives written in the tests (common/thread_collectives.rs) instead of a World.
@@ -238,6 +247,50 @@ fn compare_with_simulate(results: &[RankResult], full: &Simulated) {
         assert!(max_diff(&r.dk, &take_rows(&full.dk, &r.rows, HKV)) < 1e-5, "dk of {}", what);
         assert!(max_diff(&r.dv, &take_rows(&full.dv, &r.rows, HKV)) < 1e-5, "dv of {}", what);
     }
+}
+
+#[test]
+fn learnable_sinks_equal_one_rank_and_the_per_rank_api() {
+    let x = inputs();
+    let sinks = Softmax::Learnable(vec![0.5, -1.0, 2.0, 0.0]);
+    let shape = full_shape();
+    let run = |options: &SimulateOptions| {
+        let mut r = Simulated {
+            out: vec![0.0; x.q.len()],
+            lse: vec![0.0; shape.lse_len().unwrap()],
+            dq: vec![0.0; x.q.len()],
+            dk: vec![0.0; x.k.len()],
+            dv: vec![0.0; x.v.len()],
+        };
+        let mut d_sink = vec![f32::NAN; H as usize];
+        let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv).with_sink_gradient(&mut d_sink);
+        attention_simulate(options, &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads)).unwrap();
+        (r, d_sink)
+    };
+    let (one, d_one) = run(&SimulateOptions::new(1).softmax(sinks.clone()));
+    let (full, d_full) = run(&SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]).softmax(sinks.clone()));
+    for (got, want) in [(&full.out, &one.out), (&full.lse, &one.lse), (&full.dq, &one.dq), (&full.dk, &one.dk)] {
+        assert!(max_diff(got, want) < 1e-5);
+    }
+    assert!(max_diff(&d_full, &d_one) < 1e-5, "{:?} {:?}", d_full, d_one);
+    assert!(d_one.iter().all(|g| g.is_finite() && *g != 0.0), "{:?}", d_one);
+    // A sink only takes mass: the outputs differ from plain attention.
+    assert!(max_diff(&one.out, &reference(&x)) > 1e-3);
+
+    let config = ParallelConfig::new(4).cp(4).hcp_sizes(&[2, 2]);
+    let results = run_ranks_masked(&x, 4, &config, CpComm::A2aP2p, &AttnMask::causal(true).softmax(sinks));
+    compare_with_simulate(&results, &full);
+    for r in &results {
+        assert!(max_diff(&r.d_sink, &d_full) < 1e-5, "every rank gets the whole batch's gradient");
+    }
+
+    // A gradient slot without learnable sinks is misuse.
+    let mut r = simulate(&x, &SimulateOptions::new(1));
+    let mut d_sink = vec![0.0; H as usize];
+    let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv).with_sink_gradient(&mut d_sink);
+    let err = attention_simulate(&SimulateOptions::new(1), &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads))
+        .unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
 }
 
 #[test]
