@@ -19,6 +19,7 @@
 
 #include "../../runtime/src/attention/cpu/bf16.hpp"
 #include "attention_reference.hpp"
+#include "dtype_values.hpp"
 #include "emulated_engine.hpp"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/cp_attention.hpp"
@@ -150,19 +151,7 @@ Errors run_case(const CpCase& c, int64_t chunk) {
       EXPECT_EQ(peer_reads.load(), 0) << "ranks on different devices stage";
     }
   }
-  auto as_float = [&](const std::vector<unsigned char>& raw) {
-    std::vector<float> f(raw.size() / e);
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (c.dtype == DType::f32) {
-        std::memcpy(&f[i], raw.data() + 4 * i, 4);
-      } else {
-        uint16_t h;
-        std::memcpy(&h, raw.data() + 2 * i, 2);
-        f[i] = cpu::bf16_to_float(h);
-      }
-    }
-    return f;
-  };
+  auto as_float = [&](const std::vector<unsigned char>& raw) { return testing::as_floats(raw, c.dtype); };
   return {testing::max_rel_error(as_float(out), want.out), testing::max_rel_error(lse, want.lse),
           testing::max_rel_error(as_float(dq), want.dq), testing::max_rel_error(as_float(dk), want.dk),
           testing::max_rel_error(as_float(dv), want.dv)};

@@ -15,6 +15,7 @@
 
 #include "../../runtime/src/attention/cpu/bf16.hpp"
 #include "attention_reference.hpp"
+#include "dtype_values.hpp"
 #include "emulated_engine.hpp"
 #include "hcp/attention_cpu.hpp"
 #include "hcp/cp_attention.hpp"
@@ -106,21 +107,6 @@ Reference single_rank(const PackedCase& c, const PackedBatch& batch, int64_t b, 
   return r;
 }
 
-std::vector<float> as_float(const std::vector<unsigned char>& raw, DType dtype) {
-  const size_t e = dtype_size(dtype);
-  std::vector<float> f(raw.size() / e);
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (dtype == DType::f32) {
-      std::memcpy(&f[i], raw.data() + 4 * i, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, raw.data() + 2 * i, 2);
-      f[i] = cpu::bf16_to_float(h);
-    }
-  }
-  return f;
-}
-
 class CpPacked : public ::testing::TestWithParam<PackedCase> {};
 
 TEST_P(CpPacked, EqualsSingleRankAttention) {
@@ -185,11 +171,11 @@ TEST_P(CpPacked, EqualsSingleRankAttention) {
   ASSERT_TRUE(s.ok()) << s.message();
   // bf16: the output rounding alone is 2^-9 relative; the GPU kernels also round P and dS to bf16.
   const double tol = c.dtype == DType::f32 ? 1e-5 : c.emulated_gpu ? 3e-2 : 2e-2;
-  EXPECT_LE(testing::max_rel_error(as_float(out, c.dtype), want.out), tol);
+  EXPECT_LE(testing::max_rel_error(testing::as_floats(out, c.dtype), want.out), tol);
   EXPECT_LE(testing::max_rel_error(lse, want.lse), c.dtype == DType::f32 ? 1e-6 : 1e-2);
-  EXPECT_LE(testing::max_rel_error(as_float(dq, c.dtype), want.dq), tol);
-  EXPECT_LE(testing::max_rel_error(as_float(dk, c.dtype), want.dk), tol);
-  EXPECT_LE(testing::max_rel_error(as_float(dv, c.dtype), want.dv), tol);
+  EXPECT_LE(testing::max_rel_error(testing::as_floats(dq, c.dtype), want.dq), tol);
+  EXPECT_LE(testing::max_rel_error(testing::as_floats(dk, c.dtype), want.dk), tol);
+  EXPECT_LE(testing::max_rel_error(testing::as_floats(dv, c.dtype), want.dv), tol);
 }
 
 std::vector<PackedCase> packed_cases() {

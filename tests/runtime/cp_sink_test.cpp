@@ -13,6 +13,7 @@
 
 #include "../../runtime/src/attention/cpu/bf16.hpp"
 #include "attention_reference.hpp"
+#include "dtype_values.hpp"
 #include "emulated_engine.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/packed_sequences.hpp"
@@ -127,19 +128,7 @@ Outputs simulate(const SinkRun& r, bool backward) {
   }
   const Status s = attention_simulate(o, t);
   EXPECT_TRUE(s.ok()) << s.message();
-  auto floats = [&](const std::vector<unsigned char>& raw) {
-    std::vector<float> f(raw.size() / e);
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (e == 4) {
-        std::memcpy(&f[i], raw.data() + 4 * i, 4);
-      } else {
-        uint16_t h;
-        std::memcpy(&h, raw.data() + 2 * i, 2);
-        f[i] = cpu::bf16_to_float(h);
-      }
-    }
-    return f;
-  };
+  auto floats = [&](const std::vector<unsigned char>& raw) { return testing::as_floats(raw, o.dtype); };
   got.out = floats(out), got.dq = floats(dq), got.dk = floats(dk), got.dv = floats(dv);
   return got;
 }

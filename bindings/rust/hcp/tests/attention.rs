@@ -88,15 +88,20 @@ struct Simulated {
     dv: Vec<f32>,
 }
 
-fn simulate(x: &Inputs, options: &SimulateOptions) -> Simulated {
-    let shape = full_shape();
-    let mut r = Simulated {
+/// Zeroed outputs of a full-sequence run of `x`.
+fn outputs_for(x: &Inputs) -> Simulated {
+    Simulated {
         out: vec![0.0; x.q.len()],
-        lse: vec![0.0; shape.lse_len().unwrap()],
+        lse: vec![0.0; full_shape().lse_len().unwrap()],
         dq: vec![0.0; x.q.len()],
         dk: vec![0.0; x.k.len()],
         dv: vec![0.0; x.v.len()],
-    };
+    }
+}
+
+fn simulate(x: &Inputs, options: &SimulateOptions) -> Simulated {
+    let shape = full_shape();
+    let mut r = outputs_for(x);
     let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv);
     attention_simulate(options, &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads)).unwrap();
     r
@@ -255,13 +260,7 @@ fn learnable_sinks_equal_one_rank_and_the_per_rank_api() {
     let sinks = Softmax::Learnable(vec![0.5, -1.0, 2.0, 0.0]);
     let shape = full_shape();
     let run = |options: &SimulateOptions| {
-        let mut r = Simulated {
-            out: vec![0.0; x.q.len()],
-            lse: vec![0.0; shape.lse_len().unwrap()],
-            dq: vec![0.0; x.q.len()],
-            dk: vec![0.0; x.k.len()],
-            dv: vec![0.0; x.v.len()],
-        };
+        let mut r = outputs_for(&x);
         let mut d_sink = vec![f32::NAN; H as usize];
         let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv).with_sink_gradient(&mut d_sink);
         attention_simulate(options, &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads)).unwrap();
