@@ -290,6 +290,48 @@ TEST(AttentionApi, StridedTensorsEqualContiguousOnes) {
     }
 }
 
+// Transformer Engine's sbhd layout - [S, B, H, D] memory, Megatron's default - passed as the bshd view with strides
+// {H*D, B*H*D, D, 1}: the same results as bshd tensors, forward and backward, every scheme (batch 2).
+TEST(AttentionApi, SbhdTensorsAsStridedViewsEqualBshd) {
+  Buffers b;  // 256 floats: [B 2, S 8, H 2, D 8]
+  std::vector<float> dout(b.q.size());
+  for (size_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>((i * 3) % 7) / 7.0f - 0.5f;
+  auto to_sbhd = [](const std::vector<float>& bshd) {
+    std::vector<float> out(bshd.size());
+    for (size_t bb = 0; bb < 2; ++bb)
+      for (size_t i = 0; i < 8; ++i)
+        for (size_t x = 0; x < 16; ++x) out[(i * 2 + bb) * 16 + x] = bshd[(bb * 8 + i) * 16 + x];
+    return out;
+  };
+  auto sbhd = [](float* data) {
+    hcp_tensor t = tensor(data, {2, 8, 2, 8});
+    t.strides[0] = 16, t.strides[1] = 32, t.strides[2] = 8, t.strides[3] = 1;
+    return t;
+  };
+  const int64_t sizes[2] = {2, 1};
+  for (hcp_cp_comm comm : {HCP_CP_COMM_P2P, HCP_CP_COMM_A2A, HCP_CP_COMM_A2A_P2P, HCP_CP_COMM_ALL_GATHER}) {
+    hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+    o.cp = 2, o.cp_comm = comm;
+    if (comm == HCP_CP_COMM_A2A_P2P) o.num_hcp_levels = 2, o.hcp_sizes = sizes;
+    std::vector<float> out(256), lse(32), dq(256), dk(256), dv(256);
+    hcp_tensor q = tensor(b.q.data(), {2, 8, 2, 8}), k = tensor(b.k.data(), {2, 8, 2, 8});
+    hcp_tensor v = tensor(b.v.data(), {2, 8, 2, 8}), d = tensor(dout.data(), {2, 8, 2, 8});
+    hcp_tensor to = tensor(out.data(), {2, 8, 2, 8}), tl = tensor(lse.data(), {2, 2, 8});
+    hcp_tensor tdq = tensor(dq.data(), {2, 8, 2, 8}), tdk = tensor(dk.data(), {2, 8, 2, 8});
+    hcp_tensor tdv = tensor(dv.data(), {2, 8, 2, 8});
+    ASSERT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &to, &tl, &d, &tdq, &tdk, &tdv), HCP_OK) << hcp_last_error();
+    std::vector<float> sq = to_sbhd(b.q), sk = to_sbhd(b.k), sv = to_sbhd(b.v), sd = to_sbhd(dout);
+    std::vector<float> sout(256), slse(32), sdq(256), sdk(256), sdv(256);
+    hcp_tensor vq = sbhd(sq.data()), vk = sbhd(sk.data()), vv = sbhd(sv.data()), vd = sbhd(sd.data());
+    hcp_tensor vo = sbhd(sout.data()), vl = tensor(slse.data(), {2, 2, 8});
+    hcp_tensor vdq = sbhd(sdq.data()), vdk = sbhd(sdk.data()), vdv = sbhd(sdv.data());
+    ASSERT_EQ(hcp_attn_simulate(&o, &vq, &vk, &vv, &vo, &vl, &vd, &vdq, &vdk, &vdv), HCP_OK) << hcp_last_error();
+    EXPECT_EQ(slse, lse) << comm;
+    for (const auto& [got, want] : {std::pair{&sout, &out}, {&sdq, &dq}, {&sdk, &dk}, {&sdv, &dv}})
+      EXPECT_EQ(*got, to_sbhd(*want)) << comm;
+  }
+}
+
 // Context options and the NCCL entry points: misuse gives documented statuses; on this machine's build and device
 // the NCCL calls either work or say why not (never crash).
 TEST(AttentionApi, ContextOptionsAndNcclMisuse) {
