@@ -12,8 +12,8 @@ rounds=${ROUNDS:-5}
 shape=(--cp "$cp" --seq "$seq" --heads "$heads" --head-dim "$dim" --comm "$comm" --causal --backward --bench
   --format json)
 [ "$comm" = a2a+p2p ] && shape+=(--hcp-sizes "$sizes")
-features=("" "--softmax off-by-one" "--softmax learnable")
-names=("plain" "off-by-one sinks" "learnable sinks")
+features=("" "--softmax off-by-one" "--softmax learnable" "--max-logit")
+names=("plain" "off-by-one sinks" "learnable sinks" "max logit")
 declare -A fwd bwd
 for ((r = 0; r < rounds; r++)); do
   for i in "${!features[@]}"; do

@@ -70,8 +70,8 @@ _hcp_attn() {
       --head-dim | --gpus-per-node | --inject-fault | --seed | --timeout-ms) return ;;
   esac
   _hcp_reply "-h --help --cp --hcp-sizes --comm --batch --seq --seqlens --window --heads --kv-heads --head-dim
-    --causal --dtype --softmax --device --backend --gpus-per-node --inject-fault --backward --check --bench
-    --format --seed --timeout-ms -V --version"
+    --causal --dtype --softmax --device --backend --gpus-per-node --inject-fault --backward --max-logit --check
+    --bench --format --seed --timeout-ms -V --version"
 }
 
 _hcp_lint() {

@@ -63,6 +63,7 @@ complete -c hcp -n '__fish_seen_subcommand_from attn' -l backend -x -a 'inproces
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l gpus-per-node -x -d "Ranks per node for the layout's locality (default 8); shown in the group lines"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l inject-fault -x -d 'Testing (--backend mpi): RANK:STEP:KIND makes that rank fail at its STEP-th ring exchange - kill (SIGKILL), hang (stop answering) or abort'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l backward -d 'Also run the backward pass'
+complete -c hcp -n '__fish_seen_subcommand_from attn' -l max-logit -d "Also compute each head's largest logit over the batch (Transformer Engine's return_max_logit, what QK-clip reads); --check compares it"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l check -d 'Compare with single-rank attention; exit 1 above tolerance'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l bench -d 'Report time and GFLOP/s'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l format -x -a 'text json' -d 'Output format'

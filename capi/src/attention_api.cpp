@@ -165,6 +165,7 @@ void apply_options(const hcp_attn_options* options, CpShape* shape, const char* 
   shape->window_left = m.window_left, shape->window_right = m.window_right;
   const Sinks sinks = read_sinks(o, fn);
   shape->softmax = sinks.type, shape->sink = sinks.offset, shape->d_sink = sinks.d_offset;
+  shape->max_logit = o.max_logit;
 }
 
 CpComm to_cp_comm(int value, const char* fn) {
@@ -455,6 +456,7 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
     AttnArgs a = attn_args(q, k, v, out, lse, dout, dq, dk, dv, true, fn);
     expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
+    a.shape.max_logit = nullptr;  // a forward output: the backward neither computes nor checks it
     ContiguousStaging staged(context->context->engine());
     void* in[6] = {staged.input(a.q), staged.input(a.k), staged.input(a.v), staged.input(a.out),
                    staged.input(a.lse), staged.input(a.dout)};
@@ -505,6 +507,7 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     hcp::SimulateTensors t;
     t.q = staged.input(a.q), t.k = staged.input(a.k), t.v = staged.input(a.v), t.out = staged.output(a.out);
     t.lse = static_cast<float*>(staged.output(a.lse));
+    t.max_logit = o.max_logit;
     if (backward) {
       t.dout = staged.input(a.dout), t.dq = staged.output(a.dq), t.dk = staged.output(a.dk);
       t.dv = staged.output(a.dv);

@@ -35,7 +35,7 @@ struct AttnOptions {
   int64_t batch = 1, seq = 1024, heads = 8, head_dim = 128;
   std::optional<int64_t> kv_heads;
   std::optional<std::string> seqlens, window;
-  bool causal = false, backward = false, check = false, bench = false;
+  bool causal = false, backward = false, check = false, bench = false, max_logit = false;
   std::string dtype = "fp32";
   std::string softmax = "vanilla";
   std::string device = "cpu";
@@ -129,6 +129,8 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   t.q = q.raw.data(), t.k = k.raw.data(), t.v = v.raw.data(), t.out = out.data(), t.lse = lse.data();
   if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
   if (o.backward && s.softmax == SoftmaxType::learnable) t.d_sink = d_sink.data();
+  std::vector<float> max_logit(static_cast<size_t>(s.heads), 0.0f);
+  if (o.max_logit) t.max_logit = max_logit.data();
   SimulateTimes times;
   const auto start = std::chrono::steady_clock::now();
   Status status;
@@ -165,6 +167,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   if (o.check) {
     // Single-rank attention over the full sequence, fp32, from the same (rounded) inputs.
     std::vector<float> want_out(static_cast<size_t>(q_elems)), want_lse(lse.size()), delta(lse.size());
+    std::vector<float> want_rows_max(o.max_logit ? lse.size() : 0);
     std::vector<float> want_dq(o.backward ? want_out.size() : 0, 0.0f), want_dk(o.backward ? kv_elems : 0, 0.0f),
         want_dv(want_dk.size(), 0.0f);
     AttnParams p;
@@ -177,6 +180,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     auto kt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * kr, kr, s.head_dim}; };
     p.q = qt(q.f32), p.k = kt(k.f32), p.v = kt(v.f32), p.out = qt(want_out);
     p.lse = {want_lse.data(), s.heads * s.seq, s.seq};
+    if (o.max_logit) p.max_logit = {want_rows_max.data(), s.heads * s.seq, s.seq};
     const auto single_start = std::chrono::steady_clock::now();
     Status st = attention_forward_cpu(p);
     single_s = seconds_since(single_start);
@@ -192,6 +196,17 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     std::memcpy(lse_raw.data(), lse.data(), lse_raw.size());
     errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * s.head_dim));
     errors.push_back(check_rows("lse", lse_raw, DType::f32, want_lse, s.batch * s.heads, 1));
+    if (o.max_logit) {  // every rank has every head's maximum
+      std::vector<float> want(static_cast<size_t>(s.heads), -INFINITY);
+      for (int64_t b = 0; b < s.batch; ++b)
+        for (int64_t h = 0; h < s.heads; ++h)
+          for (int64_t i = 0; i < s.seq; ++i)
+            want[static_cast<size_t>(h)] =
+                std::max(want[static_cast<size_t>(h)], want_rows_max[static_cast<size_t>((b * s.heads + h) * s.seq + i)]);
+      std::vector<unsigned char> got(max_logit.size() * 4);
+      std::memcpy(got.data(), max_logit.data(), got.size());
+      errors.push_back(compare("maxlogit", got, DType::f32, want));
+    }
     if (o.backward) {
       p.dout = qt(dout.f32), p.dq = qt(want_dq), p.dk = kt(want_dk), p.dv = kt(want_dv);
       p.delta = {delta.data(), s.heads * s.seq, s.seq};
@@ -240,6 +255,11 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     w.key("head_dim"); w.value(s.head_dim);
     w.key("causal"); w.value(s.causal);
     w.key("softmax"); w.value(o.softmax);
+    if (o.max_logit) {
+      w.key("max_logit"); w.begin_array();
+      for (float x : max_logit) w.value(static_cast<double>(x));
+      w.end_array();
+    }
     if (!s.packed.empty()) {
       w.key("cu_seqlens"); w.begin_array();
       for (int64_t x : s.packed.cu_seqlens) w.value(x);
@@ -312,6 +332,14 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
       std::snprintf(line, sizeof line, "  window: (%lld, %lld)\n", static_cast<long long>(mask.window_left),
                     static_cast<long long>(mask.window_right));
       text += line;
+    }
+    if (o.max_logit) {
+      text += "  max logit per head:";
+      for (float x : max_logit) {
+        std::snprintf(line, sizeof line, " %.4g", static_cast<double>(x));
+        text += line;
+      }
+      text += "\n";
     }
     for (const ErrorStat& err : errors) {
       std::snprintf(line, sizeof line, "  %-4s max abs error %.3e  max rel error %.3e\n", err.name.c_str(),
@@ -416,6 +444,9 @@ std::function<int()> add_attn_command(CLI::App& app) {
                   "kill (SIGKILL), hang (stop answering) or abort")
       ->group("Testing");
   cmd->add_flag("--backward", opts->backward, "Also run the backward pass");
+  cmd->add_flag("--max-logit", opts->max_logit,
+                "Also compute each head's largest logit over the batch (Transformer Engine's return_max_logit, what "
+                "QK-clip reads); --check compares it");
   cmd->add_flag("--check", opts->check, "Compare with single-rank attention; exit 1 above tolerance");
   cmd->add_flag("--bench", opts->bench, "Report time and GFLOP/s");
   cmd->add_option("--format", opts->format, "Output format")

@@ -105,7 +105,8 @@ TEST(AttentionApi, SimulateRunsAndRejectsMisuse) {
 }
 
 // Attention sinks through hcp_attn_simulate: every scheme on cp 4 (a2a+p2p [2, 2]) equals one rank with the same
-// sinks, forward and backward, the learnable sinks' gradient included; misuse of the fields is refused.
+// sinks, forward and backward, the learnable sinks' gradient and each head's maximum logit included; misuse of the
+// fields is refused.
 TEST(AttentionApi, SinksUnderEverySchemeEqualOneRank) {
   Buffers b;
   std::vector<float> dout(b.q.size()), dq(b.q.size()), dk(b.q.size()), dv(b.q.size());
@@ -114,6 +115,7 @@ TEST(AttentionApi, SinksUnderEverySchemeEqualOneRank) {
   struct Result {
     std::vector<float> out, lse, dq, dk, dv;
     float d_offset[2] = {NAN, NAN};
+    float max_logit[2] = {NAN, NAN};
   };
   auto run = [&](hcp_softmax_type type, int32_t cp, hcp_cp_comm comm) {
     Result r;
@@ -127,6 +129,7 @@ TEST(AttentionApi, SinksUnderEverySchemeEqualOneRank) {
     o.cp = cp, o.cp_comm = comm, o.softmax_type = type;
     if (comm == HCP_CP_COMM_A2A_P2P) o.num_hcp_levels = 2, o.hcp_sizes = sizes;
     if (type == HCP_SOFTMAX_LEARNABLE) o.softmax_offset = offset, o.d_softmax_offset = r.d_offset;
+    o.max_logit = r.max_logit;
     EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, &tdout, &tdq, &tdk, &tdv), HCP_OK) << hcp_last_error();
     r.out = b.out, r.lse = b.lse, r.dq = dq, r.dk = dk, r.dv = dv;
     return r;
@@ -143,6 +146,8 @@ TEST(AttentionApi, SinksUnderEverySchemeEqualOneRank) {
                                       {&cp.dk, &one.dk}, {&cp.dv, &one.dv}})
         for (size_t i = 0; i < want->size(); ++i) EXPECT_NEAR((*got)[i], (*want)[i], 1e-5f) << i;
       for (int h = 0; h < 2; ++h) {
+        EXPECT_FLOAT_EQ(cp.max_logit[h], one.max_logit[h]);
+        EXPECT_TRUE(std::isfinite(one.max_logit[h]));
         if (type == HCP_SOFTMAX_LEARNABLE) {
           EXPECT_NEAR(cp.d_offset[h], one.d_offset[h], 1e-5f);
           EXPECT_NE(one.d_offset[h], 0.0f);

@@ -60,6 +60,8 @@ TEST_P(KernelAccumulate, TwoCallsEqualOne) {
   EXPECT_LT(testing::rel_error(cpu.lse, whole.lse), 1e-6) << "cpu lse";
   EXPECT_LT(testing::rel_error(gpu.out, whole.out), c.dtype == DType::bf16 ? 2e-2 : 4e-3) << "emulated out";
   EXPECT_LT(testing::rel_error(gpu.lse, whole.lse), 1e-5) << "emulated lse";
+  EXPECT_EQ(testing::rel_error(cpu.max_logit, whole.max_logit), 0) << "cpu max logit: the larger of the two calls'";
+  EXPECT_LT(testing::rel_error(gpu.max_logit, whole.max_logit), 1e-5) << "emulated max logit";
 }
 
 INSTANTIATE_TEST_SUITE_P(Instances, KernelAccumulate, ::testing::ValuesIn(testing::flash_cases()),

@@ -117,6 +117,7 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
   const testing::RefResult want = testing::reference_attention(ref, true);
 
   std::vector<float> out(nq), lse(static_cast<size_t>(c.batch * c.heads * c.sq)), delta(lse.size());
+  std::vector<float> max_logit(lse.size(), NAN);
   std::vector<float> dq(nq, 0.0f), dk(nk, 0.0f), dv(nk, 0.0f);
   AttnParams p;
   p.dtype = c.dtype;
@@ -142,6 +143,7 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
   p.dv = bshd(dv.data(), c.sk, c.kv_heads, c.head_dim);
   p.lse = {lse.data(), c.heads * c.sq, c.sq};
   p.delta = {delta.data(), c.heads * c.sq, c.sq};
+  p.max_logit = {max_logit.data(), c.heads * c.sq, c.sq};
   p.num_threads = c.threads;
   if (!ref.q_seg.empty()) {
     p.q_labels = {ref.q_seg.data(), ref.q_pos.data()};
@@ -152,6 +154,7 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
   ASSERT_TRUE(attention_forward_cpu(p).ok());
   EXPECT_LT(testing::max_rel_error(out, want.out), 1e-5) << "out, isa " << attention_cpu_isa();
   EXPECT_LT(testing::max_rel_error(lse, want.lse), 1e-6) << "lse";
+  EXPECT_LT(testing::max_rel_error(max_logit, want.max_logit), 1e-6) << "max logit";
   expect_same_forward_with_packed_keys(p, !ref.q_seg.empty(), out, lse);
   attention_delta_cpu(c.dtype, c.batch, c.sq, c.heads, c.head_dim, p.dout, p.out, p.delta);
   ASSERT_TRUE(attention_backward_cpu(p).ok());

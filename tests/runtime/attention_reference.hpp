@@ -45,12 +45,14 @@ struct RefProblem {
 struct RefResult {
   std::vector<double> out, lse, dq, dk, dv;  // lse [B, H, Sq]
   std::vector<double> d_sink;                 // [H] with sinks
+  std::vector<double> max_logit;              // [B, H, Sq]: each row's largest visible scaled logit (-inf: none)
 };
 
 inline RefResult reference_attention(const RefProblem& p, bool backward) {
   RefResult r;
   r.out.assign(p.q.size(), 0);
   r.lse.assign(static_cast<size_t>(p.batch * p.heads * p.sq), -std::numeric_limits<double>::infinity());
+  r.max_logit = r.lse;
   if (backward) {
     r.dq.assign(p.q.size(), 0);
     r.dk.assign(p.k.size(), 0);
@@ -75,6 +77,7 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
           mx = std::max(mx, prob[j]);
         }
         if (mx == -std::numeric_limits<double>::infinity()) continue;
+        r.max_logit[static_cast<size_t>((b * p.heads + h) * p.sq + i)] = mx;
         const bool sinked = !p.sink.empty();
         const double top = sinked ? std::max(mx, p.sink[static_cast<size_t>(h)]) : mx;
         double sum = sinked ? std::exp(p.sink[static_cast<size_t>(h)] - top) : 0.0;

@@ -1,6 +1,7 @@
 // Attention sinks (Transformer Engine's softmax_type "off-by-one" and "learnable") under every CP scheme, plain and
 // packed, forward and backward, against a naive double-precision attention with the sink in its denominator; the
-// learnable sink's gradient also against a central finite difference of the CP forward itself. On the CPU kernels
+// learnable sink's gradient also against a central finite difference of the CP forward itself. Every run also asks
+// for the per-head maximum logit (TE's return_max_logit), checked against the naive attention's. On the CPU kernels
 // in fp32 and on the CUDA engine's kernels (block emulator) in bf16.
 #include <gtest/gtest.h>
 
@@ -106,7 +107,7 @@ testing::RefResult reference(const SinkRun& r) {
 }
 
 struct Outputs {
-  std::vector<float> out, lse, dq, dk, dv, d_sink;
+  std::vector<float> out, lse, dq, dk, dv, d_sink, max_logit;
 };
 
 // The CP run of `r` (forward, and backward when `backward`), outputs as floats.
@@ -117,11 +118,13 @@ Outputs simulate(const SinkRun& r, bool backward) {
   Outputs got;
   got.lse.resize(static_cast<size_t>(o.batch * o.heads * o.seq));
   got.d_sink.assign(static_cast<size_t>(o.heads), NAN);
+  got.max_logit.assign(static_cast<size_t>(o.heads), NAN);
   SimulateTensors t;
   auto data = [&](int i, const std::vector<float>& f) -> const void* {
     return o.dtype == DType::f32 ? static_cast<const void*>(f.data()) : r.bits[i].data();
   };
   t.q = data(0, r.q), t.k = data(1, r.k), t.v = data(2, r.v), t.out = out.data(), t.lse = got.lse.data();
+  t.max_logit = got.max_logit.data();
   if (backward) {
     t.dout = data(3, r.dout), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
     t.d_sink = got.d_sink.data();
@@ -147,6 +150,14 @@ TEST_P(CpSinks, EqualNaiveAttentionWithTheSink) {
   EXPECT_LE(testing::max_rel_error(got.dq, want.dq), tol);
   EXPECT_LE(testing::max_rel_error(got.dk, want.dk), tol);
   EXPECT_LE(testing::max_rel_error(got.dv, want.dv), tol);
+  // The largest logit of each head over every row: scores from the same rounded inputs, fp32 on both kernels.
+  std::vector<double> head_max(static_cast<size_t>(kHeads), -INFINITY);
+  for (int64_t b = 0; b < r.o.batch; ++b)
+    for (int64_t h = 0; h < kHeads; ++h)
+      for (int64_t i = 0; i < r.o.seq; ++i)
+        head_max[static_cast<size_t>(h)] = std::max(head_max[static_cast<size_t>(h)],
+                                                    want.max_logit[static_cast<size_t>((b * kHeads + h) * r.o.seq + i)]);
+  EXPECT_LE(testing::max_rel_error(got.max_logit, head_max), 1e-6);
   if (c.softmax == SoftmaxType::learnable) {
     EXPECT_LE(testing::max_rel_error(got.d_sink, want.d_sink), c.emulated_gpu ? 3e-2 : 1e-5);
   } else {

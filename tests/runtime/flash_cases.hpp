@@ -50,6 +50,7 @@ inline uint16_t to_bits(DType dtype, float x) { return dtype == DType::bf16 ? cp
 struct Buffers {
   std::vector<uint16_t> q, k, v, dout;
   std::vector<float> out, lse, delta, dq, dk, dv;
+  std::vector<float> max_logit;  // AttnParams::max_logit, asked of every run
 };
 
 inline AttnParams make_params(const FlashCase& c, Buffers& buf) {
@@ -69,6 +70,7 @@ inline AttnParams make_params(const FlashCase& c, Buffers& buf) {
   p.dv = tk.view(buf.dv.data(), c.head_dim);
   p.lse = {buf.lse.data(), c.heads * c.sq, c.sq};
   p.delta = {buf.delta.data(), c.heads * c.sq, c.sq};
+  p.max_logit = {buf.max_logit.data(), c.heads * c.sq, c.sq};
   return p;
 }
 
@@ -85,7 +87,7 @@ inline Buffers make_buffers(const FlashCase& c) {
   fill(b.v, nk, 13, -1, 1);
   fill(b.dout, nq, 14, -1, 1);
   b.out.assign(nq, 0.0f), b.dq.assign(nq, 0.0f), b.dk.assign(nk, 0.0f), b.dv.assign(nk, 0.0f);
-  b.lse.assign(rows, 0.0f), b.delta.assign(rows, 0.0f);
+  b.lse.assign(rows, 0.0f), b.delta.assign(rows, 0.0f), b.max_logit.assign(rows, NAN);
   return b;
 }
 
@@ -127,6 +129,7 @@ inline void expect_close_to_cpu(const FlashCase& c, const Buffers& gpu, const Bu
   const double tol = c.dtype == DType::bf16 ? 2e-2 : 4e-3;
   EXPECT_LT(rel_error(gpu.out, cpu.out), tol) << "out";
   EXPECT_LT(rel_error(gpu.lse, cpu.lse), 1e-5) << "lse";
+  EXPECT_LT(rel_error(gpu.max_logit, cpu.max_logit), 1e-5) << "max logit";
   EXPECT_LT(rel_error(gpu.delta, cpu.delta), tol) << "delta";
   EXPECT_LT(rel_error(gpu.dq, cpu.dq), 2 * tol) << "dq";
   EXPECT_LT(rel_error(gpu.dk, cpu.dk), 2 * tol) << "dk";

@@ -133,6 +133,19 @@ def _sinks(options, softmax, sink, d_sink, heads, keep):
     return options
 
 
+def _max_logit(options, buffer, heads, keep):
+    """Asks the forward for each head's largest logit into `buffer` (writable, `heads` float32); None: not."""
+    if buffer is None:
+        return options
+    view = memoryview(buffer).cast("B")
+    if view.readonly or view.nbytes < 4 * heads:
+        raise ValueError(f"max_logit must be a writable buffer of {heads} float32 values")
+    values = (ctypes.c_float * heads).from_buffer(view)
+    keep.append(values)
+    options.max_logit = ctypes.cast(values, ctypes.POINTER(ctypes.c_float))
+    return options
+
+
 def pad_for_cp(cu_seqlens, cp):
     """cu_seqlens_padded with every document padded to a multiple of 2 x cp (what Transformer Engine requires)."""
     padded, unit = [0], 2 * int(cp)
@@ -165,10 +178,11 @@ def _shape_of(obj, shape):
 
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
                        dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu", cu_seqlens=None,
-                       cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None):
+                       cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=False):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
     dq, dk, dv (and d_sink, the sinks' gradient, with softmax="learnable"). softmax: attention sinks, "vanilla",
-    "off-by-one" or "learnable" with sink, one logit per head. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
+    "off-by-one" or "learnable" with sink, one logit per head. max_logit=True adds "max_logit": each head's largest
+    logit over the batch (Transformer Engine's return_max_logit). shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
     device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers.
     Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
     lengths divisible by 2 x cp; default cu_seqlens) with shape (1, T, H, D), T the padded total. window=(left,
@@ -208,6 +222,9 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     if softmax == "learnable" and dout is not None:
         result["d_sink"] = array.array("f", bytes(4 * h))
     _sinks(o, softmax, sink, result.get("d_sink"), h, keep)
+    if max_logit:
+        result["max_logit"] = array.array("f", bytes(4 * h))
+    _max_logit(o, result.get("max_logit"), h, keep)
     check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
     return result
 
@@ -400,11 +417,12 @@ class CpContext:
                 for g, sh, f, e in zip(given, shapes, fmts, elems)]
 
     def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None, cu_seqlens=None,
-                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None):
+                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=None):
         """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse. Packed
         documents (B = 1, this rank's rows as packed_rank_indices gives them), windows and attention sinks (softmax,
         sink) as attention_simulate. out and lse may be the caller's writable buffers on the CPU too (written in
-        place, no copy)."""
+        place, no copy). max_logit: a writable buffer of H float32 (host memory) that gets each head's largest
+        logit over the CP group's whole batch (every rank asks for it or none)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
@@ -418,6 +436,7 @@ class CpContext:
               _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         _sinks(opts, softmax, sink, None, h, keep)
+        _max_logit(opts, max_logit, h, keep)
         with self._one_call():
             check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse

@@ -180,10 +180,13 @@ def _function():
             out = torch.empty_like(q)
             lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
             sinks = attn._sinks(offset, h)
+            max_logit = torch.empty(h, dtype=torch.float32) if attn.return_max_logit else None  # host memory
             with attn._ordered(q, k, v, out, lse):
                 attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
                                      kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
-                                     out=_buffer(torch, out), lse=_buffer(torch, lse), **mask, **sinks)
+                                     out=_buffer(torch, out), lse=_buffer(torch, lse), **mask, **sinks,
+                                     max_logit=None if max_logit is None else max_logit.numpy())
+            attn.max_logit = None if max_logit is None else max_logit.to(q.device)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.attn, ctx.mask, ctx.sinks, ctx.offset = attn, mask, sinks, offset
             return out
@@ -226,6 +229,8 @@ class CpAttention:
     softmax) or "learnable", whose logits, one per head, each call takes as `softmax_offset` (a float tensor of H
     values, e.g. TE's [1, H, 1, 1] parameter) and whose gradient autograd gets (summed over the CP group: every
     rank gets the whole batch's).
+    `return_max_logit`: each call returns (out, max_logit), max_logit a float32 tensor of H values on q's device:
+    each head's largest logit over the CP group's whole batch, as Transformer Engine's return_max_logit (QK-clip).
     `device`: "cpu" (float32, bfloat16, float16 on hcp's CPU kernels) or "cuda" (bfloat16, float16, head dim 64,
     128 or 256 on the current CUDA device - torch.cuda.set_device first); None: "cuda" when the CP group's backend
     is NCCL, else "cpu". On CUDA hcp works on a stream of its own that waits for torch's current stream, and the
@@ -234,7 +239,7 @@ class CpAttention:
     _fn = None
 
     def __init__(self, cp_group=None, comm="p2p", hcp_sizes=None, causal=True, qkv_format="bshd", window=None,
-                 hcp_groups=None, device=None, softmax_type="vanilla"):
+                 hcp_groups=None, device=None, softmax_type="vanilla", return_max_logit=False):
         if qkv_format not in ("bshd", "sbhd", "thd"):
             raise ValueError(f"qkv_format must be bshd, sbhd or thd, got {qkv_format!r}")
         if hcp_groups is not None and hcp_sizes is not None:
@@ -245,6 +250,8 @@ class CpAttention:
         if softmax_type not in ("vanilla", "off-by-one", "learnable"):
             raise ValueError(f"softmax_type must be vanilla, off-by-one or learnable, got {softmax_type!r}")
         self.softmax_type = softmax_type
+        self.return_max_logit = bool(return_max_logit)
+        self.max_logit = None  # the last call's, with return_max_logit
         self.device, self.stream = self._device_of(cp_group, device)
         on = {} if self.stream is None else {"device": "cuda", "cuda_stream": self.stream.cuda_stream}
         with self._on_device():
@@ -332,11 +339,13 @@ class CpAttention:
         # To hcp's [B, S, H, D]: thd is one batch row; sbhd is transposed (a copy each way - hcp's kernels read bshd).
         if self.qkv_format == "thd":
             q, k, v = (t.contiguous().unsqueeze(0) for t in (q, k, v))
-            return CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).squeeze(0)
-        if self.qkv_format == "sbhd":
+            out = CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).squeeze(0)
+        elif self.qkv_format == "sbhd":
             q, k, v = (t.transpose(0, 1).contiguous() for t in (q, k, v))
-            return CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).transpose(0, 1)
-        return CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), softmax_offset, self, mask)
+            out = CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).transpose(0, 1)
+        else:
+            out = CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), softmax_offset, self, mask)
+        return (out, self.max_logit) if self.return_max_logit else out
 
     def close(self):
         self.context.close()

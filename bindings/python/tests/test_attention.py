@@ -242,6 +242,13 @@ class AttentionSimulate(unittest.TestCase):
                     else:
                         self.assertNotIn("d_sink", got)
 
+        # Each head's largest logit over the visible pairs (Transformer Engine's return_max_logit), every scheme.
+        want_max = [max(sum(q[(i * h + hh) * d + x] * k[(j * hkv + hh // (h // hkv)) * d + x] for x in range(d))
+                        / math.sqrt(d) for i in range(t) for j in range(t) if visible(i, j)) for hh in range(h)]
+        for comm, sizes in [("p2p", None), ("a2a", None), ("a2a+p2p", [2, 1]), ("all_gather", None)]:
+            got = hcp.attention_simulate(q, k, v, cp=2, comm=comm, hcp_sizes=sizes, max_logit=True, **common)
+            self.assertLess(max(abs(a - b) for a, b in zip(got["max_logit"], want_max)), 1e-5, comm)
+
         def loss(values):
             out = hcp.attention_simulate(q, k, v, cp=2, softmax="learnable", sink=values, **common)["out"]
             return sum(a * b for a, b in zip(out, dout))

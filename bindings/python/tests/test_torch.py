@@ -130,7 +130,8 @@ def rank_main(rank, world, port, case, results):
         else:
             attn = hcp_torch.CpAttention(None, comm=case["comm"], hcp_sizes=case.get("hcp_sizes"),
                                          qkv_format=layout, window=window,
-                                         softmax_type=case.get("softmax", "vanilla"))
+                                         softmax_type=case.get("softmax", "vanilla"),
+                                         return_max_logit=bool(case.get("max_logit")))
         cp_rank = attn.context.cp_rank
         if layout == "thd":
             index = hcp_torch.packed_rank_indices(cu, world, cp_rank, padded)
@@ -145,12 +146,20 @@ def rank_main(rank, world, port, case, results):
             offset = sink.detach().clone().requires_grad_()
             extra["softmax_offset"] = offset
         out = attn(*local, **extra)
+        max_logit = None
+        if case.get("max_logit"):
+            out, max_logit = out
         (out * on(shard(dout))).sum().backward()
         worst = max(float((got.float().cpu() - exp).abs().max()) / (float(exp.abs().max()) if cuda else 1.0)
                     for got, exp in [(out, shard(want.detach())), (local[0].grad, shard(full[0].grad)),
                                      (local[1].grad, shard(full[1].grad)), (local[2].grad, shard(full[2].grad))])
         if case.get("softmax") == "learnable":  # every rank gets the whole batch's gradient
             worst = max(worst, float((offset.grad - sink.grad).abs().max()))
+        if max_logit is not None:  # each head's largest causal logit over the whole batch, on every rank
+            kk = full[1].detach().repeat_interleave(h // hkv, dim=2)
+            scores = torch.einsum("bshd,bthd->bhst", full[0].detach(), kk) / d ** 0.5
+            scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+            worst = max(worst, float((max_logit - scores.amax(dim=(0, 2, 3))).abs().max()))
         attn.close()
         dist.barrier()
         results.put((rank, worst))
@@ -248,7 +257,7 @@ class TorchCpAttention(unittest.TestCase):
     def test_attention_sinks(self):
         self.check_case(4, {"name": "learnable", "comm": "p2p", "softmax": "learnable"})
         self.check_case(8, {"name": "learnable", "comm": "a2a+p2p", "hcp_sizes": [2, 4], "softmax": "learnable"})
-        self.check_case(4, {"name": "off-by-one", "comm": "a2a", "softmax": "off-by-one"})
+        self.check_case(4, {"name": "off-by-one", "comm": "a2a", "softmax": "off-by-one", "max_logit": True})
 
     def test_the_jobs_own_level_groups(self):
         self.check_case(4, {"name": "given", "comm": "a2a+p2p", "given_levels": [2, 2]})

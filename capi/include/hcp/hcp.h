@@ -595,8 +595,13 @@ typedef struct hcp_attn_options {
   float* d_softmax_offset;          /* since 0.8: LEARNABLE, backward: the sinks' gradient (H floats, host memory),
                                        summed over every query of the CP group, the same on every rank; NULL: not
                                        wanted */
+  float* max_logit;                 /* since 0.8, hcp_attn_forward: each head's largest logit, softmax_scale x q.k
+                                       over the visible pairs of the whole batch and CP group (Transformer Engine's
+                                       return_max_logit; H floats, host memory, the same on every rank); NULL: not
+                                       computed. Every rank asks for it or none (HCP_ERR_SHAPE otherwise) */
 } hcp_attn_options;
-#define HCP_ATTN_OPTIONS_INIT { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL, 0, 0, NULL, NULL }
+#define HCP_ATTN_OPTIONS_INIT \
+  { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL, 0, 0, NULL, NULL, NULL }
 HCP_API hcp_status hcp_attn_options_init(hcp_attn_options* options, size_t struct_size); /* since 0.5 */
 
 /* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
@@ -679,10 +684,11 @@ typedef struct hcp_attn_simulate_options {
   int32_t reserved2; /* must be 0 */
   const float* softmax_offset;
   float* d_softmax_offset;
+  float* max_logit; /* since 0.8, as in hcp_attn_options */
 } hcp_attn_simulate_options;
 #define HCP_ATTN_SIMULATE_OPTIONS_INIT                                                                         \
   { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU, 0, 0, 0, -1, \
-    -1, NULL, NULL, 0, 0, NULL, NULL }
+    -1, NULL, NULL, 0, 0, NULL, NULL, NULL }
 HCP_API hcp_status hcp_attn_simulate_options_init(hcp_attn_simulate_options* options, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
                                      const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,

@@ -50,6 +50,10 @@ struct AttnParams {
   AttnTensor q, k, v;  // inputs, `dtype`
   AttnTensor out;      // forward: written, f32
   AttnRows lse;        // forward: written; backward: read (the final lse)
+  // Forward, optional (data nullptr: not wanted): each query row's largest visible logit, scale * q . k, over this
+  // call's keys - max'ed into what the rows hold with accumulate (-inf where a row has seen no key yet).
+  // Transformer Engine's return_max_logit reduces these per head.
+  AttnRows max_logit;
 
   // Backward only.
   AttnTensor dout;     // `dtype`

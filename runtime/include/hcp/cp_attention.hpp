@@ -50,6 +50,10 @@ struct CpShape {
   SoftmaxType softmax = SoftmaxType::vanilla;
   const float* sink = nullptr;
   float* d_sink = nullptr;
+  // Forward, optional: each head's largest logit (scale * q . k over the visible pairs) over the whole batch and
+  // every rank of the CP group - Transformer Engine's return_max_logit, what QK-clip reads - as H host floats, the
+  // same on every rank (-inf for a head no query sees a key of). Every rank asks for it or none.
+  float* max_logit = nullptr;
 };
 
 // Where a context's tensors live and its kernels run.
@@ -116,6 +120,8 @@ class CpContext {
   // The learnable sink's gradient into shape.d_sink, from this rank's lse and delta ([B, H, n]) summed over the
   // CP group.
   Status sink_gradient(const CpShape& shape, int64_t n, const float* lse, const float* delta);
+  // shape.max_logit from this rank's per-row maxima `rows` ([B, heads, n], heads h0 ..) and the CP group's.
+  Status reduce_max_logit(const CpShape& shape, const float* rows, int64_t heads, int64_t n, int64_t h0);
   Communicator* exchange_for(Communicator* group, bool peer_copy);
   // The labels of every block of this rank's computation for a packed or windowed shape (kept for the next call
   // with the same documents and window); nullptr for plain shapes.
@@ -177,6 +183,7 @@ struct SimulateTensors {
   const void* dout = nullptr;     // backward when set
   void *dq = nullptr, *dk = nullptr, *dv = nullptr;
   float* d_sink = nullptr;        // backward, learnable sink: its gradient (H floats), optional
+  float* max_logit = nullptr;     // forward: each head's largest logit (H floats), optional (CpShape::max_logit)
 };
 // Per-rank summed thread CPU seconds of the forward and backward passes, and the wall time of the slowest rank's
 // passes (device work included), for the benchmarks.

@@ -213,6 +213,8 @@ structs! {
         pub softmax_offset: *const f32,
         /// Since 0.8, HCP_SOFTMAX_LEARNABLE, backward: the sinks' gradient per head; NULL: not wanted.
         pub d_softmax_offset: *mut f32,
+        /// Since 0.8, forward: each head's largest logit over the CP group's batch; NULL: not computed.
+        pub max_logit: *mut f32,
     }
 
     /// Where a CP context computes.
@@ -282,5 +284,6 @@ structs! {
         pub reserved2: i32,
         pub softmax_offset: *const f32,
         pub d_softmax_offset: *mut f32,
+        pub max_logit: *mut f32,
     }
 }

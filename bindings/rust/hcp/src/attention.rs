@@ -242,13 +242,47 @@ impl<'w> CpContext<'w> {
         out: &mut [T],
         lse: &mut [f32],
     ) -> Result<()> {
+        self.forward_inner(shape, mask, q, k, v, out, lse, None)
+    }
+
+    /// `forward_with` that also writes each head's largest logit over the CP group's whole batch to `max_logit`
+    /// (Transformer Engine's return_max_logit; one value per head, the same on every rank). Every rank of the
+    /// group calls this or none.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_with_max_logit<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &mut [T],
+        lse: &mut [f32],
+        max_logit: &mut [f32],
+    ) -> Result<()> {
+        self.forward_inner(shape, mask, q, k, v, out, lse, Some(max_logit))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn forward_inner<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &mut [T],
+        lse: &mut [f32],
+        max_logit: Option<&mut [f32]>,
+    ) -> Result<()> {
         const F: &str = "CpContext::forward";
         expect_len(F, "q", q.len(), &shape.q_dims())?;
         expect_len(F, "k", k.len(), &shape.kv_dims())?;
         expect_len(F, "v", v.len(), &shape.kv_dims())?;
         expect_len(F, "out", out.len(), &shape.q_dims())?;
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
-        let options = mask.to_raw()?;
+        let mut options = mask.to_raw()?;
+        set_max_logit(&mut options.max_logit, max_logit, shape)?;
         let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
         let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
         check(unsafe { sys::hcp_attn_forward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse) })
@@ -419,6 +453,20 @@ fn set_sink_gradient(slot: &mut *mut f32, softmax: &Softmax, d_sink: Option<&mut
         )));
     }
     *slot = d_sink.as_mut_ptr();
+    Ok(())
+}
+
+/// Points `slot` (the options' max_logit) at `max_logit` after checking its length: one value per head.
+fn set_max_logit(slot: &mut *mut f32, max_logit: Option<&mut [f32]>, shape: &AttnShape) -> Result<()> {
+    let Some(max_logit) = max_logit else { return Ok(()) };
+    if max_logit.len() as i64 != shape.heads {
+        return Err(Error::invalid_argument(format!(
+            "max_logit holds {} values for {} heads: one per head",
+            max_logit.len(),
+            shape.heads
+        )));
+    }
+    *slot = max_logit.as_mut_ptr();
     Ok(())
 }
 
@@ -660,6 +708,38 @@ pub fn attention_simulate<T: Element>(
     lse: &mut [f32],
     gradients: Option<Gradients<'_, T>>,
 ) -> Result<()> {
+    simulate_inner(options, shape, q, k, v, out, lse, gradients, None)
+}
+
+/// `attention_simulate` that also writes each head's largest logit over the batch to `max_logit` (Transformer
+/// Engine's return_max_logit; one value per head).
+#[allow(clippy::too_many_arguments)]
+pub fn attention_simulate_with_max_logit<T: Element>(
+    options: &SimulateOptions,
+    shape: &AttnShape,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    out: &mut [T],
+    lse: &mut [f32],
+    gradients: Option<Gradients<'_, T>>,
+    max_logit: &mut [f32],
+) -> Result<()> {
+    simulate_inner(options, shape, q, k, v, out, lse, gradients, Some(max_logit))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn simulate_inner<T: Element>(
+    options: &SimulateOptions,
+    shape: &AttnShape,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    out: &mut [T],
+    lse: &mut [f32],
+    gradients: Option<Gradients<'_, T>>,
+    max_logit: Option<&mut [f32]>,
+) -> Result<()> {
     const F: &str = "attention_simulate";
     expect_len(F, "q", q.len(), &shape.q_dims())?;
     expect_len(F, "k", k.len(), &shape.kv_dims())?;
@@ -673,6 +753,7 @@ pub fn attention_simulate<T: Element>(
         expect_len(F, "dv", g.dv.len(), &shape.kv_dims())?;
     }
     let mut raw_options = options.to_raw()?;
+    set_max_logit(&mut raw_options.max_logit, max_logit, shape)?;
     let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
     let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
     let grads = match gradients {

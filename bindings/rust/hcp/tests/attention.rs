@@ -6,7 +6,7 @@ mod common;
 
 use common::thread_collectives::{Group, ThreadCollectives};
 use hcp::{
-    attention_simulate, packed_rank_indices, AttnMask, AttnShape, Bf16, CallbackComm, Collectives, CpComm, CpContext,
+    attention_simulate, attention_simulate_with_max_logit, packed_rank_indices, AttnMask, AttnShape, Bf16, CallbackComm, Collectives, CpComm, CpContext,
     Device, Element, Gradients, PackedBatch, ParallelConfig, SimulateOptions, Softmax, Status, World, F16,
 };
 use std::time::{Duration, Instant};
@@ -255,7 +255,7 @@ fn compare_with_simulate(results: &[RankResult], full: &Simulated) {
 }
 
 #[test]
-fn learnable_sinks_equal_one_rank_and_the_per_rank_api() {
+fn learnable_sinks_and_max_logit_equal_one_rank_and_the_per_rank_api() {
     let x = inputs();
     let sinks = Softmax::Learnable(vec![0.5, -1.0, 2.0, 0.0]);
     let shape = full_shape();
@@ -282,6 +282,49 @@ fn learnable_sinks_equal_one_rank_and_the_per_rank_api() {
     for r in &results {
         assert!(max_diff(&r.d_sink, &d_full) < 1e-5, "every rank gets the whole batch's gradient");
     }
+
+    // Each head's largest logit: the simulation's equals the per-rank API's on every rank, and the reference's.
+    let mut max_full = vec![f32::NAN; H as usize];
+    let mut sim = outputs_for(&x);
+    attention_simulate_with_max_logit(
+        &SimulateOptions::new(4).cp_comm(CpComm::P2p),
+        &shape,
+        &x.q,
+        &x.k,
+        &x.v,
+        &mut sim.out,
+        &mut sim.lse,
+        None,
+        &mut max_full,
+    )
+    .unwrap();
+    for (hh, &m) in max_full.iter().enumerate() {
+        let g = hh / (H / HKV) as usize;
+        let want = (0..S as usize)
+            .flat_map(|i| (0..=i).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                (0..D as usize).map(|t| x.q[(i * H as usize + hh) * D as usize + t] * x.k[(j * HKV as usize + g) * D as usize + t]).sum::<f32>()
+                    / (D as f32).sqrt()
+            })
+            .fold(f32::MIN, f32::max);
+        assert!((m - want).abs() < 1e-5, "head {}: {} vs {}", hh, m, want);
+    }
+    let world = World::new(2, Duration::from_secs(20)).unwrap();
+    std::thread::scope(|s| {
+        for r in 0..2usize {
+            let (world, x, max_full) = (&world, &x, &max_full);
+            s.spawn(move || {
+                let comm = world.comm(r as i32).unwrap();
+                let mut ctx = CpContext::new(&comm, &ParallelConfig::new(2).cp(2), CpComm::P2p).unwrap();
+                let rows = dual_chunk_rows(r, 2);
+                let local = AttnShape::new(B, S / 2, H, HKV, D);
+                let (q, k, v) = (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
+                let (mut out, mut lse, mut mx) = (vec![0.0; q.len()], vec![0.0; local.lse_len().unwrap()], vec![0.0; H as usize]);
+                ctx.forward_with_max_logit(&local, &AttnMask::causal(true), &q, &k, &v, &mut out, &mut lse, &mut mx).unwrap();
+                assert!(max_diff(&mx, max_full) < 1e-6, "rank {}: {:?} vs {:?}", r, mx, max_full);
+            });
+        }
+    });
 
     // A gradient slot without learnable sinks is misuse.
     let mut r = simulate(&x, &SimulateOptions::new(1));

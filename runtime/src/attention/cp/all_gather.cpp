@@ -198,7 +198,7 @@ Status all_gather_forward(CpEngine& eng, Communicator& comm, const LocalProblem&
   GatheredKv kv;
   HCP_TRY(gather_kv(eng, comm, lp, k, v, true, &kv));
   Buffers buf;
-  buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.out = out, buf.lse = lse;
+  buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.out = out, buf.lse = lse, buf.max_logit = lp.max_logit;
   buf.head_major_kv = gathers_heads(lp);
   HeadMajorQueries hm;
   // One call writes each output row once: in the caller's layout, not re-laid after.

@@ -301,13 +301,13 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   const std::string problem = local_problem_error(shape, cp_size(), a2a, *engine_);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &shape.scale, sizeof scale_bits);
-  constexpr int kFields = 16;
+  constexpr int kFields = 17;
   const bool sinks_valid = problem.empty();  // sink values are read only once they are known to be there
   const int64_t mine[kFields] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
                                  shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward,
                                  scale_bits, shape.packed.documents(), fingerprint(shape.packed), shape.window_left,
                                  shape.window_right, static_cast<int64_t>(shape.softmax),
-                                 sinks_valid ? sink_fingerprint(shape) : 0};
+                                 sinks_valid ? sink_fingerprint(shape) : 0, shape.max_logit != nullptr};
   if (cp_size() == 1) {
     if (!problem.empty()) return Status(Errc::shape, "CP rank 0: " + problem);
     return {};
@@ -321,7 +321,8 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   HCP_TRY(host_send_recv(*groups_.cp, engine_.get(), mine, sizeof(mine), (me + 1) % n, theirs, sizeof(theirs), prev));
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
                                       "pass", "scale", "packed documents", "cu_seqlens (fingerprint)",
-                                      "window_left", "window_right", "softmax type", "sink values (fingerprint)"};
+                                      "window_left", "window_right", "softmax type", "sink values (fingerprint)",
+                                      "max logit (asked for)"};
   // A verdict byte: 0 agrees, 1 has an invalid shape of its own, 1 + i differs from its predecessor on field i.
   int differs = 0;
   for (int i = 1; i < kFields && !differs; ++i)
@@ -459,7 +460,9 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   LocalProblem lp = local_problem(shape);
   lp.host_engines = all_host_;
   HCP_TRY(labels_for(shape, &lp.labels));
-  EngineBuffer out32;
+  EngineBuffer out32, max_rows;
+  if (shape.max_logit) HCP_TRY(cp::alloc_elems<float>(eng, lp.batch * lp.heads * lp.n, &max_rows));
+  lp.max_logit = shape.max_logit ? max_rows.as<float>() : nullptr;
   const Stages st = stages_of(comm_, data_cp_, data_levels_);
   if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
     // An fp32 output is the kernels' own form: written in place, not through a copy, unless it shares memory with
@@ -481,6 +484,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
     sinks.out = o32, sinks.lse = lse;
     sinks.out_h = lp.head_dim, sinks.out_r = lp.heads * lp.head_dim, sinks.out_b = lp.n * sinks.out_r;
     HCP_TRY(apply_sinks(shape, 0, sinks));
+    if (shape.max_logit) HCP_TRY(reduce_max_logit(shape, max_rows.as<float>(), lp.heads, lp.n, 0));
     return in_place ? Status{} : eng.convert_from_f32(o32, out, lp.dtype, lp.q_elems());
   }
   HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
@@ -528,6 +532,9 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   sinks.out_h = head_major ? mixed.n * lp.head_dim : lp.head_dim;
   sinks.out_r = head_major ? lp.head_dim : mixed.heads * lp.head_dim;
   HCP_TRY(apply_sinks(shape, static_cast<int64_t>(st.a2a->rank()) * mixed.heads, sinks));
+  if (shape.max_logit)
+    HCP_TRY(reduce_max_logit(shape, max_rows.as<float>(), mixed.heads, mixed.n,
+                             static_cast<int64_t>(st.a2a->rank()) * mixed.heads));
   // Back to the caller's dtype before the inverse exchange, as Transformer Engine does: half the bytes to move (an
   // fp32 output goes as it is). The conversion keeps the layout, head-major or not.
   const void* mixed_out = out32.as();
@@ -541,6 +548,29 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, mixed_out, out, scratch.as()));
   return cp::a2a_gather_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse_mixed.as<float>(), lse,
                              row_scratch.as<float>());
+}
+
+// Each head's maximum over this rank's rows, then over the CP group's (max is exact: any order gives the same bits).
+// Collective whenever max_logit is asked for (the same on every rank, check_shape).
+Status CpContext::reduce_max_logit(const CpShape& shape, const float* rows, int64_t heads, int64_t n, int64_t h0) {
+  const auto count = static_cast<size_t>(shape.batch * heads * n), all_heads = static_cast<size_t>(shape.heads);
+  std::vector<float> host(count);
+  HCP_TRY(engine_->download(host.data(), rows, count * sizeof(float)));
+  std::vector<float> mine(all_heads, -std::numeric_limits<float>::infinity());
+  for (int64_t b = 0; b < shape.batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* row = host.data() + (b * heads + h) * n;
+      float& m = mine[static_cast<size_t>(h0 + h)];
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, row[i]);
+    }
+  std::vector<float> everyone(all_heads * static_cast<size_t>(cp_size()));
+  HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), mine.data(), everyone.data(), all_heads * sizeof(float)));
+  for (size_t h = 0; h < all_heads; ++h) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (size_t r = 0; r < static_cast<size_t>(cp_size()); ++r) m = std::max(m, everyone[r * all_heads + h]);
+    shape.max_logit[h] = m;
+  }
+  return {};
 }
 
 Status CpContext::apply_sinks(const CpShape& shape, int64_t h0, SinkParams p) {

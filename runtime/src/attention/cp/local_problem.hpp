@@ -23,6 +23,8 @@ struct LocalProblem {
   // Every rank's engine is a host engine (decided collectively): layouts that suit the CPU kernels but change what
   // the ranks exchange (the number or order of messages) may be used.
   bool host_engines = false;
+  // Forward: where each query row's largest logit goes ([B, H, n] like lse, engine memory); nullptr: not wanted.
+  float* max_logit = nullptr;
 
   int64_t q_elems() const { return batch * n * heads * head_dim; }
   int64_t kv_elems() const { return batch * n * kv_heads * head_dim; }
@@ -116,6 +118,7 @@ struct Buffers {
   const void* v = nullptr;
   float* out = nullptr;
   float* lse = nullptr;
+  float* max_logit = nullptr;  // forward, optional: AttnParams::max_logit, laid out as lse
   const void* dout = nullptr;
   const float* delta = nullptr;
   float* dq = nullptr;
@@ -185,6 +188,7 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.dk = kv_like(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.dv = kv_like(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
+  if (b.max_logit) p.max_logit = section_rows(b.max_logit, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
   return p;
 }
@@ -215,6 +219,7 @@ inline AttnParams kv_head_slice(const AttnParams& p, int64_t hk0, int64_t count)
   shift(s.q, h0, e), shift(s.dout, h0, e), shift(s.out, h0, 4), shift(s.dq, h0, 4);
   shift(s.k, hk0, e), shift(s.v, hk0, e), shift(s.dk, hk0, 4), shift(s.dv, hk0, 4);
   if (s.lse.data) s.lse.data += h0 * s.lse.stride_h;
+  if (s.max_logit.data) s.max_logit.data += h0 * s.max_logit.stride_h;
   if (s.delta.data) s.delta.data += h0 * s.delta.stride_h;
   return s;
 }

@@ -250,10 +250,10 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
   Buffers buf;
   buf.q = q;
   if (w == 1) {
-    buf.k = k, buf.v = v, buf.out = out, buf.lse = lse;
+    buf.k = k, buf.v = v, buf.out = out, buf.lse = lse, buf.max_logit = lp.max_logit;
     return eng.forward(step_params(lp, 0, 0, buf));
   }
-  buf.out = out, buf.lse = lse;
+  buf.out = out, buf.lse = lse, buf.max_logit = lp.max_logit;
   if (lp.host_engines && comm->shares_host_memory()) return shared_ring_forward(eng, comm, lp, k, v, buf, out);
   EngineBuffer cur, next;
   HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
@@ -279,7 +279,7 @@ Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalPro
                               const KvWriter& write_kv, float* out, float* lse) {
   HCP_TRY(shared_host_ranks(eng, comm, lp, "ring_forward_head_major"));
   Buffers buf;
-  buf.q = q, buf.out = out, buf.lse = lse;
+  buf.q = q, buf.out = out, buf.lse = lse, buf.max_logit = lp.max_logit;
   buf.head_major_q = true;
   return shared_ring_steps(eng, &comm, lp, write_kv, buf);
 }

@@ -179,8 +179,12 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &out));
   const int64_t rows = o.batch * o.heads * shape.seq_local;
   HCP_TRY(eng.alloc(static_cast<size_t>(rows) * sizeof(float), &lse));
+  std::vector<float> max_logit(static_cast<size_t>(o.heads));
+  if (t.max_logit) shape.max_logit = max_logit.data();
   Clock clock;
   HCP_TRY(ctx->forward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>()));
+  shape.max_logit = nullptr;
+  if (t.max_logit && (own_process || r == 0)) std::copy(max_logit.begin(), max_logit.end(), t.max_logit);
   HCP_TRY(eng.synchronize());
   const Clock::Span forward = clock.lap();
   HCP_TRY(gather_out(out, t.out, q_row, q_elems));

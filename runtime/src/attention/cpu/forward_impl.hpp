@@ -28,6 +28,9 @@ template <int W>
 struct ForwardScratch {
   int64_t dp;
   std::vector<float> q, kt, v, s, o, m, l;
+  // Each row's largest visible logit over this call's keys (AttnParams::max_logit): m alone is not it, since an
+  // accumulating call starts m at the earlier lse.
+  std::vector<float> logit_max;
   // Accumulating calls: the weight the earlier output (read once, at the end) has in the running sum, relative to
   // the running max; 0 where there is none.
   std::vector<float> keep;
@@ -50,7 +53,7 @@ struct ForwardScratch {
   explicit ForwardScratch(int64_t head_dim)
       : dp(round_up(head_dim, 2 * W)),
         q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
-        o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ), keep(kForwardBlockQ),
+        o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ), logit_max(kForwardBlockQ), keep(kForwardBlockQ),
         o_set(kForwardBlockQ / 4) {}
 };
 
@@ -67,14 +70,15 @@ bool reads_in_place(const AttnParams& p) {
 inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
 
 // Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row (orow;
-// nullptr while the row's accumulator holds nothing yet, ForwardScratch::o_set). Only
+// nullptr while the row's accumulator holds nothing yet, ForwardScratch::o_set); `logit_max` (optional) gets the
+// larger of it and the row's largest visible score, which the max is computed for anyway. Only
 // the first `width` columns (a multiple of W, at least `visible`) are read; the rest of the tile row is unused.
 // Columns from `visible` on count as -inf and become 0: masked in the registers of the vectors they share with
 // visible ones (writing -inf into them first, one float at a time, made the loads that followed wait for the stores:
 // a short document's CP chunk of 34 keys leaves 14 such columns in every row of its 48-wide tiles).
 template <int W>
 HCP_INLINE void softmax_row(float* srow, int64_t visible, int64_t width, float& m, float& l, float& keep, float* orow,
-                            int64_t dp) {
+                            int64_t dp, float* logit_max = nullptr) {
   using V = typename Simd<W>::V;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const int64_t whole = std::min(visible, width) / W * W;  // vectors of visible columns only
@@ -88,6 +92,7 @@ HCP_INLINE void softmax_row(float* srow, int64_t visible, int64_t width, float& 
     vmax = x > vmax ? x : vmax;
   }
   const float block_max = reduce_max<W>(vmax);
+  if (logit_max && block_max > *logit_max) *logit_max = block_max;
   const float m_new = block_max > m ? block_max : m;
   if (m_new == kNegInf) {  // nothing visible yet: this block contributes nothing
     for (int64_t j = 0; j < width; ++j) srow[j] = 0;
@@ -271,8 +276,9 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
       continue;
     }
     if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, std::min(cols, n), masking.one_segment, srow);
-    softmax_row<W>(srow, masking.labelled ? std::min(cols, n) : visible_keys(p, i0 + i, j0, cols), n, t.m[i], t.l[i],
-                   t.keep[i], t.o_set[i / 4] ? t.o.data() + i * dp : nullptr, dp);
+    const int64_t visible = masking.labelled ? std::min(cols, n) : visible_keys(p, i0 + i, j0, cols);
+    softmax_row<W>(srow, visible, n, t.m[i], t.l[i], t.keep[i], t.o_set[i / 4] ? t.o.data() + i * dp : nullptr, dp,
+                   p.max_logit.data ? &t.logit_max[i] : nullptr);
   }
   // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read.
   // Under a key order, in-place value rows are one product per run of stored rows (at most a few per tile), over
@@ -321,6 +327,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       std::fill_n(f32_row(p.out, b, i0 + i, h), D, 0.0f);
       lse[i0 + i] = -std::numeric_limits<float>::infinity();
     }
+    if (p.max_logit.data) std::fill_n(row_values(p.max_logit, b, h) + i0, rows, -std::numeric_limits<float>::infinity());
     return;
   }
   // The GEMMs read m_rows rows; in place only where those are all rows of the tensor.
@@ -334,6 +341,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
   std::fill_n(t.m.begin(), m_rows, -std::numeric_limits<float>::infinity());
   std::fill_n(t.l.begin(), m_rows, 0.0f);
   std::fill_n(t.keep.begin(), m_rows, 0.0f);
+  if (p.max_logit.data) std::fill_n(t.logit_max.begin(), m_rows, -std::numeric_limits<float>::infinity());
   if (p.accumulate) {
     // Resume from the earlier result: running max lse, denominator 1, and the earlier output with weight 1. That
     // output joins the sum only at the end (weight `keep`, rescaled with the running max), where its rows are
@@ -411,6 +419,10 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       for (int64_t d = 0; d < D; ++d) out[d] = o[d] * inv;
     }
     lse[i0 + i] = l > 0 ? t.m[i] + std::log(l) : -std::numeric_limits<float>::infinity();
+  }
+  if (p.max_logit.data) {
+    float* mx = row_values(p.max_logit, b, h) + i0;
+    for (int64_t i = 0; i < rows; ++i) mx[i] = p.accumulate ? std::max(mx[i], t.logit_max[i]) : t.logit_max[i];
   }
 }
 

@@ -92,6 +92,9 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   // from out and lse: max lse (in log2 units), sum 1 (held by lane t = 0), O = out.
   float acc[kTiles][kOutTiles][4];
   float row_max[kTiles][2], row_sum[kTiles][2];
+  // AttnParams::max_logit: the row's largest visible q . k of this call, unscaled (row_max starts at the earlier
+  // lse when accumulating, so it is not this).
+  float logit_max[kTiles][2];
   const float* outg = out_rows();
   const float* lseg = lse_rows();
   HCP_UNROLL
@@ -101,6 +104,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
       const int64_t qi = q0 + warp * kWarpRows + 16 * mi + g + 8 * hf;
       const bool resume = p.accumulate && qi < p.sq && lseg[qi] != -INFINITY;
       row_max[mi][hf] = resume ? lseg[qi] * kLog2e : -INFINITY;
+      logit_max[mi][hf] = -INFINITY;
       row_sum[mi][hf] = resume && t == 0 ? 1.0f : 0.0f;
       HCP_UNROLL
       for (int nd = 0; nd < kOutTiles; ++nd) {
@@ -199,6 +203,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
         for (int nt = 0; nt < kKeyTiles; ++nt) mx = fmaxf(mx, fmaxf(s[mi][nt][2 * hf], s[mi][nt][2 * hf + 1]));
         mx = fmaxf(mx, shfl_xor(mx, 1));
         mx = fmaxf(mx, shfl_xor(mx, 2));
+        logit_max[mi][hf] = fmaxf(logit_max[mi][hf], mx);
         const float new_max = fmaxf(row_max[mi][hf], mx * scale_log2);  // scale > 0 keeps the argmax
         const float base = new_max == -INFINITY ? 0.0f : new_max;       // a row with nothing visible yet
         const float alpha = fast_exp2(row_max[mi][hf] - base);          // 0 when the old max is -inf
@@ -257,6 +262,11 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
       }
       if (t == 0)
         lseg_w[qi] = row_max[mi][hf] == -INFINITY ? -INFINITY : (row_max[mi][hf] + fast_log2(sum)) * kLn2;
+      if (t == 0 && p.max_logit.data) {
+        float* mg = p.max_logit.data + b * p.max_logit.stride_b + h * p.max_logit.stride_h;
+        const float mx = logit_max[mi][hf] == -INFINITY ? -INFINITY : logit_max[mi][hf] * p.scale;
+        mg[qi] = p.accumulate ? fmaxf(mg[qi], mx) : mx;
+      }
     }
   }
 }
