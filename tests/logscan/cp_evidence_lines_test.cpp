@@ -1,5 +1,5 @@
-// Transformer Engine's attention records and Megatron's dynamic-CP lines, through the whole scanner, into intent,
-// evidence and verdict. The line texts are Transformer Engine's (d0067d0) and Megatron-LM's (main d98e8a6, dev
+// Transformer Engine's attention records, Megatron's dynamic-CP lines and the hcp runtime's lines on the caller's
+// groups, through the whole scanner, into intent, evidence and verdict. The line texts are Transformer Engine's (d0067d0) and Megatron-LM's (main d98e8a6, dev
 // d48bd6b) format strings with values filled in; real TE excerpts are in realworld/.
 #include <gtest/gtest.h>
 
@@ -240,6 +240,29 @@ TEST(FrameworkIntent, AutomodelDistributedBlock) {
   const ScanReport r = scan("  distributed:\n    strategy: fsdp2\n    tp_size: 1\n    cp_size: 2\n");
   EXPECT_EQ(r.intent.cp.value, 2);
   EXPECT_EQ(r.intent.tp.value, 1);
+}
+
+// hcp's CP contexts on groups the caller made (hcp.torch with hcp_groups, hcp_cp_context_create_on_groups) log
+// "[hcp] cp rank R: using the caller's ...": the CP rank, the sizes, no world ranks (cp_context.cpp).
+TEST(HcpRuntime, ContextsOnTheCallersGroupsAreEvidence) {
+  std::string hier, flat;
+  for (int r = 0; r < 4; ++r) {  // piece by piece: GCC 12's -Wrestrict false positive on long + chains
+    std::string line = "[hcp] cp rank ";
+    line += std::to_string(r);
+    line += ": using the caller's CONTEXT_PARALLEL_GROUP size=4";
+    flat += line + "\n";
+    hier += line + " and HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=[2,2]\n";
+  }
+  const ScanReport h = scan(hier);
+  EXPECT_EQ(h.verdict, Verdict::hcp_active);
+  EXPECT_EQ(h.intent.cp.value, 4);
+  ASSERT_TRUE(h.intent.hcp_sizes.value && *h.intent.hcp_sizes.value);
+  EXPECT_EQ(**h.intent.hcp_sizes.value, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(h.evidence.groups.at("hcp-runtime:HIERARCHICAL_CONTEXT_PARALLEL_GROUPS").lines, 4u);
+  const ScanReport f = scan(flat);
+  EXPECT_EQ(f.verdict, Verdict::flat_cp);
+  EXPECT_EQ(f.intent.cp.value, 4);
+  EXPECT_EQ(f.evidence.groups.count("hcp-runtime:HIERARCHICAL_CONTEXT_PARALLEL_GROUPS"), 0u);
 }
 
 }  // namespace

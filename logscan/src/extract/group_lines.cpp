@@ -1,4 +1,4 @@
-// Evidence of process groups: the runtime's "created ..." lines, PyTorch c10d lines that name a group, other
+// Evidence of process groups: the runtime's "created ..." and "using the caller's ..." lines, PyTorch c10d lines that name a group, other
 // mentions of HIERARCHICAL_CONTEXT_PARALLEL_GROUPS, NCCL "Init COMPLETE" sizes, Bridge's HyperCommGrid.
 #include <re2/re2.h>
 
@@ -24,6 +24,10 @@ GroupEvidence& evidence(ScanState& s, const std::string& source, const std::stri
 bool runtime_line(ScanState& s, const LineView& line) {
   static const RE2 cp(R"((?:\[hcp\] )?rank (\d+): created CONTEXT_PARALLEL_GROUP size=(\d+))");
   static const RE2 hier(R"((?:\[hcp\] )?rank (\d+): created HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=\[([0-9, ]*)\])");
+  // Groups the caller made (hcp.torch on torch.distributed groups, hcp_cp_context_create_on_groups): the CP rank is
+  // known, the world rank is not.
+  static const RE2 given(R"re((?:\[hcp\] )?cp rank (\d+): using the caller's CONTEXT_PARALLEL_GROUP size=(\d+))re"
+                         R"re((?: and HIERARCHICAL_CONTEXT_PARALLEL_GROUPS sizes=\[([0-9, ]*)\])?)re");
   int rank = 0;
   int64_t size = 0;
   std::string sizes;
@@ -40,6 +44,21 @@ bool runtime_line(ScanState& s, const LineView& line) {
     g.ranks.insert(rank);
     if (auto levels = to_int_list(sizes)) {
       for (int64_t v : *levels) g.sizes.insert(v);
+      if (!in.hcp_sizes.value) in.hcp_sizes = {std::optional(*levels), line.ref()};
+    }
+    return true;
+  }
+  sizes.clear();
+  if (RE2::PartialMatch(line.text, given, &rank, &size, &sizes)) {
+    GroupEvidence& g = evidence(s, "hcp-runtime", "CONTEXT_PARALLEL_GROUP", line);
+    if (line.rank >= 0) g.ranks.insert(line.rank);
+    g.sizes.insert(size);
+    if (!in.cp.value) in.cp = {size, line.ref()};
+    if (sizes.empty()) return true;
+    GroupEvidence& h = evidence(s, "hcp-runtime", "HIERARCHICAL_CONTEXT_PARALLEL_GROUPS", line);
+    if (line.rank >= 0) h.ranks.insert(line.rank);
+    if (auto levels = to_int_list(sizes)) {
+      for (int64_t v : *levels) h.sizes.insert(v);
       if (!in.hcp_sizes.value) in.hcp_sizes = {std::optional(*levels), line.ref()};
     }
     return true;

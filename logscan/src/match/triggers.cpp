@@ -53,6 +53,7 @@ const std::vector<TriggerLiteral>& trigger_literals() {
       {"pp_size:", kConfigKey},
       {"device mesh with", kConfigKey},   // torchtitan: "Building 1-D device mesh with ['dp_shard'], [24]"
       {"[hcp] rank", kHcpRuntime},
+      {"[hcp] cp rank", kHcpRuntime},  // the runtime on the caller's groups (hcp_cp_context_create_on_groups)
       {"CONTEXT_PARALLEL_GROUP", kGroupName},
       {"COMPLETE", kNcclInit},
       {"Traceback (most recent call last)", kTraceback},

@@ -13,7 +13,7 @@ enum Trigger : uint32_t {
   kModelTflop = 1u << 1,      // Bridge "MODEL_TFLOP/s/GPU"
   kWorldSize = 1u << 2,       // Megatron "using world size:"
   kConfigKey = 1u << 3,       // argument dump / Bridge YAML keys
-  kHcpRuntime = 1u << 4,      // "[hcp] rank N: created ..."
+  kHcpRuntime = 1u << 4,      // "[hcp] rank N: created ...", "[hcp] cp rank N: using the caller's ..."
   kGroupName = 1u << 5,       // "CONTEXT_PARALLEL_GROUP" (c10d, runtime, mentions)
   kNcclInit = 1u << 6,        // "Init COMPLETE"
   kTraceback = 1u << 7,
