@@ -62,6 +62,7 @@ _hcp_attn() {
   case $prev in
     --comm) _hcp_reply "p2p a2a a2a+p2p all_gather"; return ;;
     --dtype) _hcp_reply "fp32 bf16 fp16"; return ;;
+    --layout) _hcp_reply "bshd sbhd"; return ;;
     --softmax) _hcp_reply "vanilla off-by-one learnable"; return ;;
     --device) _hcp_reply "cpu cuda"; return ;;
     --backend) _hcp_reply "inprocess mpi"; return ;;
@@ -70,8 +71,8 @@ _hcp_attn() {
       --head-dim | --gpus-per-node | --inject-fault | --seed | --timeout-ms) return ;;
   esac
   _hcp_reply "-h --help --cp --hcp-sizes --comm --batch --seq --seqlens --window --heads --kv-heads --head-dim
-    --causal --dtype --softmax --device --backend --gpus-per-node --inject-fault --backward --max-logit --check
-    --bench --format --seed --timeout-ms -V --version"
+    --causal --dtype --layout --softmax --device --backend --gpus-per-node --inject-fault --backward --max-logit
+    --check --bench --format --seed --timeout-ms -V --version"
 }
 
 _hcp_lint() {

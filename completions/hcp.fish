@@ -57,6 +57,7 @@ complete -c hcp -n '__fish_seen_subcommand_from attn' -l kv-heads -x -d 'Key/val
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l head-dim -x -d 'Head dimension (default 128)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l causal -d 'Causal mask'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l dtype -x -a 'fp32 bf16 fp16' -d 'Input dtype: fp32, bf16 or fp16'
+complete -c hcp -n '__fish_seen_subcommand_from attn' -l layout -x -a 'bshd sbhd' -d "How the full tensors are stored: bshd ([B, S, H, D]) or sbhd ([S, B, H, D], Transformer Engine's and Megatron's default); each rank's own tensors are bshd (thd: --seqlens)"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l softmax -x -a 'vanilla off-by-one learnable' -d "Attention sinks (Transformer Engine's softmax_type): vanilla, off-by-one (a logit 0 in every softmax) or learnable (one logit per head, drawn; --backward also gives its gradient)"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l device -x -a 'cpu cuda' -d 'Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dim 64, 128 or 256)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l backend -x -a 'inprocess mpi' -d 'How the ranks run: inprocess (threads of this process) or mpi (one process per rank, started by mpirun or srun with --cp processes)'

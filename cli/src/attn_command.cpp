@@ -38,6 +38,7 @@ struct AttnOptions {
   bool causal = false, backward = false, check = false, bench = false, max_logit = false;
   std::string dtype = "fp32";
   std::string softmax = "vanilla";
+  std::string layout = "bshd";
   std::string device = "cpu";
   std::string backend = "inprocess";
   int64_t gpus_per_node = 0;
@@ -80,6 +81,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   s.batch = o.batch, s.seq = mask.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);
   s.head_dim = o.head_dim, s.causal = o.causal;
   s.packed = mask.packed, s.window_left = mask.window_left, s.window_right = mask.window_right;
+  s.layout = o.layout == "sbhd" ? SeqLayout::sbhd : SeqLayout::bshd;
   if (o.timeout_ms < 1 || o.timeout_ms > INT32_MAX)
     throw Error(Errc::invalid_config, "--timeout-ms must be in [1, " + std::to_string(INT32_MAX) + "], got " +
                                           std::to_string(o.timeout_ms));
@@ -147,12 +149,12 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     throw Error(status.code(), (mpi ? "rank " + std::to_string(mpi->rank()) + ": " : std::string()) + status.message());
   // This process's rows of a full [B, S, X] result against the reference (all rows in process).
   auto check_rows = [&](const std::string& name, const std::vector<unsigned char>& got, DType dtype,
-                        const std::vector<float>& want, int64_t batch, int64_t row) {
+                        const std::vector<float>& want, int64_t batch, int64_t row, SeqLayout as) {
     if (cp_rank < 0) return compare(name, got, dtype, want);
     const std::vector<unsigned char> mine =
-        rank_rows(got.data(), s.packed, batch, s.seq, row, dtype_size(dtype), s.cp, cp_rank);
+        rank_rows(got.data(), s.packed, batch, s.seq, row, dtype_size(dtype), s.cp, cp_rank, as);
     const std::vector<unsigned char> ref =
-        rank_rows(want.data(), s.packed, batch, s.seq, row, sizeof(float), s.cp, cp_rank);
+        rank_rows(want.data(), s.packed, batch, s.seq, row, sizeof(float), s.cp, cp_rank, as);
     std::vector<float> ref_f32(ref.size() / sizeof(float));
     std::memcpy(ref_f32.data(), ref.data(), ref.size());
     return compare(name, mine, dtype, ref_f32);
@@ -176,8 +178,13 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     mask.apply(&p);
     p.num_threads = mpi ? 1 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int64_t qr = s.heads * s.head_dim, kr = s.kv_heads * s.head_dim;
-    auto qt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * qr, qr, s.head_dim}; };
-    auto kt = [&](const std::vector<float>& x) { return AttnTensor{const_cast<float*>(x.data()), s.seq * kr, kr, s.head_dim}; };
+    // The tensors as they are stored: [B, S, H, D], or [S, B, H, D] (sbhd: batch stride a row, token stride B rows).
+    const bool sbhd = s.layout == SeqLayout::sbhd;
+    auto view = [&](const std::vector<float>& x, int64_t row) {
+      return AttnTensor{const_cast<float*>(x.data()), sbhd ? row : s.seq * row, sbhd ? s.batch * row : row, s.head_dim};
+    };
+    auto qt = [&](const std::vector<float>& x) { return view(x, qr); };
+    auto kt = [&](const std::vector<float>& x) { return view(x, kr); };
     p.q = qt(q.f32), p.k = kt(k.f32), p.v = kt(v.f32), p.out = qt(want_out);
     p.lse = {want_lse.data(), s.heads * s.seq, s.seq};
     if (o.max_logit) p.max_logit = {want_rows_max.data(), s.heads * s.seq, s.seq};
@@ -188,14 +195,15 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (s.softmax != SoftmaxType::vanilla) {
       SinkParams sp;
       sp.batch = s.batch, sp.heads = s.heads, sp.rows = s.seq, sp.head_dim = s.head_dim;
-      sp.out = want_out.data(), sp.out_h = s.head_dim, sp.out_r = qr, sp.out_b = s.seq * qr;
+      const AttnTensor o_view = qt(want_out);
+      sp.out = want_out.data(), sp.out_h = s.head_dim, sp.out_r = o_view.stride_s, sp.out_b = o_view.stride_b;
       sp.lse = want_lse.data(), sp.sink = sinks.data();
       apply_sink_cpu(sp);
     }
     std::vector<unsigned char> lse_raw(lse.size() * 4);
     std::memcpy(lse_raw.data(), lse.data(), lse_raw.size());
-    errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * s.head_dim));
-    errors.push_back(check_rows("lse", lse_raw, DType::f32, want_lse, s.batch * s.heads, 1));
+    errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * s.head_dim, s.layout));
+    errors.push_back(check_rows("lse", lse_raw, DType::f32, want_lse, s.batch * s.heads, 1, SeqLayout::bshd));
     if (o.max_logit) {  // every rank has every head's maximum
       std::vector<float> want(static_cast<size_t>(s.heads), -INFINITY);
       for (int64_t b = 0; b < s.batch; ++b)
@@ -213,9 +221,9 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
       attention_delta_cpu(DType::f32, s.batch, s.seq, s.heads, s.head_dim, p.dout, p.out, p.delta);
       st = attention_backward_cpu(p);
       if (!st.ok()) throw Error(st.code(), st.message());
-      errors.push_back(check_rows("dq", dq, s.dtype, want_dq, s.batch, s.heads * s.head_dim));
-      errors.push_back(check_rows("dk", dk, s.dtype, want_dk, s.batch, s.kv_heads * s.head_dim));
-      errors.push_back(check_rows("dv", dv, s.dtype, want_dv, s.batch, s.kv_heads * s.head_dim));
+      errors.push_back(check_rows("dq", dq, s.dtype, want_dq, s.batch, s.heads * s.head_dim, s.layout));
+      errors.push_back(check_rows("dk", dk, s.dtype, want_dk, s.batch, s.kv_heads * s.head_dim, s.layout));
+      errors.push_back(check_rows("dv", dv, s.dtype, want_dv, s.batch, s.kv_heads * s.head_dim, s.layout));
       if (s.softmax == SoftmaxType::learnable) {  // every rank has the whole gradient
         std::vector<double> grad(sinks.size(), 0.0);
         sink_gradient_cpu(s.batch, s.heads, s.seq, want_lse.data(), delta.data(), sinks.data(), grad.data());
@@ -255,6 +263,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     w.key("head_dim"); w.value(s.head_dim);
     w.key("causal"); w.value(s.causal);
     w.key("softmax"); w.value(o.softmax);
+    w.key("layout"); w.value(s.packed.empty() ? o.layout : std::string("thd"));
     if (o.max_logit) {
       w.key("max_logit"); w.begin_array();
       for (float x : max_logit) w.value(static_cast<double>(x));
@@ -323,6 +332,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
                     static_cast<long long>(s.packed.total_padded()));
       text += line;
     }
+    if (s.layout == SeqLayout::sbhd && s.packed.empty()) text += "  layout: sbhd (full tensors [S, B, H, D])\n";
     if (s.softmax != SoftmaxType::vanilla) {
       std::snprintf(line, sizeof line, "  softmax: %s (attention sinks%s)\n", o.softmax.c_str(),
                     s.softmax == SoftmaxType::learnable ? ", one drawn per head" : ", a logit 0");
@@ -421,6 +431,11 @@ std::function<int()> add_attn_command(CLI::App& app) {
   cmd->add_flag("--causal", opts->causal, "Causal mask");
   cmd->add_option("--dtype", opts->dtype, "Input dtype: fp32, bf16 or fp16")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  cmd->add_option("--layout", opts->layout,
+                  "How the full tensors are stored: bshd ([B, S, H, D]) or sbhd ([S, B, H, D], Transformer Engine's "
+                  "and Megatron's default); each rank's own tensors are bshd (thd: --seqlens)")
+      ->check(CLI::IsMember({"bshd", "sbhd"}))
       ->capture_default_str();
   cmd->add_option("--softmax", opts->softmax,
                   "Attention sinks (Transformer Engine's softmax_type): vanilla, off-by-one (a logit 0 in every "

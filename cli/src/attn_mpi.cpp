@@ -90,10 +90,10 @@ void MpiRun::combine(std::vector<ErrorStat>* errors, bool* within) {
 }
 
 std::vector<unsigned char> rank_rows(const void* full, const PackedBatch& packed, int64_t batch, int64_t seq,
-                                     int64_t row_elems, size_t elem_bytes, int world, int rank) {
+                                     int64_t row_elems, size_t elem_bytes, int world, int rank, SeqLayout layout) {
   std::vector<unsigned char> local(static_cast<size_t>(batch * (seq / world) * row_elems) * elem_bytes);
   const Status s = packed.empty()
-                       ? shard_sequence(full, local.data(), batch, seq, row_elems, elem_bytes, world, rank)
+                       ? shard_sequence(full, local.data(), batch, seq, row_elems, elem_bytes, world, rank, layout)
                        : shard_packed(full, local.data(), packed, row_elems, elem_bytes, world, rank, batch);
   if (!s.ok()) throw Error(s.code(), s.message());
   return local;

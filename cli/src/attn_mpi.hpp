@@ -11,6 +11,7 @@
 #include "attn_problem.hpp"
 #include "fault_injection.hpp"
 #include "hcp/communicator.hpp"
+#include "hcp/cp_attention.hpp"
 
 namespace hcp::cli {
 
@@ -44,8 +45,9 @@ class MpiRun {
 };
 
 // Rows `rank` holds (chunks rank and 2W-1-rank, of every document when `packed` is not empty) of a full [B, S, X]
-// tensor of elem_bytes elements, one after another.
+// tensor ([S, B, X] with sbhd) of elem_bytes elements, one after another.
 std::vector<unsigned char> rank_rows(const void* full, const PackedBatch& packed, int64_t batch, int64_t seq,
-                                     int64_t row_elems, size_t elem_bytes, int world, int rank);
+                                     int64_t row_elems, size_t elem_bytes, int world, int rank,
+                                     SeqLayout layout = SeqLayout::bshd);
 
 }  // namespace hcp::cli

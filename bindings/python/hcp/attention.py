@@ -52,8 +52,9 @@ def _address(obj, nbytes, writable):
     return ctypes.addressof(keep), keep
 
 
-def _tensor(obj, shape, dtype_code, elem, writable, keep, device=0):
-    """A descriptor of a host buffer, or (device 1) of a device pointer given as an integer."""
+def _tensor(obj, shape, dtype_code, elem, writable, keep, device=0, seq_first=False):
+    """A descriptor of a host buffer, or (device 1) of a device pointer given as an integer. seq_first: the
+    [B, S, H, D] shape describes [S, B, H, D] memory (Transformer Engine's sbhd), by its strides."""
     if device:
         if not isinstance(obj, int) or obj == 0:
             raise ValueError("CUDA tensors are device pointers given as non-zero integers")
@@ -74,6 +75,9 @@ def _tensor(obj, shape, dtype_code, elem, writable, keep, device=0):
         t.shape[i] = shape[i]
         t.strides[i] = stride
         stride *= shape[i]
+    if seq_first:  # token s of batch b at (s B + b) rows of H x D
+        b, _, h, d = shape
+        t.strides[0], t.strides[1] = h * d, b * h * d
     return t
 
 
@@ -123,26 +127,25 @@ def _sinks(options, softmax, sink, d_sink, heads, keep):
     offsets = (ctypes.c_float * heads)(*values)
     keep.append(offsets)
     options.softmax_offset = ctypes.cast(offsets, ctypes.POINTER(ctypes.c_float))
-    if d_sink is not None:
-        view = memoryview(d_sink).cast("B")
-        if view.readonly or view.nbytes < 4 * heads:
-            raise ValueError(f"d_sink must be a writable buffer of {heads} float32 values")
-        grad = (ctypes.c_float * heads).from_buffer(view)
-        keep.append(grad)
-        options.d_softmax_offset = ctypes.cast(grad, ctypes.POINTER(ctypes.c_float))
+    options.d_softmax_offset = _out_floats(d_sink, heads, "d_sink", keep)
     return options
+
+
+def _out_floats(buffer, count, name, keep):
+    """A float* into `buffer` (writable, at least `count` float32) for the library to write; None for None."""
+    if buffer is None:
+        return None
+    view = memoryview(buffer).cast("B")
+    if view.readonly or view.nbytes < 4 * count:
+        raise ValueError(f"{name} must be a writable buffer of {count} float32 values")
+    values = (ctypes.c_float * count).from_buffer(view)
+    keep.append(values)
+    return ctypes.cast(values, ctypes.POINTER(ctypes.c_float))
 
 
 def _max_logit(options, buffer, heads, keep):
     """Asks the forward for each head's largest logit into `buffer` (writable, `heads` float32); None: not."""
-    if buffer is None:
-        return options
-    view = memoryview(buffer).cast("B")
-    if view.readonly or view.nbytes < 4 * heads:
-        raise ValueError(f"max_logit must be a writable buffer of {heads} float32 values")
-    values = (ctypes.c_float * heads).from_buffer(view)
-    keep.append(values)
-    options.max_logit = ctypes.cast(values, ctypes.POINTER(ctypes.c_float))
+    options.max_logit = _out_floats(buffer, heads, "max_logit", keep)
     return options
 
 
@@ -167,28 +170,33 @@ def packed_rank_indices(cu_seqlens, cp, rank, cu_seqlens_padded=None):
     return list(out[:count.value])
 
 
-def _shape_of(obj, shape):
+def _shape_of(obj, shape, seq_first=False):
     if shape is not None:
         return tuple(int(n) for n in shape)
     view_shape = memoryview(obj).shape
     if len(view_shape) != 4:
         raise ValueError("pass shape=(B, S, H, D) for buffers that are not 4-dimensional")
-    return tuple(view_shape)
+    return (view_shape[1], view_shape[0]) + tuple(view_shape[2:]) if seq_first else tuple(view_shape)
 
 
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
                        dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu", cu_seqlens=None,
-                       cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=False):
+                       cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=False,
+                       layout="bshd"):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
     dq, dk, dv (and d_sink, the sinks' gradient, with softmax="learnable"). softmax: attention sinks, "vanilla",
     "off-by-one" or "learnable" with sink, one logit per head. max_logit=True adds "max_logit": each head's largest
-    logit over the batch (Transformer Engine's return_max_logit). shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
+    logit over the batch (Transformer Engine's return_max_logit). layout="sbhd": q, k, v, dout and the outputs are
+    [S, B, H, D] (Transformer Engine's and Megatron's default; shape stays (B, S, H, D)); lse stays [B, H, S]. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
     device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers.
     Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
     lengths divisible by 2 x cp; default cu_seqlens) with shape (1, T, H, D), T the padded total. window=(left,
     right) limits each query to keys left before and right after it (-1: unbounded)."""
     code, fmt, elem = _dtype(dtype)
-    b, s, h, d = _shape_of(q, shape)
+    if layout not in ("bshd", "sbhd"):
+        raise ValueError(f"layout must be bshd or sbhd, got {layout!r}")
+    sf = layout == "sbhd"
+    b, s, h, d = _shape_of(q, shape, sf)
     hkv = h if kv_heads is None else int(kv_heads)
     if shape is None:
         hkv = memoryview(k).shape[2]
@@ -198,20 +206,22 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     keep = []
     # The inputs first: their buffers must hold the shape, which bounds the outputs allocated after them (a shape
     # larger than q raises here, not as a MemoryError for outputs of that shape).
-    q_t, k_t, v_t = (_tensor(q, q_shape, code, elem, False, keep), _tensor(k, kv_shape, code, elem, False, keep),
-                     _tensor(v, kv_shape, code, elem, False, keep))
-    dout_t = None if dout is None else _tensor(dout, q_shape, code, elem, False, keep)
+    q_t, k_t, v_t = (_tensor(q, q_shape, code, elem, False, keep, seq_first=sf),
+                     _tensor(k, kv_shape, code, elem, False, keep, seq_first=sf),
+                     _tensor(v, kv_shape, code, elem, False, keep, seq_first=sf))
+    dout_t = None if dout is None else _tensor(dout, q_shape, code, elem, False, keep, seq_first=sf)
     out = array.array(fmt, bytes(b * s * h * d * elem))
     lse = array.array("f", bytes(b * h * s * 4))
-    tensors = [q_t, k_t, v_t, _tensor(out, q_shape, code, elem, True, keep), _tensor(lse, (b, h, s), 0, 4, True, keep)]
+    tensors = [q_t, k_t, v_t, _tensor(out, q_shape, code, elem, True, keep, seq_first=sf),
+               _tensor(lse, (b, h, s), 0, 4, True, keep)]
     result = {"out": out, "lse": lse}
     if dout is not None:
         result["dq"] = array.array(fmt, bytes(len(out) * elem))
         result["dk"] = array.array(fmt, bytes(b * s * hkv * d * elem))
         result["dv"] = array.array(fmt, bytes(b * s * hkv * d * elem))
-        tensors += [dout_t, _tensor(result["dq"], q_shape, code, elem, True, keep),
-                    _tensor(result["dk"], kv_shape, code, elem, True, keep),
-                    _tensor(result["dv"], kv_shape, code, elem, True, keep)]
+        tensors += [dout_t, _tensor(result["dq"], q_shape, code, elem, True, keep, seq_first=sf),
+                    _tensor(result["dk"], kv_shape, code, elem, True, keep, seq_first=sf),
+                    _tensor(result["dv"], kv_shape, code, elem, True, keep, seq_first=sf)]
     ptrs = [ctypes.byref(t) for t in tensors] + [None] * (9 - len(tensors))
     sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
     o = new(AttnSimulateOptions, cp=int(cp), cp_comm=_comm(comm), num_hcp_levels=len(hcp_sizes or []),

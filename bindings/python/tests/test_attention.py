@@ -266,6 +266,30 @@ class AttentionSimulate(unittest.TestCase):
         with self.assertRaises(ValueError):
             hcp.attention_simulate(q, k, v, cp=2, softmax="sinkhorn", **common)
 
+    def test_sbhd_tensors_equal_bshd_ones(self):
+        # Transformer Engine's sbhd layout ([S, B, H, D] memory), every scheme, forward and backward.
+        b, s, h, hkv, d = 2, 8, 4, 2, 8
+        rnd = random.Random(3)
+        q, dout = (array.array("f", [rnd.uniform(-1, 1) for _ in range(b * s * h * d)]) for _ in range(2))
+        k, v = (array.array("f", [rnd.uniform(-1, 1) for _ in range(b * s * hkv * d)]) for _ in range(2))
+
+        def to_sbhd(t, heads):
+            row = heads * d
+            return array.array("f", [t[(bb * s + i) * row + x] for i in range(s) for bb in range(b) for x in range(row)])
+
+        for comm, sizes in [("p2p", None), ("a2a", None), ("a2a+p2p", [2, 1]), ("all_gather", None)]:
+            with self.subTest(comm=comm):
+                want = hcp.attention_simulate(q, k, v, cp=2, comm=comm, hcp_sizes=sizes, dout=dout,
+                                              shape=(b, s, h, d), kv_heads=hkv)
+                got = hcp.attention_simulate(to_sbhd(q, h), to_sbhd(k, hkv), to_sbhd(v, hkv), cp=2, comm=comm,
+                                             hcp_sizes=sizes, dout=to_sbhd(dout, h), shape=(b, s, h, d),
+                                             kv_heads=hkv, layout="sbhd")
+                for name, heads in (("out", h), ("dq", h), ("dk", hkv), ("dv", hkv)):
+                    self.assertEqual(list(got[name]), list(to_sbhd(want[name], heads)), name)
+                self.assertEqual(list(got["lse"]), list(want["lse"]))
+        with self.assertRaises(ValueError):
+            hcp.attention_simulate(q, k, v, cp=2, shape=(b, s, h, d), kv_heads=hkv, layout="hsbd")
+
     def test_packed_rank_indices_feed_the_per_rank_api(self):
         cu, padded = [0, 7, 10], [0, 8, 12]
         self.assertEqual(hcp.packed_rank_indices(cu, 2, 0, padded), [0, 1, 6, 7, 8, 11])

@@ -145,12 +145,16 @@ class CpContext {
   CpShape labels_shape_;  // what labels_ was built for
 };
 
-// Copies rank r's dual chunks of a full [B, S, H, D] tensor (elements of elem_bytes) into `local` [B, S/W, H, D],
-// and back. S % (2W) == 0 is required (Errc::shape otherwise).
+// How a full sequence tensor is stored: [B, S, H, D] (bshd) or sequence first, [S, B, H, D] (sbhd, Transformer
+// Engine's and Megatron's default). A rank's local tensors are bshd either way.
+enum class SeqLayout : int { bshd = 0, sbhd = 1 };
+
+// Copies rank r's dual chunks of a full [B, S, H, D] tensor (or [S, B, H, D] with sbhd; elements of elem_bytes)
+// into `local` [B, S/W, H, D], and back. S % (2W) == 0 is required (Errc::shape otherwise).
 Status shard_sequence(const void* full, void* local, int64_t batch, int64_t seq, int64_t row_elems,
-                      size_t elem_bytes, int world, int rank);
+                      size_t elem_bytes, int world, int rank, SeqLayout layout = SeqLayout::bshd);
 Status gather_sequence(const void* local, void* full, int64_t batch, int64_t seq, int64_t row_elems,
-                       size_t elem_bytes, int world, int rank);
+                       size_t elem_bytes, int world, int rank, SeqLayout layout = SeqLayout::bshd);
 
 // The whole CP computation on `cp` in-process ranks: full q, k, v [B, S, H, D] in, full out and lse out (and with
 // dout, the full dq, dk, dv); for demos, tests and the Python binding. hcp_sizes is used by a2a+p2p only.
@@ -167,6 +171,7 @@ struct SimulateOptions {
   PackedBatch packed;
   int64_t window_left = -1, window_right = -1;  // CpShape's window
   SoftmaxType softmax = SoftmaxType::vanilla;    // CpShape's sinks; learnable reads sink (H floats)
+  SeqLayout layout = SeqLayout::bshd;            // of the full q, k, v, dout, out, dq, dk, dv (lse stays [B, H, S])
   const float* sink = nullptr;
   // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the ranks then exchange
   // by device-to-device copies). make_engine, when set, overrides it (tests, other kernels).

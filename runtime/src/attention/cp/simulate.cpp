@@ -14,9 +14,9 @@
 namespace hcp {
 namespace {
 
-// chunk c of a [B, S, X] sequence <-> half h of rank r's local [B, S/W, X] one.
+// chunk c of a [B, S, X] sequence (or [S, B, X] with sbhd) <-> half h of rank r's local [B, S/W, X] one.
 Status move_chunks(const void* src, void* dst, int64_t batch, int64_t seq, int64_t row_elems, size_t elem_bytes,
-                   int world, int rank, bool to_local) {
+                   int world, int rank, bool to_local, SeqLayout layout) {
   if (world < 1 || rank < 0 || rank >= world)
     return Status(Errc::invalid_argument, "rank " + std::to_string(rank) + " outside a world of " + std::to_string(world));
   if (seq % (2 * static_cast<int64_t>(world)) != 0)
@@ -25,13 +25,17 @@ Status move_chunks(const void* src, void* dst, int64_t batch, int64_t seq, int64
   const int64_t half = seq / (2 * world), local = seq / world;
   const size_t row = static_cast<size_t>(row_elems) * elem_bytes;
   const int64_t chunks[2] = {rank, 2 * world - 1 - rank};
+  // The full tensor's batch and token strides: token s of batch b at (b S + s) rows, or (s B + b) rows with sbhd.
+  const bool seq_first = layout == SeqLayout::sbhd;
+  const size_t full_b = seq_first ? row : static_cast<size_t>(seq) * row;
+  const size_t full_r = seq_first ? static_cast<size_t>(batch) * row : row;
   for (int h = 0; h < 2; ++h) {
-    const size_t full_off = static_cast<size_t>(chunks[h] * half) * row, local_off = static_cast<size_t>(h * half) * row;
+    const size_t full_off = static_cast<size_t>(chunks[h] * half) * full_r, local_off = static_cast<size_t>(h * half) * row;
     if (to_local)
       cp::copy_rows(batch, half, row, static_cast<unsigned char*>(dst) + local_off, local * row, row,
-                    static_cast<const unsigned char*>(src) + full_off, seq * row, row);
+                    static_cast<const unsigned char*>(src) + full_off, full_b, full_r);
     else
-      cp::copy_rows(batch, half, row, static_cast<unsigned char*>(dst) + full_off, seq * row, row,
+      cp::copy_rows(batch, half, row, static_cast<unsigned char*>(dst) + full_off, full_b, full_r,
                     static_cast<const unsigned char*>(src) + local_off, local * row, row);
   }
   return {};
@@ -69,13 +73,13 @@ struct RankStream {
 }  // namespace
 
 Status shard_sequence(const void* full, void* local, int64_t batch, int64_t seq, int64_t row_elems,
-                      size_t elem_bytes, int world, int rank) {
-  return move_chunks(full, local, batch, seq, row_elems, elem_bytes, world, rank, true);
+                      size_t elem_bytes, int world, int rank, SeqLayout layout) {
+  return move_chunks(full, local, batch, seq, row_elems, elem_bytes, world, rank, true, layout);
 }
 
 Status gather_sequence(const void* local, void* full, int64_t batch, int64_t seq, int64_t row_elems,
-                       size_t elem_bytes, int world, int rank) {
-  return move_chunks(local, full, batch, seq, row_elems, elem_bytes, world, rank, false);
+                       size_t elem_bytes, int world, int rank, SeqLayout layout) {
+  return move_chunks(local, full, batch, seq, row_elems, elem_bytes, world, rank, false, layout);
 }
 
 namespace {
@@ -88,15 +92,19 @@ struct Plan {
   int64_t q_row = 0, kv_row = 0, q_elems = 0, kv_elems = 0;
   int64_t seq = 0;  // full sequence length (packed: padded tokens)
   bool backward = false;
+  SeqLayout layout = SeqLayout::bshd;  // of the full tensors (lse: always [B, H, S])
 
-  // Rank r's rows of a full tensor [B, seq, X] (`outer` of them, each [seq, row]) and back.
-  Status shard(const void* full, void* local, int64_t outer, int64_t row, size_t elem, int cp, int r) const {
+  // Rank r's rows of a full tensor [B, seq, X] (`outer` of them, each [seq, row]; [seq, outer, X] when `layout`
+  // is sbhd) and back. Packed batches have one row of the batch: the layouts are the same bytes.
+  Status shard(const void* full, void* local, int64_t outer, int64_t row, size_t elem, int cp, int r,
+               SeqLayout as = SeqLayout::bshd) const {
     if (!shape.packed.empty()) return shard_packed(full, local, shape.packed, row, elem, cp, r, outer);
-    return shard_sequence(full, local, outer, seq, row, elem, cp, r);
+    return shard_sequence(full, local, outer, seq, row, elem, cp, r, as);
   }
-  Status gather(const void* local, void* full, int64_t outer, int64_t row, size_t elem, int cp, int r) const {
+  Status gather(const void* local, void* full, int64_t outer, int64_t row, size_t elem, int cp, int r,
+                SeqLayout as = SeqLayout::bshd) const {
     if (!shape.packed.empty()) return gather_packed(local, full, shape.packed, row, elem, cp, r, outer);
-    return gather_sequence(local, full, outer, seq, row, elem, cp, r);
+    return gather_sequence(local, full, outer, seq, row, elem, cp, r, as);
   }
 };
 
@@ -130,6 +138,7 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   shape.packed = o.packed, shape.window_left = o.window_left, shape.window_right = o.window_right;
   shape.softmax = o.softmax, shape.sink = o.sink;
   plan->seq = seq;
+  plan->layout = o.layout;
   plan->e = dtype_size(o.dtype);
   plan->q_row = o.heads * o.head_dim, plan->kv_row = o.kv_heads * o.head_dim;
   if (o.batch < 1 || o.heads < 1 || o.kv_heads < 1 || o.head_dim < 1 ||
@@ -165,13 +174,13 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   std::vector<unsigned char> host(static_cast<size_t>(q_elems) * e);
   EngineBuffer q, k, v, out, lse;
   auto shard_in = [&](const void* full, int64_t row, int64_t elems, EngineBuffer* buf) -> Status {
-    HCP_TRY(plan.shard(full, host.data(), o.batch, row, e, o.cp, r));
+    HCP_TRY(plan.shard(full, host.data(), o.batch, row, e, o.cp, r, plan.layout));
     HCP_TRY(eng.alloc(static_cast<size_t>(elems) * e, buf));
     return eng.upload(buf->as(), host.data(), static_cast<size_t>(elems) * e);
   };
   auto gather_out = [&](const EngineBuffer& buf, void* full, int64_t row, int64_t elems) -> Status {
     HCP_TRY(eng.download(host.data(), buf.as(), static_cast<size_t>(elems) * e));
-    return plan.gather(host.data(), full, o.batch, row, e, o.cp, r);
+    return plan.gather(host.data(), full, o.batch, row, e, o.cp, r, plan.layout);
   };
   HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
   HCP_TRY(shard_in(t.k, kv_row, kv_elems, &k));
