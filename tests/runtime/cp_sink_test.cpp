@@ -5,6 +5,7 @@
 // in fp32 and on the CUDA engine's kernels (block emulator) in bf16.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "dtype_values.hpp"
 #include "emulated_engine.hpp"
 #include "hcp/cp_attention.hpp"
+#include "hcp/inprocess_world.hpp"
 #include "hcp/packed_sequences.hpp"
 #include "test_names.hpp"
 
@@ -234,6 +236,36 @@ TEST(CpSinks, AMissingOrNonFiniteSinkIsRefused) {
   r.o.sink = r.sink.data();
   const Status nan = attention_simulate(r.o, t);
   EXPECT_NE(nan.message().find("the sink of head 3 is not finite"), std::string::npos) << nan.message();
+}
+
+// Ranks that pass different sink values, or where one asks for the maximum logit and another does not, fail
+// together with the field named (check_shape), instead of computing different softmaxes or waiting in a collective.
+TEST(CpSinks, RanksThatDisagreeFailTogether) {
+  for (const char* field : {"sink values", "max logit"}) {
+    SCOPED_TRACE(field);
+    InProcessWorld world(2, std::chrono::milliseconds(20000));
+    std::vector<std::string> messages(2);
+    const Status s = world.run([&](Communicator& comm) -> Status {
+      ParallelConfig config;
+      config.world_size = 2, config.cp = 2;
+      std::unique_ptr<CpContext> ctx;
+      HCP_TRY(CpContext::create(comm, config, CpComm::p2p, &ctx, LogLevel::debug));
+      const int r = comm.rank();
+      CpShape shape;
+      shape.seq_local = 8, shape.heads = 2, shape.kv_heads = 2, shape.head_dim = 8;
+      const float sinks[2][2] = {{0.5f, 1.0f}, {0.5f, r == 1 && field[0] == 's' ? 2.0f : 1.0f}};
+      shape.softmax = SoftmaxType::learnable, shape.sink = sinks[1];
+      float max_logit[2];
+      if (field[0] == 'm' && r == 0) shape.max_logit = max_logit;
+      std::vector<float> q(8 * 2 * 8, 0.25f), out(q.size()), lse(2 * 8);
+      const Status got = ctx->forward(shape, q.data(), q.data(), q.data(), out.data(), lse.data());
+      messages[static_cast<size_t>(r)] = got.message();
+      EXPECT_EQ(got.code(), Errc::shape) << got.message();
+      return got;
+    });
+    EXPECT_FALSE(s.ok());
+    for (const std::string& m : messages) EXPECT_NE(m.find(field), std::string::npos) << m;
+  }
 }
 
 }  // namespace

@@ -198,14 +198,21 @@ std::string sink_error(const CpShape& s) {
   return {};
 }
 
-// FNV-1a over the sink values' bits: ranks that pass different sinks disagree here.
+// FNV-1a, the fingerprints of check_shape's fields that are lists: the low `bytes` bytes of `value` into `h`.
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+uint64_t fnv_mix(uint64_t h, uint64_t value, int bytes) {
+  for (int byte = 0; byte < bytes; ++byte) h = (h ^ ((value >> (8 * byte)) & 0xff)) * 1099511628211ull;
+  return h;
+}
+
+// The sink values' bits: ranks that pass different sinks disagree here.
 int64_t sink_fingerprint(const CpShape& s) {
   if (s.softmax != SoftmaxType::learnable || s.sink == nullptr) return 0;
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = kFnvOffset;
   for (int64_t i = 0; i < s.heads; ++i) {
     uint32_t bits = 0;
     std::memcpy(&bits, &s.sink[i], sizeof bits);
-    for (int byte = 0; byte < 4; ++byte) h = (h ^ ((bits >> (8 * byte)) & 0xff)) * 1099511628211ull;
+    h = fnv_mix(h, bits, 4);
   }
   return static_cast<int64_t>(h >> 1);
 }
@@ -283,13 +290,12 @@ cp::SeqTensor kv_geometry(const LocalProblem& lp, size_t elem) {
 
 size_t bytes_of(int64_t elems, size_t elem) { return static_cast<size_t>(elems) * elem; }
 
-// FNV-1a over both offset lists: ranks that pass different documents disagree here.
+// Both offset lists (fnv_mix): ranks that pass different documents disagree here.
 int64_t fingerprint(const PackedBatch& packed) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = kFnvOffset;
   for (const auto* list : {&packed.cu_seqlens, &packed.cu_seqlens_padded}) {
-    for (int64_t x : *list)
-      for (int byte = 0; byte < 8; ++byte) h = (h ^ ((static_cast<uint64_t>(x) >> (8 * byte)) & 0xff)) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
+    for (int64_t x : *list) h = fnv_mix(h, static_cast<uint64_t>(x), 8);
+    h = fnv_mix(h, 0xff, 1);
   }
   return static_cast<int64_t>(h >> 1);
 }
