@@ -12,16 +12,24 @@ namespace hcp::testing {
 // Contiguous bshd tensors as double, plus the sizes.
 struct RefProblem {
   int64_t batch = 1, sq = 0, sk = 0, heads = 1, kv_heads = 1, head_dim = 0;
+  int64_t head_dim_v = 0;  // of v, out, dout, dv (MLA); 0: head_dim
   bool causal = false;
   int64_t causal_offset = 0;
   double scale = 0;
-  std::vector<double> q, k, v, dout;  // [B, S, H, D]
+  std::vector<double> q, k, v, dout;  // [B, S, H, D] (v and dout: Dv)
 
+  int64_t dv() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
   size_t qi(int64_t b, int64_t s, int64_t h, int64_t d) const {
     return static_cast<size_t>(((b * sq + s) * heads + h) * head_dim + d);
   }
   size_t ki(int64_t b, int64_t s, int64_t h, int64_t d) const {
     return static_cast<size_t>(((b * sk + s) * kv_heads + h) * head_dim + d);
+  }
+  size_t oi(int64_t b, int64_t s, int64_t h, int64_t d) const {  // out, dout
+    return static_cast<size_t>(((b * sq + s) * heads + h) * dv() + d);
+  }
+  size_t vi(int64_t b, int64_t s, int64_t h, int64_t d) const {  // v, dv
+    return static_cast<size_t>(((b * sk + s) * kv_heads + h) * dv() + d);
   }
   // Packed sequences and windows (AttnParams' labels): empty label vectors mean segment 0, position i + offset / j.
   std::vector<int32_t> q_seg, q_pos, k_seg, k_pos;
@@ -50,7 +58,7 @@ struct RefResult {
 
 inline RefResult reference_attention(const RefProblem& p, bool backward) {
   RefResult r;
-  r.out.assign(p.q.size(), 0);
+  r.out.assign(static_cast<size_t>(p.batch * p.sq * p.heads * p.dv()), 0);
   r.lse.assign(static_cast<size_t>(p.batch * p.heads * p.sq), -std::numeric_limits<double>::infinity());
   r.max_logit = r.lse;
   if (backward) {
@@ -87,18 +95,18 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
         r.lse[static_cast<size_t>((b * p.heads + h) * p.sq + i)] = lse;
         for (int64_t j = 0; j < p.sk; ++j) {
           if (prob[j] == 0) continue;  // hidden keys are not read: padding rows may hold anything, NaN included
-          for (int64_t d = 0; d < p.head_dim; ++d) r.out[p.qi(b, i, h, d)] += prob[j] * p.v[p.ki(b, j, g, d)];
+          for (int64_t d = 0; d < p.dv(); ++d) r.out[p.oi(b, i, h, d)] += prob[j] * p.v[p.vi(b, j, g, d)];
         }
         if (!backward) continue;
         double delta = 0;
-        for (int64_t d = 0; d < p.head_dim; ++d) delta += p.dout[p.qi(b, i, h, d)] * r.out[p.qi(b, i, h, d)];
+        for (int64_t d = 0; d < p.dv(); ++d) delta += p.dout[p.oi(b, i, h, d)] * r.out[p.oi(b, i, h, d)];
         if (sinked) r.d_sink[static_cast<size_t>(h)] -= std::exp(p.sink[static_cast<size_t>(h)] - lse) * delta;
         for (int64_t j = 0; j < p.sk; ++j) {
           if (prob[j] == 0) continue;
           double dp = 0;
-          for (int64_t d = 0; d < p.head_dim; ++d) {
-            dp += p.dout[p.qi(b, i, h, d)] * p.v[p.ki(b, j, g, d)];
-            r.dv[p.ki(b, j, g, d)] += prob[j] * p.dout[p.qi(b, i, h, d)];
+          for (int64_t d = 0; d < p.dv(); ++d) {
+            dp += p.dout[p.oi(b, i, h, d)] * p.v[p.vi(b, j, g, d)];
+            r.dv[p.vi(b, j, g, d)] += prob[j] * p.dout[p.oi(b, i, h, d)];
           }
           const double ds = prob[j] * (dp - delta) * p.scale;
           for (int64_t d = 0; d < p.head_dim; ++d) {

@@ -37,6 +37,9 @@ struct AttnRows {
 struct AttnParams {
   DType dtype = DType::f32;  // of q, k, v and dout
   int64_t batch = 0, sq = 0, sk = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  // The head dim of v, out, dout and dv where it differs from q's and k's (MLA: DeepSeek's 192 for q and k, 128 for
+  // v); 0: head_dim. value_dim() reads it.
+  int64_t head_dim_v = 0;
   float scale = 0;      // softmax scale, usually 1/sqrt(head_dim)
   bool causal = false;  // key j is visible to query i iff j <= i + causal_offset
   int64_t causal_offset = 0;  // 0: top-left aligned; sk - sq: bottom-right aligned
@@ -67,13 +70,15 @@ struct AttnParams {
   const float* packed_keys = nullptr;
 };
 
+inline int64_t value_dim(const AttnParams& p) { return p.head_dim_v > 0 ? p.head_dim_v : p.head_dim; }
+
 // Attention sinks on a finished forward (Transformer Engine's softmax_type "off-by-one" and "learnable", gpt-oss's
 // sinks): every query row's softmax gets one more logit, sink[h], in its denominator, which takes probability mass
 // and carries no value: lse' = log(exp(lse) + exp(sink[h])) and out' = out * exp(lse - lse'). A row that sees no
 // key (lse -inf: padding) is left as it is. The backward kernels need nothing else: with lse' and out' the usual
 // P = exp(s - lse') and delta = rowsum(dout * out') are already the sink's.
 struct SinkParams {
-  int64_t batch = 0, heads = 0, rows = 0, head_dim = 0;
+  int64_t batch = 0, heads = 0, rows = 0, head_dim = 0;  // head_dim: the output's (the value head dim)
   float* out = nullptr;  // f32; element (b, r, h, d) at b * out_b + r * out_r + h * out_h + d
   int64_t out_b = 0, out_r = 0, out_h = 0;
   float* lse = nullptr;         // [batch, heads, rows]

@@ -34,6 +34,9 @@ struct CpShape {
   int64_t batch = 1;
   int64_t seq_local = 0;  // S / W; packed: total_padded / W
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  // MLA (DeepSeek's 192 for q and k, 128 for v): the head dim of v, out, dout and dv when it differs from head_dim;
+  // 0: head_dim.
+  int64_t head_dim_v = 0;
   DType dtype = DType::f32;
   bool causal = true;     // within each document
   float scale = 0;      // 0: 1/sqrt(head_dim)
@@ -98,7 +101,8 @@ class CpContext {
 
   CpEngine& engine() { return *engine_; }
 
-  // q [B, s, H, D], k and v [B, s, Hkv, D] of shape.dtype, contiguous; out like q; lse [B, H, s] fp32; all in the
+  // q [B, s, H, D], k [B, s, Hkv, D] and v [B, s, Hkv, Dv] of shape.dtype, contiguous (Dv = head_dim_v, or D);
+  // out [B, s, H, Dv]; lse [B, H, s] fp32; all in the
   // engine's memory (device memory for a CUDA context, enqueued on its stream).
   // Collective over the CP group; every rank must pass the same shape (checked: Errc::shape names the ranks).
   Status forward(const CpShape& shape, const void* q, const void* k, const void* v, void* out, float* lse);
@@ -163,6 +167,7 @@ struct SimulateOptions {
   int cp = 1;
   std::vector<int64_t> hcp_sizes;
   int64_t batch = 1, seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t head_dim_v = 0;  // CpShape's: v, out, dout and dv have it (0: head_dim)
   DType dtype = DType::f32;
   bool causal = true;
   float scale = 0;

@@ -8,6 +8,7 @@
 // the transposed K from the token-major gather took a fifth of a packed forward). Over in-process host ranks the
 // gathered K and V are one pair that every rank writes its rows into and reads in place (shared_host_buffer.hpp);
 // the forward's rows go there in sequence order, where the kernel reads each document's keys as one run.
+#include <tuple>
 #include <utility>
 
 #include "local_problem.hpp"
@@ -50,82 +51,89 @@ struct GatheredKv {
 Status share_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
                 bool in_sequence, GatheredKv* out) {
   const int w = comm.size(), r = comm.rank();
-  const size_t kvb = lp.kv_bytes(), full = kvb * static_cast<size_t>(w), e = dtype_size(lp.dtype);
-  HCP_TRY(SharedHostBuffer::create(eng, comm, 2 * full, &out->shared));
+  const size_t e = dtype_size(lp.dtype), full_k_bytes = lp.k_bytes() * static_cast<size_t>(w);
+  HCP_TRY(SharedHostBuffer::create(eng, comm, lp.kv_message_bytes() * static_cast<size_t>(w), &out->shared));
   unsigned char* full_k = out->shared.data();
-  unsigned char* full_v = full_k + full;
+  unsigned char* full_v = full_k + full_k_bytes;
   out->k_data = full_k, out->v_data = full_v;
+  // K (head dim D) and V (head dim Dv, MLA) alike.
+  const std::tuple<const void*, unsigned char*, int64_t> tensors[] = {{k, full_k, lp.head_dim},
+                                                                      {v, full_v, lp.head_dim_v}};
   if (gathers_heads(lp)) {
-    const size_t row = static_cast<size_t>(lp.head_dim) * e, token = static_cast<size_t>(lp.kv_heads) * row;
-    const size_t head_run = static_cast<size_t>(lp.n) * row * static_cast<size_t>(w);
     out->in_sequence = in_sequence;
     MixedOrder rank_order{{r, 0, r * lp.n, lp.n}};
     for (const RowMove& m : in_sequence ? lp.labels->all_moves : rank_order) {
       if (m.member != r) continue;
-      const size_t to = static_cast<size_t>(m.to) * row, from = static_cast<size_t>(m.from) * token;
-      // Tokens outside, heads inside (relayout_heads says why).
-      HCP_TRY(eng.copy_rows(m.rows, lp.kv_heads, row, full_k + to, row, head_run,
-                            static_cast<const unsigned char*>(k) + from, token, row));
-      HCP_TRY(eng.copy_rows(m.rows, lp.kv_heads, row, full_v + to, row, head_run,
-                            static_cast<const unsigned char*>(v) + from, token, row));
+      for (const auto& [src, dst, dim] : tensors) {
+        const size_t row = static_cast<size_t>(dim) * e, token = static_cast<size_t>(lp.kv_heads) * row;
+        const size_t head_run = static_cast<size_t>(lp.n) * row * static_cast<size_t>(w);
+        const size_t to = static_cast<size_t>(m.to) * row, from = static_cast<size_t>(m.from) * token;
+        // Tokens outside, heads inside (relayout_heads says why).
+        HCP_TRY(eng.copy_rows(m.rows, lp.kv_heads, row, dst + to, row, head_run,
+                              static_cast<const unsigned char*>(src) + from, token, row));
+      }
     }
     return comm.barrier();
   }
-  const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * e;
   const int64_t half = lp.n / 2, seq = lp.n * w;
-  for (int hi = 0; hi < 2; ++hi) {
-    const size_t dst = static_cast<size_t>(chunk_of(lp, r, hi, w) * half) * row, src = hi * half * row;
-    HCP_TRY(eng.copy_rows(lp.batch, half, row, full_k + dst, seq * row, row, static_cast<const unsigned char*>(k) + src,
-                          lp.n * row, row));
-    HCP_TRY(eng.copy_rows(lp.batch, half, row, full_v + dst, seq * row, row, static_cast<const unsigned char*>(v) + src,
-                          lp.n * row, row));
+  for (const auto& [src, dst, dim] : tensors) {
+    const size_t row = static_cast<size_t>(lp.kv_heads * dim) * e;
+    for (int hi = 0; hi < 2; ++hi) {
+      const size_t to = static_cast<size_t>(chunk_of(lp, r, hi, w) * half) * row, from = hi * half * row;
+      HCP_TRY(eng.copy_rows(lp.batch, half, row, dst + to, seq * row, row,
+                            static_cast<const unsigned char*>(src) + from, lp.n * row, row));
+    }
   }
   return comm.barrier();
 }
 
-// All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] in natural order (each kv_bytes * W);
+// All ranks' [K | V] messages, reordered into full K and V [B, S, Hkv, D] and [B, S, Hkv, Dv] in natural order;
 // in_sequence: as share_kv says, where it is used.
 Status gather_kv(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* k, const void* v,
                  bool in_sequence, GatheredKv* out) {
   if (lp.host_engines && comm.shares_host_memory()) return share_kv(eng, comm, lp, k, v, in_sequence, out);
   const int w = comm.size();
-  const size_t kvb = lp.kv_bytes();
+  const size_t kb = lp.k_bytes(), vb = lp.v_bytes(), message = lp.kv_message_bytes(), e = dtype_size(lp.dtype);
   EngineBuffer* full_k = &out->k;
   EngineBuffer* full_v = &out->v;
-  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_k));
-  HCP_TRY(eng.alloc(kvb * static_cast<size_t>(w), full_v));
+  HCP_TRY(eng.alloc(kb * static_cast<size_t>(w), full_k));
+  HCP_TRY(eng.alloc(vb * static_cast<size_t>(w), full_v));
   out->k_data = full_k->as(), out->v_data = full_v->as();
   if (gathers_heads(lp)) {
     // Rank order with one batch row: head h of every rank's block, one after the other, is head h's run of rows in
     // the full sequence, so one gather per head puts them in place, without a reordering copy over the whole KV.
-    const size_t head = static_cast<size_t>(lp.n * lp.head_dim) * dtype_size(lp.dtype);
+    const size_t k_head = static_cast<size_t>(lp.n * lp.head_dim) * e, v_head = static_cast<size_t>(lp.n * lp.head_dim_v) * e;
     EngineBuffer mine;
-    HCP_TRY(eng.alloc(2 * kvb, &mine));
+    HCP_TRY(eng.alloc(message, &mine));
     HCP_TRY(pack_kv_head_major(eng, lp, k, v, mine.as()));
     for (int64_t h = 0; h < lp.kv_heads; ++h) {
-      HCP_TRY(comm.all_gather(mine.as() + h * head, full_k->as() + h * head * w, head));
-      HCP_TRY(comm.all_gather(mine.as() + kvb + h * head, full_v->as() + h * head * w, head));
+      HCP_TRY(comm.all_gather(mine.as() + h * k_head, full_k->as() + h * k_head * w, k_head));
+      HCP_TRY(comm.all_gather(mine.as() + kb + h * v_head, full_v->as() + h * v_head * w, v_head));
     }
     return {};
   }
   if (gathers_in_place(lp)) {  // without the [K | V] message and its reordering copy (two passes over the whole KV)
-    HCP_TRY(comm.all_gather(k, full_k->as(), kvb));
-    return comm.all_gather(v, full_v->as(), kvb);
+    HCP_TRY(comm.all_gather(k, full_k->as(), kb));
+    return comm.all_gather(v, full_v->as(), vb);
   }
   EngineBuffer mine, all;
-  HCP_TRY(eng.alloc(2 * kvb, &mine));
-  HCP_TRY(eng.alloc(2 * kvb * static_cast<size_t>(w), &all));
+  HCP_TRY(eng.alloc(message, &mine));
+  HCP_TRY(eng.alloc(message * static_cast<size_t>(w), &all));
   HCP_TRY(pack_kv(eng, lp, k, v, mine.as()));
-  HCP_TRY(comm.all_gather(mine.as(), all.as(), 2 * kvb));
-  const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * dtype_size(lp.dtype);
+  HCP_TRY(comm.all_gather(mine.as(), all.as(), message));
   const int64_t half = lp.n / 2, seq = lp.n * w;
-  for (int m = 0; m < w; ++m)
-    for (int hi = 0; hi < 2; ++hi) {
-      const unsigned char* src = all.as() + 2 * kvb * static_cast<size_t>(m) + hi * half * row;
-      const size_t dst = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row;
-      HCP_TRY(eng.copy_rows(lp.batch, half, row, full_k->as() + dst, seq * row, row, src, lp.n * row, row));
-      HCP_TRY(eng.copy_rows(lp.batch, half, row, full_v->as() + dst, seq * row, row, src + kvb, lp.n * row, row));
+  for (int m = 0; m < w; ++m) {
+    const unsigned char* block = all.as() + message * static_cast<size_t>(m);
+    const std::tuple<const unsigned char*, unsigned char*, int64_t> tensors[] = {
+        {block, full_k->as(), lp.head_dim}, {block + kb, full_v->as(), lp.head_dim_v}};
+    for (const auto& [src, dst, dim] : tensors) {
+      const size_t row = static_cast<size_t>(lp.kv_heads * dim) * e;
+      for (int hi = 0; hi < 2; ++hi) {
+        const size_t to = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row;
+        HCP_TRY(eng.copy_rows(lp.batch, half, row, dst + to, seq * row, row, src + hi * half * row, lp.n * row, row));
+      }
     }
+  }
   return {};
 }
 
@@ -171,20 +179,21 @@ Status share_packed_keys(CpEngine& eng, Communicator& comm, const AttnParams& p,
 // blocks first (two copies of 2 W n rows a rank).
 Status sum_own_rows(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const float* full_dkv, float* dk,
                     float* dv) {
-  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), full = kv_floats * static_cast<size_t>(comm.size());
-  const int64_t d = lp.head_dim, head_run = lp.n * comm.size() * d, mine = comm.rank() * lp.n * d;
-  HCP_TRY(eng.zero(dk, kv_floats * sizeof(float)));
-  HCP_TRY(eng.zero(dv, kv_floats * sizeof(float)));
+  const size_t full_k = static_cast<size_t>(lp.k_elems()) * static_cast<size_t>(comm.size());
+  HCP_TRY(eng.zero(dk, static_cast<size_t>(lp.k_elems()) * sizeof(float)));
+  HCP_TRY(eng.zero(dv, static_cast<size_t>(lp.v_elems()) * sizeof(float)));
   PeerReads peers;
   HCP_TRY(peers.open(comm, full_dkv));
   const auto add_my_rows = [&](const unsigned char* theirs) -> Status {
     const auto* src = reinterpret_cast<const float*>(theirs);
     // Token by token, so that each pass over dk and dv writes them in order (head by head, each pass strode over
     // the whole of them once per head).
-    for (auto [from, to] : {std::pair{src, dk}, {src + full, dv}})
+    for (auto [from, to, d] : {std::tuple{src, dk, lp.head_dim}, {src + full_k, dv, lp.head_dim_v}}) {
+      const int64_t head_run = lp.n * comm.size() * d, mine = comm.rank() * lp.n * d;
       for (int64_t i = 0; i < lp.n; ++i)
         for (int64_t h = 0; h < lp.kv_heads; ++h)
           HCP_TRY(eng.add_f32(to + (i * lp.kv_heads + h) * d, from + h * head_run + mine + i * d, d));
+    }
     return {};
   };
   for (int m = 0; m < comm.size(); ++m) HCP_TRY(peers.read(m, add_my_rows));
@@ -222,13 +231,13 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   const int w = comm.size();
   GatheredKv kv;
   HCP_TRY(gather_kv(eng, comm, lp, k, v, false, &kv));
-  const size_t kv_floats = static_cast<size_t>(lp.kv_elems());
+  const size_t k_floats = static_cast<size_t>(lp.k_elems()), kv_floats = k_floats + static_cast<size_t>(lp.v_elems());
   // This rank's dK and dV of the full sequence, [dK | dV].
   EngineBuffer full_dkv, blocks, mine;
-  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems() * w, &full_dkv));
-  HCP_TRY(eng.zero(full_dkv.as(), 2 * kv_floats * w * sizeof(float)));
+  HCP_TRY(alloc_elems<float>(eng, static_cast<int64_t>(kv_floats) * w, &full_dkv));
+  HCP_TRY(eng.zero(full_dkv.as(), kv_floats * w * sizeof(float)));
   float* full_dk = full_dkv.as<float>();
-  float* full_dv = full_dk + kv_floats * w;
+  float* full_dv = full_dk + k_floats * w;
   Buffers buf;
   buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.lse = const_cast<float*>(lse), buf.delta = delta;
   buf.dout = dout, buf.dq = dq, buf.dk = full_dk, buf.dv = full_dv;
@@ -236,33 +245,34 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   HCP_TRY(for_each_call(lp, w, comm.rank(), buf, kv,
                         [&](const AttnParams& p) { return compute_or_abort(&comm, eng.backward(p)); }));
   if (buf.head_major_kv && comm.shares_host_memory()) return sum_own_rows(eng, comm, lp, full_dkv.as<float>(), dk, dv);
-  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems() * w, &blocks));
-  HCP_TRY(alloc_elems<float>(eng, 2 * lp.kv_elems(), &mine));
+  HCP_TRY(alloc_elems<float>(eng, static_cast<int64_t>(kv_floats) * w, &blocks));
+  HCP_TRY(alloc_elems<float>(eng, static_cast<int64_t>(kv_floats), &mine));
   // Block m of the reduce-scatter: [dK of rank m's two chunks | dV of them], in rank m's local layout.
-  const size_t row = static_cast<size_t>(lp.kv_heads * lp.head_dim) * sizeof(float);
   const int64_t half = lp.n / 2, seq = lp.n * w;
   for (int m = 0; m < w; ++m) {
-    float* block = blocks.as<float>() + 2 * kv_floats * m;
-    if (buf.head_major_kv) {
-      // Rank m's rows of each head, [m n, (m + 1) n), back to token-major [n, Hkv, D].
-      const size_t head = static_cast<size_t>(lp.head_dim) * sizeof(float);
-      const size_t src = static_cast<size_t>(m * lp.n * lp.head_dim);
-      for (auto [full, to] : {std::pair{full_dk, block}, {full_dv, block + kv_floats}})
-        HCP_TRY(eng.copy_rows(lp.n, lp.kv_heads, head, to, row, head, full + src, head, seq * head));
-      continue;
-    }
-    for (int hi = 0; hi < 2; ++hi) {
-      const size_t src = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row / sizeof(float);
-      const size_t dst = static_cast<size_t>(hi * half) * row / sizeof(float);
-      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + dst, lp.n * row, row, full_dk + src, seq * row,
-                            row));
-      HCP_TRY(eng.copy_rows(lp.batch, half, row, block + kv_floats + dst, lp.n * row, row, full_dv + src,
-                            seq * row, row));
+    float* block = blocks.as<float>() + kv_floats * m;
+    // dK (head dim D) and dV (Dv).
+    const std::tuple<const float*, float*, int64_t> grads[] = {{full_dk, block, lp.head_dim},
+                                                               {full_dv, block + k_floats, lp.head_dim_v}};
+    for (const auto& [full, to, dim] : grads) {
+      const size_t row = static_cast<size_t>(lp.kv_heads * dim) * sizeof(float);
+      if (buf.head_major_kv) {
+        // Rank m's rows of each head, [m n, (m + 1) n), back to token-major [n, Hkv, D].
+        const size_t head = static_cast<size_t>(dim) * sizeof(float);
+        HCP_TRY(eng.copy_rows(lp.n, lp.kv_heads, head, to, row, head, full + m * lp.n * dim, head, seq * head));
+        continue;
+      }
+      for (int hi = 0; hi < 2; ++hi) {
+        const size_t src = static_cast<size_t>(chunk_of(lp, m, hi, w) * half) * row / sizeof(float);
+        const size_t dst = static_cast<size_t>(hi * half) * row / sizeof(float);
+        HCP_TRY(eng.copy_rows(lp.batch, half, row, to + dst, lp.n * row, row, full + src, seq * row, row));
+      }
     }
   }
-  HCP_TRY(comm.reduce_scatter_sum(blocks.as<float>(), mine.as<float>(), 2 * kv_floats));
-  HCP_TRY(eng.copy_rows(1, 1, kv_floats * sizeof(float), dk, 0, 0, mine.as<float>(), 0, 0));
-  return eng.copy_rows(1, 1, kv_floats * sizeof(float), dv, 0, 0, mine.as<float>() + kv_floats, 0, 0);
+  HCP_TRY(comm.reduce_scatter_sum(blocks.as<float>(), mine.as<float>(), kv_floats));
+  HCP_TRY(eng.copy_rows(1, 1, k_floats * sizeof(float), dk, 0, 0, mine.as<float>(), 0, 0));
+  return eng.copy_rows(1, 1, static_cast<size_t>(lp.v_elems()) * sizeof(float), dv, 0, 0, mine.as<float>() + k_floats,
+                       0, 0);
 }
 
 }  // namespace hcp::cp

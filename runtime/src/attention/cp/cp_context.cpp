@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -244,10 +245,15 @@ std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpE
     return "kv_heads (" + std::to_string(s.kv_heads) + ") and the a2a size " + std::to_string(a2a) +
            " must divide one another (the a2a splits the KV heads, or replicates them when it is wider)";
   if (s.head_dim > 512) return "head_dim must be at most 512, got " + std::to_string(s.head_dim);
+  if (s.head_dim_v < 0 || s.head_dim_v > 512)
+    return "head_dim_v must be 0 (head_dim) or in [1, 512], got " + std::to_string(s.head_dim_v);
   if (Status supported = eng.supports(s.dtype, s.head_dim); !supported.ok()) return supported.message();
+  if (s.head_dim_v > 0 && s.head_dim_v != s.head_dim)
+    if (Status supported = eng.supports(s.dtype, s.head_dim_v); !supported.ok())
+      return "head_dim_v: " + supported.message();
   int64_t elems = 0;
   if (__builtin_mul_overflow(s.batch, s.seq_local, &elems) || __builtin_mul_overflow(elems, s.heads, &elems) ||
-      __builtin_mul_overflow(elems, s.head_dim, &elems) || elems > (int64_t{1} << 40))
+      __builtin_mul_overflow(elems, std::max(s.head_dim, s.head_dim_v), &elems) || elems > (int64_t{1} << 40))
     return "batch * seq_local * heads * head_dim is too large";
   return {};
 }
@@ -255,6 +261,7 @@ std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpE
 LocalProblem local_problem(const CpShape& s) {
   LocalProblem lp;
   lp.batch = s.batch, lp.n = s.seq_local, lp.heads = s.heads, lp.kv_heads = s.kv_heads, lp.head_dim = s.head_dim;
+  lp.head_dim_v = s.head_dim_v > 0 ? s.head_dim_v : s.head_dim;
   lp.dtype = s.dtype, lp.causal = s.causal, lp.threads = std::max(1, s.kernel_threads);
   lp.scale = s.scale > 0 ? s.scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   return lp;
@@ -269,11 +276,11 @@ LocalProblem with_kv_replicas(LocalProblem lp, int64_t f) {
 Status replicate_kv(CpEngine& eng, const LocalProblem& lp, int64_t f, const void** k, const void** v,
                     EngineBuffer* k_rep, EngineBuffer* v_rep) {
   if (f == 1) return {};
-  const size_t bytes = with_kv_replicas(lp, f).kv_bytes();
-  HCP_TRY(eng.alloc(bytes, k_rep));
-  HCP_TRY(eng.alloc(bytes, v_rep));
-  HCP_TRY(cp::replicate_kv_heads(eng, lp, f, *k, k_rep->as()));
-  HCP_TRY(cp::replicate_kv_heads(eng, lp, f, *v, v_rep->as()));
+  const LocalProblem lr = with_kv_replicas(lp, f);
+  HCP_TRY(eng.alloc(lr.k_bytes(), k_rep));
+  HCP_TRY(eng.alloc(lr.v_bytes(), v_rep));
+  HCP_TRY(cp::replicate_kv_heads(eng, lp, lp.head_dim, f, *k, k_rep->as()));
+  HCP_TRY(cp::replicate_kv_heads(eng, lp, lp.head_dim_v, f, *v, v_rep->as()));
   *k = k_rep->as(), *v = v_rep->as();
   return {};
 }
@@ -283,9 +290,16 @@ LocalProblem after_a2a(LocalProblem lp, int a) {
   return lp;
 }
 
+// The exchanged tensors' shapes: q (and dq), the output (out, dout: the value head dim), K (and dK), V (and dV).
 cp::SeqTensor q_geometry(const LocalProblem& lp, size_t elem) { return {lp.batch, lp.n, lp.heads, lp.head_dim, elem}; }
-cp::SeqTensor kv_geometry(const LocalProblem& lp, size_t elem) {
+cp::SeqTensor o_geometry(const LocalProblem& lp, size_t elem) {
+  return {lp.batch, lp.n, lp.heads, lp.head_dim_v, elem};
+}
+cp::SeqTensor k_geometry(const LocalProblem& lp, size_t elem) {
   return {lp.batch, lp.n, lp.kv_heads, lp.head_dim, elem};
+}
+cp::SeqTensor v_geometry(const LocalProblem& lp, size_t elem) {
+  return {lp.batch, lp.n, lp.kv_heads, lp.head_dim_v, elem};
 }
 
 size_t bytes_of(int64_t elems, size_t elem) { return static_cast<size_t>(elems) * elem; }
@@ -307,13 +321,14 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   const std::string problem = local_problem_error(shape, cp_size(), a2a, *engine_);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &shape.scale, sizeof scale_bits);
-  constexpr int kFields = 17;
+  constexpr int kFields = 18;
   const bool sinks_valid = problem.empty();  // sink values are read only once they are known to be there
   const int64_t mine[kFields] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
                                  shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward,
                                  scale_bits, shape.packed.documents(), fingerprint(shape.packed), shape.window_left,
                                  shape.window_right, static_cast<int64_t>(shape.softmax),
-                                 sinks_valid ? sink_fingerprint(shape) : 0, shape.max_logit != nullptr};
+                                 sinks_valid ? sink_fingerprint(shape) : 0, shape.max_logit != nullptr,
+                                 shape.head_dim_v > 0 ? shape.head_dim_v : shape.head_dim};
   if (cp_size() == 1) {
     if (!problem.empty()) return Status(Errc::shape, "CP rank 0: " + problem);
     return {};
@@ -328,7 +343,7 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
                                       "pass", "scale", "packed documents", "cu_seqlens (fingerprint)",
                                       "window_left", "window_right", "softmax type", "sink values (fingerprint)",
-                                      "max logit (asked for)"};
+                                      "max logit (asked for)", "head_dim_v"};
   // A verdict byte: 0 agrees, 1 has an invalid shape of its own, 1 + i differs from its predecessor on field i.
   int differs = 0;
   for (int i = 1; i < kFields && !differs; ++i)
@@ -400,11 +415,11 @@ bool a2a_ring_share_memory(const CpEngine& eng, const Stages& st, bool all_host)
 }
 
 // The ring block's writer for a2a+p2p over shared memory: the a2a scatters K and V head-major straight into it.
-cp::KvWriter kv_into_ring_block(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& order, const cp::SeqTensor& kvg,
-                                const void* k, const void* v) {
-  return [&eng, &a2a, &order, kvg, k, v](unsigned char* kv) -> Status {
-    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, a2a, order, kvg, k, kv));
-    return cp::a2a_scatter_heads_head_major(eng, a2a, order, kvg, v, kv + kvg.bytes());
+cp::KvWriter kv_into_ring_block(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& order, const cp::SeqTensor& kg,
+                                const cp::SeqTensor& vg, const void* k, const void* v) {
+  return [&eng, &a2a, &order, kg, vg, k, v](unsigned char* kv) -> Status {
+    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, a2a, order, kg, k, kv));
+    return cp::a2a_scatter_heads_head_major(eng, a2a, order, vg, v, kv + kg.bytes());
   };
 }
 
@@ -473,12 +488,12 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
     // An fp32 output is the kernels' own form: written in place, not through a copy, unless it shares memory with
     // an input (a ring of one writes it while still reading k and v).
-    const size_t q_bytes = static_cast<size_t>(lp.q_elems()) * sizeof(float);
-    const bool in_place = lp.dtype == DType::f32 && !overlaps(out, q_bytes, q, q_bytes) &&
-                          !overlaps(out, q_bytes, k, lp.kv_bytes()) && !overlaps(out, q_bytes, v, lp.kv_bytes());
+    const size_t o_bytes = static_cast<size_t>(lp.o_elems()) * sizeof(float);
+    const bool in_place = lp.dtype == DType::f32 && !overlaps(out, o_bytes, q, bytes_of(lp.q_elems(), 4)) &&
+                          !overlaps(out, o_bytes, k, lp.k_bytes()) && !overlaps(out, o_bytes, v, lp.v_bytes());
     float* o32 = static_cast<float*>(out);
     if (!in_place) {
-      HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
+      HCP_TRY(cp::alloc_elems<float>(eng, lp.o_elems(), &out32));
       o32 = out32.as<float>();
     }
     if (comm_ == CpComm::all_gather)
@@ -486,14 +501,14 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
     else
       HCP_TRY(cp::ring_forward(eng, st.ring, lp, q, k, v, o32, lse));
     SinkParams sinks;
-    sinks.batch = lp.batch, sinks.heads = lp.heads, sinks.rows = lp.n, sinks.head_dim = lp.head_dim;
+    sinks.batch = lp.batch, sinks.heads = lp.heads, sinks.rows = lp.n, sinks.head_dim = lp.head_dim_v;
     sinks.out = o32, sinks.lse = lse;
-    sinks.out_h = lp.head_dim, sinks.out_r = lp.heads * lp.head_dim, sinks.out_b = lp.n * sinks.out_r;
+    sinks.out_h = lp.head_dim_v, sinks.out_r = lp.heads * lp.head_dim_v, sinks.out_b = lp.n * sinks.out_r;
     HCP_TRY(apply_sinks(shape, 0, sinks));
     if (shape.max_logit) HCP_TRY(reduce_max_logit(shape, max_rows.as<float>(), lp.heads, lp.n, 0));
-    return in_place ? Status{} : eng.convert_from_f32(o32, out, lp.dtype, lp.q_elems());
+    return in_place ? Status{} : eng.convert_from_f32(o32, out, lp.dtype, lp.o_elems());
   }
-  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.o_elems(), &out32));
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
   const int64_t f = kv_replication(lp.kv_heads, a);
@@ -501,9 +516,10 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   EngineBuffer k_rep, v_rep;
   HCP_TRY(replicate_kv(eng, lp, f, &k, &v, &k_rep, &v_rep));
   const LocalProblem mixed = after_a2a(lr, a);
-  const auto qg = q_geometry(lp, e), kvg = kv_geometry(lr, e);
+  const auto qg = q_geometry(lp, e), og = o_geometry(lp, e), kg = k_geometry(lr, e), vg = v_geometry(lr, e);
+  // The queries' buffer takes the output back in the caller's dtype too.
   EngineBuffer qa, lse_mixed, row_scratch;
-  HCP_TRY(eng.alloc(qg.bytes(), &qa));
+  HCP_TRY(eng.alloc(std::max(qg.bytes(), og.bytes()), &qa));
   const int64_t rows = lp.batch * lp.heads * lp.n;
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
@@ -516,27 +532,28 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   EngineBuffer ka, va, scratch;
   if (head_major) {
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
-    const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kvg, k, v);
+    const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kg, vg, k, v);
     HCP_TRY(cp::ring_forward_head_major(eng, *st.ring, mixed, qa.as(), write_kv, out32.as<float>(),
                                         lse_mixed.as<float>()));
   } else {
-    HCP_TRY(eng.alloc(kvg.bytes(), &ka));
-    HCP_TRY(eng.alloc(kvg.bytes(), &va));
-    HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));
+    HCP_TRY(eng.alloc(kg.bytes(), &ka));
+    HCP_TRY(eng.alloc(vg.bytes(), &va));
+    HCP_TRY(eng.alloc(2 * std::max(qg.bytes(), og.bytes()), &scratch));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
-    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
-    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kg, k, ka.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, vg, v, va.as(), scratch.as()));
     HCP_TRY(cp::ring_forward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), out32.as<float>(),
                              lse_mixed.as<float>()));
   }
   // Sinks on the a2a's side, in fp32: this rank holds a2a group rank j's heads j x H/a .. (j + 1) x H/a - 1 of
   // every token (a2a_scatter_heads sends head group j to rank j), token-major or head-major.
   SinkParams sinks;
-  sinks.batch = lp.batch, sinks.heads = mixed.heads, sinks.rows = mixed.n, sinks.head_dim = lp.head_dim;
+  const int64_t dv = lp.head_dim_v;
+  sinks.batch = lp.batch, sinks.heads = mixed.heads, sinks.rows = mixed.n, sinks.head_dim = dv;
   sinks.out = out32.as<float>(), sinks.lse = lse_mixed.as<float>();
-  sinks.out_b = mixed.n * mixed.heads * lp.head_dim;
-  sinks.out_h = head_major ? mixed.n * lp.head_dim : lp.head_dim;
-  sinks.out_r = head_major ? lp.head_dim : mixed.heads * lp.head_dim;
+  sinks.out_b = mixed.n * mixed.heads * dv;
+  sinks.out_h = head_major ? mixed.n * dv : dv;
+  sinks.out_r = head_major ? dv : mixed.heads * dv;
   HCP_TRY(apply_sinks(shape, static_cast<int64_t>(st.a2a->rank()) * mixed.heads, sinks));
   if (shape.max_logit)
     HCP_TRY(reduce_max_logit(shape, max_rows.as<float>(), mixed.heads, mixed.n,
@@ -545,13 +562,13 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   // fp32 output goes as it is). The conversion keeps the layout, head-major or not.
   const void* mixed_out = out32.as();
   if (lp.dtype != DType::f32) {
-    HCP_TRY(eng.convert_from_f32(out32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
+    HCP_TRY(eng.convert_from_f32(out32.as<float>(), qa.as(), lp.dtype, lp.o_elems()));
     mixed_out = qa.as();
   }
   if (head_major)
-    HCP_TRY(cp::a2a_gather_heads_head_major(eng, *st.a2a, order, qg, mixed_out, out));
+    HCP_TRY(cp::a2a_gather_heads_head_major(eng, *st.a2a, order, og, mixed_out, out));
   else
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, mixed_out, out, scratch.as()));
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, og, mixed_out, out, scratch.as()));
   return cp::a2a_gather_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse_mixed.as<float>(), lse,
                              row_scratch.as<float>());
 }
@@ -623,12 +640,12 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   const int64_t rows = lp.batch * lp.heads * lp.n;
   // delta = rowsum(dO * O) is per (token, head), so it is computed here, before any exchange.
   EngineBuffer out32, delta, dq32, dk32, dv32;
-  HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &out32));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.o_elems(), &out32));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta));
   HCP_TRY(cp::alloc_elems<float>(eng, lp.q_elems(), &dq32));
-  HCP_TRY(cp::alloc_elems<float>(eng, lp.kv_elems(), &dk32));
-  HCP_TRY(cp::alloc_elems<float>(eng, lp.kv_elems(), &dv32));
-  HCP_TRY(eng.convert_to_f32(out, lp.dtype, out32.as<float>(), lp.q_elems()));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.k_elems(), &dk32));
+  HCP_TRY(cp::alloc_elems<float>(eng, lp.v_elems(), &dv32));
+  HCP_TRY(eng.convert_to_f32(out, lp.dtype, out32.as<float>(), lp.o_elems()));
   {
     const cp::Section all{0, lp.n, 0, lp.n, false, 0};
     cp::Buffers b;
@@ -637,12 +654,12 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   }
   HCP_TRY(sink_gradient(shape, lp.n, lse, delta.as<float>()));
   HCP_TRY(eng.zero(dq32.as(), bytes_of(lp.q_elems(), 4)));
-  HCP_TRY(eng.zero(dk32.as(), bytes_of(lp.kv_elems(), 4)));
-  HCP_TRY(eng.zero(dv32.as(), bytes_of(lp.kv_elems(), 4)));
+  HCP_TRY(eng.zero(dk32.as(), bytes_of(lp.k_elems(), 4)));
+  HCP_TRY(eng.zero(dv32.as(), bytes_of(lp.v_elems(), 4)));
   auto finish = [&](void* q_dst, void* k_dst, void* v_dst) -> Status {
     HCP_TRY(eng.convert_from_f32(dq32.as<float>(), q_dst, lp.dtype, lp.q_elems()));
-    HCP_TRY(eng.convert_from_f32(dk32.as<float>(), k_dst, lp.dtype, lp.kv_elems()));
-    return eng.convert_from_f32(dv32.as<float>(), v_dst, lp.dtype, lp.kv_elems());
+    HCP_TRY(eng.convert_from_f32(dk32.as<float>(), k_dst, lp.dtype, lp.k_elems()));
+    return eng.convert_from_f32(dv32.as<float>(), v_dst, lp.dtype, lp.v_elems());
   };
   if (comm_ == CpComm::all_gather) {
     HCP_TRY(cp::all_gather_backward(eng, *data_cp_, lp, q, k, v, lse, delta.as<float>(), dout, dq32.as<float>(),
@@ -662,12 +679,12 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   EngineBuffer k_rep, v_rep;
   HCP_TRY(replicate_kv(eng, lp, f, &k, &v, &k_rep, &v_rep));
   const LocalProblem mixed = after_a2a(lr, a);
-  const auto qg = q_geometry(lp, e), kvg = kv_geometry(lr, e);
+  const auto qg = q_geometry(lp, e), og = o_geometry(lp, e), kg = k_geometry(lr, e), vg = v_geometry(lr, e);
   EngineBuffer qa, ka, va, da, scratch, lse_mixed, delta_mixed, row_scratch;
   HCP_TRY(eng.alloc(qg.bytes(), &qa));
-  HCP_TRY(eng.alloc(kvg.bytes(), &ka));
-  HCP_TRY(eng.alloc(kvg.bytes(), &va));
-  HCP_TRY(eng.alloc(qg.bytes(), &da));
+  HCP_TRY(eng.alloc(kg.bytes(), &ka));
+  HCP_TRY(eng.alloc(vg.bytes(), &va));
+  HCP_TRY(eng.alloc(og.bytes(), &da));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &lse_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
@@ -678,13 +695,13 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   const bool shared = f == 1 && a2a_ring_share_memory(eng, st, all_host_);
   if (shared) {  // in the ring's head-major form (K and V in the ring's block, below)
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
-    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, dout, da.as()));
+    HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, og, dout, da.as()));
   } else {
-    HCP_TRY(eng.alloc(2 * qg.bytes(), &scratch));  // the exchanges' staging
+    HCP_TRY(eng.alloc(2 * std::max(qg.bytes(), og.bytes()), &scratch));  // the exchanges' staging
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
-    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, k, ka.as(), scratch.as()));
-    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kvg, v, va.as(), scratch.as()));
-    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, dout, da.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kg, k, ka.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, vg, v, va.as(), scratch.as()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, og, dout, da.as(), scratch.as()));
   }
   HCP_TRY(cp::a2a_scatter_rows(eng, *st.a2a, order, lp.batch, lp.heads, lp.n, lse, lse_mixed.as<float>(),
                                row_scratch.as<float>()));
@@ -698,13 +715,13 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     return eng.convert_from_f32(grad, to, lp.dtype, elems);
   };
   if (shared) {
-    const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kvg, k, v);
+    const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kg, vg, k, v);
     const cp::KvSumsReader gather_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
       const void* ready = nullptr;
-      HCP_TRY(in_dtype(dk_sum, lp.kv_elems(), ka.as(), &ready));
-      HCP_TRY(cp::a2a_gather_heads_head_major(eng, *st.a2a, order, kvg, ready, dk));
-      HCP_TRY(in_dtype(dv_sum, lp.kv_elems(), va.as(), &ready));
-      return cp::a2a_gather_heads_head_major(eng, *st.a2a, order, kvg, ready, dv);
+      HCP_TRY(in_dtype(dk_sum, lp.k_elems(), ka.as(), &ready));
+      HCP_TRY(cp::a2a_gather_heads_head_major(eng, *st.a2a, order, kg, ready, dk));
+      HCP_TRY(in_dtype(dv_sum, lp.v_elems(), va.as(), &ready));
+      return cp::a2a_gather_heads_head_major(eng, *st.a2a, order, vg, ready, dv);
     };
     // dq32 is zero, so it is as good head-major as token-major.
     HCP_TRY(cp::ring_backward_shared(eng, *st.ring, mixed, qa.as(), write_kv, lse_mixed.as<float>(),
@@ -719,31 +736,34 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     // Convert in place into the exchange buffers (same element count, caller's dtype), then scatter back.
     HCP_TRY(finish(qa.as(), ka.as(), va.as()));
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, qa.as(), dq, scratch.as()));
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kvg, ka.as(), dk, scratch.as()));
-    return cp::a2a_gather_heads(eng, *st.a2a, order, kvg, va.as(), dv, scratch.as());
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kg, ka.as(), dk, scratch.as()));
+    return cp::a2a_gather_heads(eng, *st.a2a, order, vg, va.as(), dv, scratch.as());
   }
   // Replicated KV heads: their gradients go back in fp32 and are summed per head before the caller's dtype.
   EngineBuffer dk_rep, dv_rep, local_rep, scratch32;
-  const auto kvg32 = kv_geometry(lr, sizeof(float));
-  HCP_TRY(cp::alloc_elems<float>(eng, lr.kv_elems(), &dk_rep));
-  HCP_TRY(cp::alloc_elems<float>(eng, lr.kv_elems(), &dv_rep));
-  HCP_TRY(cp::alloc_elems<float>(eng, lr.kv_elems(), &local_rep));
-  HCP_TRY(eng.alloc(2 * kvg32.bytes(), &scratch32));
-  HCP_TRY(eng.zero(dk_rep.as(), kvg32.bytes()));
-  HCP_TRY(eng.zero(dv_rep.as(), kvg32.bytes()));
+  const auto kg32 = k_geometry(lr, sizeof(float)), vg32 = v_geometry(lr, sizeof(float));
+  const size_t rep_bytes = std::max(kg32.bytes(), vg32.bytes());
+  HCP_TRY(cp::alloc_elems<float>(eng, lr.k_elems(), &dk_rep));
+  HCP_TRY(cp::alloc_elems<float>(eng, lr.v_elems(), &dv_rep));
+  HCP_TRY(eng.alloc(rep_bytes, &local_rep));
+  HCP_TRY(eng.alloc(2 * rep_bytes, &scratch32));
+  HCP_TRY(eng.zero(dk_rep.as(), kg32.bytes()));
+  HCP_TRY(eng.zero(dv_rep.as(), vg32.bytes()));
   HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
                             delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk_rep.as<float>(),
                             dv_rep.as<float>()));
   HCP_TRY(eng.convert_from_f32(dq32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
   HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, qa.as(), dq, scratch.as()));
-  const std::pair<EngineBuffer*, EngineBuffer*> grads[] = {{&dk_rep, &dk32}, {&dv_rep, &dv32}};
-  for (const auto& [rep, sum] : grads) {
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kvg32, rep->as(), local_rep.as(), scratch32.as()));
+  const std::tuple<EngineBuffer*, EngineBuffer*, cp::SeqTensor> grads[] = {{&dk_rep, &dk32, kg32},
+                                                                            {&dv_rep, &dv32, vg32}};
+  for (const auto& [rep, sum, geometry] : grads) {
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, geometry, rep->as(), local_rep.as(), scratch32.as()));
     // dk_rep's own memory is free again: the sum's scratch.
-    HCP_TRY(cp::sum_replicated_kv_heads(eng, lp, f, local_rep.as<float>(), sum->as<float>(), rep->as<float>()));
+    HCP_TRY(cp::sum_replicated_kv_heads(eng, lp, geometry.x, f, local_rep.as<float>(), sum->as<float>(),
+                                        rep->as<float>()));
   }
-  HCP_TRY(eng.convert_from_f32(dk32.as<float>(), dk, lp.dtype, lp.kv_elems()));
-  return eng.convert_from_f32(dv32.as<float>(), dv, lp.dtype, lp.kv_elems());
+  HCP_TRY(eng.convert_from_f32(dk32.as<float>(), dk, lp.dtype, lp.k_elems()));
+  return eng.convert_from_f32(dv32.as<float>(), dv, lp.dtype, lp.v_elems());
 }
 
 }  // namespace hcp

@@ -92,7 +92,7 @@ class CpuEngine final : public CpEngine {
     return attention_pack_keys_cpu(p, part, parts, dst);
   }
   Status delta(const AttnParams& p) override {
-    attention_delta_cpu(p.dtype, p.batch, p.sq, p.heads, p.head_dim, p.dout, p.out, p.delta);
+    attention_delta_cpu(p.dtype, p.batch, p.sq, p.heads, value_dim(p), p.dout, p.out, p.delta);
     return {};
   }
 

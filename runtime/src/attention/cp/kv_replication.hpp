@@ -11,11 +11,12 @@
 
 namespace hcp::cp {
 
-// `in` [B, n, Hkv, D] of lp.dtype -> `out` [B, n, Hkv * f, D]: head j * f + t is a copy of head j.
-Status replicate_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t f, const void* in, void* out);
-// `in` [B, n, Hkv * f, D] fp32 -> `out` [B, n, Hkv, D] fp32, head j the sum of heads j * f .. j * f + f - 1;
-// `scratch` holds lp.kv_elems() floats.
-Status sum_replicated_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t f, const float* in, float* out,
-                               float* scratch);
+// `in` [B, n, Hkv, dim] of lp.dtype -> `out` [B, n, Hkv * f, dim]: head j * f + t is a copy of head j. dim: K's
+// head dim or V's.
+Status replicate_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t dim, int64_t f, const void* in, void* out);
+// `in` [B, n, Hkv * f, dim] fp32 -> `out` [B, n, Hkv, dim] fp32, head j the sum of heads j * f .. j * f + f - 1;
+// `scratch` holds B n Hkv dim floats.
+Status sum_replicated_kv_heads(CpEngine& eng, const LocalProblem& lp, int64_t dim, int64_t f, const float* in,
+                               float* out, float* scratch);
 
 }  // namespace hcp::cp

@@ -11,9 +11,10 @@
 
 namespace hcp::cp {
 
-// Sizes of contiguous [B, n, H, D] (q-like) and [B, n, Hkv, D] (kv-like) tensors; per-row values [B, H, n].
+// Sizes of contiguous [B, n, H, D] (q-like) and [B, n, Hkv, D] (kv-like) tensors; per-row values [B, H, n]. q, k,
+// dq and dk have head dim D = head_dim; v, out, dout and dv Dv = head_dim_v (MLA; equal to head_dim otherwise).
 struct LocalProblem {
-  int64_t batch = 1, n = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t batch = 1, n = 0, heads = 0, kv_heads = 0, head_dim = 0, head_dim_v = 0;
   DType dtype = DType::f32;
   bool causal = true;
   float scale = 0;
@@ -26,9 +27,13 @@ struct LocalProblem {
   // Forward: where each query row's largest logit goes ([B, H, n] like lse, engine memory); nullptr: not wanted.
   float* max_logit = nullptr;
 
-  int64_t q_elems() const { return batch * n * heads * head_dim; }
-  int64_t kv_elems() const { return batch * n * kv_heads * head_dim; }
-  size_t kv_bytes() const { return static_cast<size_t>(kv_elems()) * dtype_size(dtype); }
+  int64_t q_elems() const { return batch * n * heads * head_dim; }    // q, dq
+  int64_t o_elems() const { return batch * n * heads * head_dim_v; }  // out, dout
+  int64_t k_elems() const { return batch * n * kv_heads * head_dim; }
+  int64_t v_elems() const { return batch * n * kv_heads * head_dim_v; }
+  size_t k_bytes() const { return static_cast<size_t>(k_elems()) * dtype_size(dtype); }
+  size_t v_bytes() const { return static_cast<size_t>(v_elems()) * dtype_size(dtype); }
+  size_t kv_message_bytes() const { return k_bytes() + v_bytes(); }  // the [K | V] message of a ring step
 };
 
 // An engine buffer of `count` elements of T.
@@ -38,10 +43,10 @@ Status alloc_elems(CpEngine& eng, int64_t count, EngineBuffer* out) {
 }
 
 // The [K | V] message of one KV block (ring steps and all_gather both move K and V as one message) into `m`
-// (2 * kv_bytes).
+// (kv_message_bytes).
 inline Status pack_kv(CpEngine& eng, const LocalProblem& lp, const void* k, const void* v, void* m) {
-  HCP_TRY(eng.copy_rows(1, 1, lp.kv_bytes(), m, 0, 0, k, 0, 0));
-  return eng.copy_rows(1, 1, lp.kv_bytes(), static_cast<unsigned char*>(m) + lp.kv_bytes(), 0, 0, v, 0, 0);
+  HCP_TRY(eng.copy_rows(1, 1, lp.k_bytes(), m, 0, 0, k, 0, 0));
+  return eng.copy_rows(1, 1, lp.v_bytes(), static_cast<unsigned char*>(m) + lp.k_bytes(), 0, 0, v, 0, 0);
 }
 
 // [B, n, H, D] <-> [B, H, n, D]: each head's rows contiguous. The ring's K and V travel in this form on every engine
@@ -73,12 +78,12 @@ inline Status to_head_major(CpEngine& eng, int64_t batch, int64_t n, int64_t hea
   return relayout_heads(eng, true, batch, n, heads, head_dim, elem, src, dst);
 }
 
-// The ring's [K | V] message: both head-major (to_head_major), 2 * kv_bytes.
+// The ring's [K | V] message: both head-major (to_head_major), kv_message_bytes.
 inline Status pack_kv_head_major(CpEngine& eng, const LocalProblem& lp, const void* k, const void* v, void* m) {
   const size_t e = dtype_size(lp.dtype);
   HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.kv_heads, lp.head_dim, e, k, m));
-  return to_head_major(eng, lp.batch, lp.n, lp.kv_heads, lp.head_dim, e, v,
-                       static_cast<unsigned char*>(m) + lp.kv_bytes());
+  return to_head_major(eng, lp.batch, lp.n, lp.kv_heads, lp.head_dim_v, e, v,
+                       static_cast<unsigned char*>(m) + lp.k_bytes());
 }
 
 // A block of query rows [q0, q0 + nq) against key rows [k0, k0 + nk) of tensors whose sequence lengths are q_seq
@@ -144,7 +149,7 @@ inline Status queries_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajo
   HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->q, hm->q.as()));
   buf->q = hm->q.as(), buf->head_major_q = true, buf->token_major_out = !output_too;
   if (!output_too) return {};
-  HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &hm->out));
+  HCP_TRY(alloc_elems<float>(eng, lp.o_elems(), &hm->out));
   buf->out = hm->out.as<float>();
   return {};
 }
@@ -154,19 +159,19 @@ struct HeadMajorGrads {
   EngineBuffer q, dout, dq;
 };
 inline Status grads_head_major(CpEngine& eng, const LocalProblem& lp, HeadMajorGrads* hm, Buffers* buf) {
-  const size_t e = dtype_size(lp.dtype), q_bytes = static_cast<size_t>(lp.q_elems()) * e;
-  HCP_TRY(eng.alloc(q_bytes, &hm->q));
-  HCP_TRY(eng.alloc(q_bytes, &hm->dout));
+  const size_t e = dtype_size(lp.dtype);
+  HCP_TRY(eng.alloc(static_cast<size_t>(lp.q_elems()) * e, &hm->q));
+  HCP_TRY(eng.alloc(static_cast<size_t>(lp.o_elems()) * e, &hm->dout));
   HCP_TRY(alloc_elems<float>(eng, lp.q_elems(), &hm->dq));
   HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->q, hm->q.as()));
-  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, e, buf->dout, hm->dout.as()));
+  HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim_v, e, buf->dout, hm->dout.as()));
   HCP_TRY(to_head_major(eng, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf->dq, hm->dq.as()));
   buf->q = hm->q.as(), buf->dout = hm->dout.as(), buf->dq = hm->dq.as<float>(), buf->head_major_q = true;
   return {};
 }
 inline Status restore_output(CpEngine& eng, const LocalProblem& lp, const Buffers& buf, float* out) {
   if (!buf.head_major_q || buf.token_major_out) return {};
-  return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim, sizeof(float), buf.out, out);
+  return relayout_heads(eng, false, lp.batch, lp.n, lp.heads, lp.head_dim_v, sizeof(float), buf.out, out);
 }
 
 inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64_t q_seq, int64_t k_seq,
@@ -174,19 +179,19 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   AttnParams p;
   p.dtype = lp.dtype;
   p.batch = lp.batch, p.sq = s.nq, p.sk = s.nk, p.heads = lp.heads, p.kv_heads = lp.kv_heads;
-  p.head_dim = lp.head_dim, p.scale = lp.scale, p.causal = s.causal, p.causal_offset = s.causal_offset;
+  p.head_dim = lp.head_dim, p.head_dim_v = lp.head_dim_v, p.scale = lp.scale, p.causal = s.causal, p.causal_offset = s.causal_offset;
   p.num_threads = lp.threads;
   const size_t e = dtype_size(lp.dtype);
   const auto q_like = b.head_major_q ? head_major_section : section_tensor;
   const auto kv_like = b.head_major_kv ? head_major_section : section_tensor;
   p.q = q_like(b.q, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.dout = q_like(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim);
-  p.out = (b.token_major_out ? section_tensor : q_like)(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim);
+  p.dout = q_like(b.dout, e, s.q0, q_seq, lp.heads, lp.head_dim_v);
+  p.out = (b.token_major_out ? section_tensor : q_like)(b.out, 4, s.q0, q_seq, lp.heads, lp.head_dim_v);
   p.dq = q_like(b.dq, 4, s.q0, q_seq, lp.heads, lp.head_dim);
   p.k = kv_like(b.k, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.v = kv_like(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.v = kv_like(b.v, e, s.k0, k_seq, lp.kv_heads, lp.head_dim_v);
   p.dk = kv_like(b.dk, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
-  p.dv = kv_like(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim);
+  p.dv = kv_like(b.dv, 4, s.k0, k_seq, lp.kv_heads, lp.head_dim_v);
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
   if (b.max_logit) p.max_logit = section_rows(b.max_logit, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
@@ -234,7 +239,7 @@ inline Status compute_or_abort(Communicator* comm, Status computed) {
 // `eng`.
 Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const void* q, const void* k, const void* v,
                     float* out, float* lse);
-// Writes a rank's ring block [K | V] (2 * kv_bytes) at `kv`, in the layout its ring reads: head-major
+// Writes a rank's ring block [K | V] (kv_message_bytes) at `kv`, in the layout its ring reads: head-major
 // (pack_kv_head_major's form) on host engines, token-major (pack_kv's) in the backward on device engines.
 using KvWriter = std::function<Status(unsigned char* kv)>;
 // ring_forward over host engines that share host memory (lp.host_engines, comm.shares_host_memory()) with the
@@ -242,7 +247,7 @@ using KvWriter = std::function<Status(unsigned char* kv)>;
 // buffer the ranks share: a2a+p2p's a2a stage writes all three in that form directly.
 Status ring_forward_head_major(CpEngine& eng, Communicator& comm, const LocalProblem& lp, const void* q,
                                const KvWriter& write_kv, float* out, float* lse);
-// The fp32 dK and dV sums of a rank's own ring block (kv_elems each, in its block's layout), readable until it
+// The fp32 dK and dV sums of a rank's own ring block (k_elems and v_elems, in its block's layout), readable until it
 // returns.
 using KvSumsReader = std::function<Status(const float* dk, const float* dv)>;
 // ring_backward over host engines that share host memory, with q, dO and the fp32 dQ (which the steps add to)

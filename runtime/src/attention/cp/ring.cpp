@@ -137,7 +137,7 @@ Status forward_step(CpEngine& eng, Communicator* comm, const LocalProblem& lp, i
 Status shared_ring_steps(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
                          Buffers buf) {
   const int w = comm->size(), r = comm->rank();
-  const size_t block = 2 * lp.kv_bytes();
+  const size_t block = lp.kv_message_bytes();
   SharedHostBuffer blocks;
   HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
   HCP_TRY(compute_or_abort(comm, write_kv(blocks.data() + block * static_cast<size_t>(r))));
@@ -153,7 +153,7 @@ Status shared_ring_steps(CpEngine& eng, Communicator* comm, const LocalProblem& 
     for (size_t g = 0; g + 1 < cuts.size(); ++g) {
       for (int i = 0; i < w; ++i) {
         const unsigned char* kv = blocks.data() + block * static_cast<size_t>((r - i + w) % w);
-        buf.k = kv, buf.v = kv + lp.kv_bytes();
+        buf.k = kv, buf.v = kv + lp.k_bytes();
         HCP_TRY(forward_step(eng, comm, lp, i, r, buf, {hk0, std::min(slice, lp.kv_heads - hk0)},
                              {cuts[g], cuts[g + 1]}));
       }
@@ -181,8 +181,8 @@ Status shared_ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem
 Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
                             Buffers buf, const KvSumsReader& take_sums) {
   const int w = comm->size(), r = comm->rank();
-  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), block = 2 * lp.kv_bytes();
-  const size_t sum_bytes = 2 * kv_floats * sizeof(float);
+  const size_t k_floats = static_cast<size_t>(lp.k_elems()), block = lp.kv_message_bytes();
+  const size_t sum_bytes = (k_floats + static_cast<size_t>(lp.v_elems())) * sizeof(float);
   SharedHostBuffer blocks, sums;
   HCP_TRY(SharedHostBuffer::create(eng, *comm, block * static_cast<size_t>(w), &blocks));
   // Member 0 failing to allocate the second buffer aborts the others, which would otherwise wait for it inside
@@ -197,12 +197,12 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
   for (int i = 0; i < w; ++i) {
     const int src = (r + i) % w;
     const unsigned char* kv = blocks.data() + block * static_cast<size_t>(src);
-    buf.k = kv, buf.v = kv + lp.kv_bytes();
-    buf.dk = sum_of(src), buf.dv = sum_of(src) + kv_floats;
+    buf.k = kv, buf.v = kv + lp.k_bytes();
+    buf.dk = sum_of(src), buf.dv = sum_of(src) + k_floats;
     if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
     HCP_TRY(comm->barrier());
   }
-  return take_sums(sum_of(r), sum_of(r) + kv_floats);  // while the shared buffers live
+  return take_sums(sum_of(r), sum_of(r) + k_floats);  // while the shared buffers live
 }
 
 // The backward's ring with its blocks exchanged (see the top of this file): `write_kv` writes this rank's block
@@ -210,20 +210,21 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
 Status exchanged_ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, const KvWriter& write_kv,
                                Buffers buf, const KvSumsReader& take_sums) {
   const int w = comm->size(), r = comm->rank();
-  const size_t kv_floats = static_cast<size_t>(lp.kv_elems()), dkv_bytes = 2 * kv_floats * sizeof(float);
+  const size_t k_floats = static_cast<size_t>(lp.k_elems());
+  const size_t dkv_bytes = (k_floats + static_cast<size_t>(lp.v_elems())) * sizeof(float);
   EngineBuffer cur, next, dkv, dkv_next;
-  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
-  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
+  HCP_TRY(eng.alloc(lp.kv_message_bytes(), &cur));
+  HCP_TRY(eng.alloc(lp.kv_message_bytes(), &next));
   HCP_TRY(eng.alloc(dkv_bytes, &dkv));
   HCP_TRY(eng.alloc(dkv_bytes, &dkv_next));
   HCP_TRY(write_kv(cur.as()));
   HCP_TRY(eng.zero(dkv.as(), dkv_bytes));
   PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
-    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r - 1 + w) % w, next.as(), (r + 1) % w));
+    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), lp.kv_message_bytes(), (r - 1 + w) % w, next.as(), (r + 1) % w));
     const int src = (r + i) % w;
-    buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
-    buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + kv_floats;
+    buf.k = cur.as(), buf.v = cur.as() + lp.k_bytes();
+    buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + k_floats;
     if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
     if (i + 1 < w) {
       HCP_TRY(exchange.wait());
@@ -233,7 +234,7 @@ Status exchanged_ring_backward(CpEngine& eng, Communicator* comm, const LocalPro
     HCP_TRY(comm->send_recv(dkv.as(), dkv_bytes, (r - 1 + w) % w, dkv_next.as(), dkv_bytes, (r + 1) % w));
     std::swap(dkv, dkv_next);
   }
-  return take_sums(dkv.as<float>(), dkv.as<float>() + kv_floats);
+  return take_sums(dkv.as<float>(), dkv.as<float>() + k_floats);
 }
 
 // The entry points that take operands where the ranks share them: refused elsewhere (a caller's mistake).
@@ -256,16 +257,16 @@ Status ring_forward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, c
   buf.out = out, buf.lse = lse, buf.max_logit = lp.max_logit;
   if (lp.host_engines && comm->shares_host_memory()) return shared_ring_forward(eng, comm, lp, k, v, buf, out);
   EngineBuffer cur, next;
-  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &cur));
-  HCP_TRY(eng.alloc(2 * lp.kv_bytes(), &next));
+  HCP_TRY(eng.alloc(lp.kv_message_bytes(), &cur));
+  HCP_TRY(eng.alloc(lp.kv_message_bytes(), &next));
   HCP_TRY(pack_kv_head_major(eng, lp, k, v, cur.as()));
   buf.head_major_kv = true;
   HeadMajorQueries hm;
   HCP_TRY(queries_head_major(eng, lp, &hm, &buf));
   PendingExchange exchange(comm);  // after the buffers: settled before they are freed
   for (int i = 0; i < w; ++i) {
-    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), 2 * lp.kv_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
-    buf.k = cur.as(), buf.v = cur.as() + lp.kv_bytes();
+    if (i + 1 < w) HCP_TRY(exchange.post(cur.as(), lp.kv_message_bytes(), (r + 1) % w, next.as(), (r - 1 + w) % w));
+    buf.k = cur.as(), buf.v = cur.as() + lp.k_bytes();
     HCP_TRY(forward_step(eng, comm, lp, i, r, buf));
     if (i + 1 < w) {
       HCP_TRY(exchange.wait());
@@ -314,14 +315,13 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
   const KvWriter write_kv = [&](unsigned char* kv) {
     return head_major ? pack_kv_head_major(eng, lp, k, v, kv) : pack_kv(eng, lp, k, v, kv);
   };
-  const size_t kv_bytes32 = static_cast<size_t>(lp.kv_elems()) * sizeof(float);
   const KvSumsReader take_sums = [&](const float* dk_sum, const float* dv_sum) -> Status {
     if (!head_major) {
-      HCP_TRY(eng.copy_rows(1, 1, kv_bytes32, dk, 0, 0, dk_sum, 0, 0));
-      return eng.copy_rows(1, 1, kv_bytes32, dv, 0, 0, dv_sum, 0, 0);
+      HCP_TRY(eng.copy_rows(1, 1, static_cast<size_t>(lp.k_elems()) * sizeof(float), dk, 0, 0, dk_sum, 0, 0));
+      return eng.copy_rows(1, 1, static_cast<size_t>(lp.v_elems()) * sizeof(float), dv, 0, 0, dv_sum, 0, 0);
     }
     HCP_TRY(relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim, sizeof(float), dk_sum, dk));
-    return relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim, sizeof(float), dv_sum, dv);
+    return relayout_heads(eng, false, lp.batch, lp.n, lp.kv_heads, lp.head_dim_v, sizeof(float), dv_sum, dv);
   };
   if (lp.host_engines && comm->shares_host_memory())
     HCP_TRY(shared_ring_backward(eng, comm, lp, write_kv, buf, take_sums));

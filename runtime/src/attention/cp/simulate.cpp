@@ -89,7 +89,8 @@ struct Plan {
   ParallelConfig config;
   CpShape shape;
   size_t e = 0;
-  int64_t q_row = 0, kv_row = 0, q_elems = 0, kv_elems = 0;
+  // Elements per token and per rank of q (and dq), the output (out, dout: the value head dim), K (dK) and V (dV).
+  int64_t q_row = 0, o_row = 0, k_row = 0, v_row = 0, q_elems = 0, o_elems = 0, k_elems = 0, v_elems = 0;
   int64_t seq = 0;  // full sequence length (packed: padded tokens)
   bool backward = false;
   SeqLayout layout = SeqLayout::bshd;  // of the full tensors (lse: always [B, H, S])
@@ -133,17 +134,25 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   if (auto problem = plan->config.check()) return Status(Errc::invalid_config, *problem);
   CpShape& shape = plan->shape;
   shape.batch = o.batch, shape.seq_local = seq / o.cp, shape.heads = o.heads, shape.kv_heads = o.kv_heads;
-  shape.head_dim = o.head_dim, shape.dtype = o.dtype, shape.causal = o.causal, shape.scale = o.scale;
+  shape.head_dim = o.head_dim, shape.head_dim_v = o.head_dim_v, shape.dtype = o.dtype, shape.causal = o.causal, shape.scale = o.scale;
   shape.kernel_threads = o.kernel_threads;
   shape.packed = o.packed, shape.window_left = o.window_left, shape.window_right = o.window_right;
   shape.softmax = o.softmax, shape.sink = o.sink;
   plan->seq = seq;
   plan->layout = o.layout;
   plan->e = dtype_size(o.dtype);
-  plan->q_row = o.heads * o.head_dim, plan->kv_row = o.kv_heads * o.head_dim;
-  if (o.batch < 1 || o.heads < 1 || o.kv_heads < 1 || o.head_dim < 1 ||
-      __builtin_mul_overflow(o.batch * shape.seq_local, plan->q_row, &plan->q_elems) ||
-      __builtin_mul_overflow(o.batch * shape.seq_local, plan->kv_row, &plan->kv_elems))
+  if (o.batch < 1 || o.heads < 1 || o.kv_heads < 1 || o.head_dim < 1 || o.head_dim_v < 0 || o.heads > (1 << 20) ||
+      o.kv_heads > (1 << 20) || o.head_dim > (1 << 20) || o.head_dim_v > (1 << 20))
+    return Status(Errc::shape, "sizes must be positive and their product must fit");
+  const int64_t dv = o.head_dim_v > 0 ? o.head_dim_v : o.head_dim;
+  plan->q_row = o.heads * o.head_dim, plan->o_row = o.heads * dv;
+  plan->k_row = o.kv_heads * o.head_dim, plan->v_row = o.kv_heads * dv;
+  int64_t tokens = 0;
+  if (__builtin_mul_overflow(o.batch, shape.seq_local, &tokens) ||
+      __builtin_mul_overflow(tokens, plan->q_row, &plan->q_elems) ||
+      __builtin_mul_overflow(tokens, plan->o_row, &plan->o_elems) ||
+      __builtin_mul_overflow(tokens, plan->k_row, &plan->k_elems) ||
+      __builtin_mul_overflow(tokens, plan->v_row, &plan->v_elems))
     return Status(Errc::shape, "sizes must be positive and their product must fit");
   return {};
 }
@@ -153,7 +162,8 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
 Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, const SimulateTensors& t,
                 RankRun* run, bool own_process) {
   const size_t e = plan.e;
-  const int64_t q_row = plan.q_row, kv_row = plan.kv_row, q_elems = plan.q_elems, kv_elems = plan.kv_elems;
+  const int64_t q_row = plan.q_row, o_row = plan.o_row, k_row = plan.k_row, v_row = plan.v_row;
+  const int64_t q_elems = plan.q_elems, o_elems = plan.o_elems, k_elems = plan.k_elems, v_elems = plan.v_elems;
   CpShape shape = plan.shape;
   RankStream stream;
   std::unique_ptr<CpEngine> engine;
@@ -171,7 +181,7 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   CpEngine& eng = ctx->engine();
   const int r = ctx->cp_rank();
   run->cp_rank = r;
-  std::vector<unsigned char> host(static_cast<size_t>(q_elems) * e);
+  std::vector<unsigned char> host(static_cast<size_t>(std::max(q_elems, o_elems)) * e);  // the largest tensor
   EngineBuffer q, k, v, out, lse;
   auto shard_in = [&](const void* full, int64_t row, int64_t elems, EngineBuffer* buf) -> Status {
     HCP_TRY(plan.shard(full, host.data(), o.batch, row, e, o.cp, r, plan.layout));
@@ -183,9 +193,9 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     return plan.gather(host.data(), full, o.batch, row, e, o.cp, r, plan.layout);
   };
   HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
-  HCP_TRY(shard_in(t.k, kv_row, kv_elems, &k));
-  HCP_TRY(shard_in(t.v, kv_row, kv_elems, &v));
-  HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &out));
+  HCP_TRY(shard_in(t.k, k_row, k_elems, &k));
+  HCP_TRY(shard_in(t.v, v_row, v_elems, &v));
+  HCP_TRY(eng.alloc(static_cast<size_t>(o_elems) * e, &out));
   const int64_t rows = o.batch * o.heads * shape.seq_local;
   HCP_TRY(eng.alloc(static_cast<size_t>(rows) * sizeof(float), &lse));
   std::vector<float> max_logit(static_cast<size_t>(o.heads));
@@ -196,7 +206,7 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   if (t.max_logit && (own_process || r == 0)) std::copy(max_logit.begin(), max_logit.end(), t.max_logit);
   HCP_TRY(eng.synchronize());
   const Clock::Span forward = clock.lap();
-  HCP_TRY(gather_out(out, t.out, q_row, q_elems));
+  HCP_TRY(gather_out(out, t.out, o_row, o_elems));
   // lse is [B, H, S]: the same chunks, with B*H "batches" of one value per token.
   std::vector<float> lse_host(static_cast<size_t>(rows));
   HCP_TRY(eng.download(lse_host.data(), lse.as(), lse_host.size() * sizeof(float)));
@@ -204,10 +214,10 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
   Clock::Span backward;
   if (plan.backward) {
     EngineBuffer dout, dq, dk, dv;
-    HCP_TRY(shard_in(t.dout, q_row, q_elems, &dout));
+    HCP_TRY(shard_in(t.dout, o_row, o_elems, &dout));
     HCP_TRY(eng.alloc(static_cast<size_t>(q_elems) * e, &dq));
-    HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dk));
-    HCP_TRY(eng.alloc(static_cast<size_t>(kv_elems) * e, &dv));
+    HCP_TRY(eng.alloc(static_cast<size_t>(k_elems) * e, &dk));
+    HCP_TRY(eng.alloc(static_cast<size_t>(v_elems) * e, &dv));
     std::vector<float> d_sink(static_cast<size_t>(o.heads));
     shape.d_sink = d_sink.data();
     clock = Clock();
@@ -216,8 +226,8 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(eng.synchronize());
     backward = clock.lap();
     HCP_TRY(gather_out(dq, t.dq, q_row, q_elems));
-    HCP_TRY(gather_out(dk, t.dk, kv_row, kv_elems));
-    HCP_TRY(gather_out(dv, t.dv, kv_row, kv_elems));
+    HCP_TRY(gather_out(dk, t.dk, k_row, k_elems));
+    HCP_TRY(gather_out(dv, t.dv, v_row, v_elems));
     if (t.d_sink != nullptr && shape.softmax == SoftmaxType::learnable && (own_process || r == 0))
       std::copy(d_sink.begin(), d_sink.end(), t.d_sink);
   }

@@ -21,15 +21,16 @@ namespace hcp::cpu {
 
 template <int W>
 struct BackwardScratch {
-  int64_t dp;
+  // The padded head dims of q, k (dq, dk) and of v, dout (dv).
+  int64_t dp, dvp;
   std::vector<float> k, kt, vt, dk, dv, q, dout, s, dpm, st, dq;
   // Keys walked out of their stored order (key_order.hpp, as in the forward): the stored row of each. K and V are
   // packed and dK, dV added through it.
   const int64_t* key_rows = nullptr;
-  explicit BackwardScratch(int64_t head_dim)
-      : dp(round_up(head_dim, 2 * W)),
-        k(kBlockK * dp), kt(dp * kBlockK), vt(dp * kBlockK), dk(kBlockK * dp), dv(kBlockK * dp), q(kBlockQ * dp),
-        dout(kBlockQ * dp), s(kBlockQ * kBlockK), dpm(kBlockQ * kBlockK), st(kBlockK * kBlockQ), dq(kBlockQ * dp) {}
+  BackwardScratch(int64_t head_dim, int64_t head_dim_v)
+      : dp(round_up(head_dim, 2 * W)), dvp(round_up(head_dim_v, 2 * W)),
+        k(kBlockK * dp), kt(dp * kBlockK), vt(dvp * kBlockK), dk(kBlockK * dp), dv(kBlockK * dvp), q(kBlockQ * dp),
+        dout(kBlockQ * dvp), s(kBlockQ * kBlockK), dpm(kBlockQ * kBlockK), st(kBlockK * kBlockQ), dq(kBlockQ * dp) {}
 };
 
 // P = exp(S - lse) on visible entries, 0 elsewhere; then dS = P * (dP - delta) in place of dP. Only the first
@@ -91,20 +92,20 @@ HCP_INLINE void mask_grad_row(const AttnParams& p, const TileMask& mask, int64_t
 template <int W>
 HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0,
                                      int64_t cols, BackwardScratch<W>& t, const TileMask& mask) {
-  const int64_t dp = t.dp, D = p.head_dim;
+  const int64_t dp = t.dp, dvp = t.dvp, D = p.head_dim, Dv = value_dim(p);
   const int64_t mr = round_up(rows, 4), mc = round_up(cols, 4), n = round_up(cols, 2 * W);
   pack_rows(p.dtype, p.q, b, i0, rows, h, D, p.scale, t.q.data(), dp, mr);  // the GEMMs read mr rows
-  pack_rows(p.dtype, p.dout, b, i0, rows, h, D, 1.0f, t.dout.data(), dp, mr);
+  pack_rows(p.dtype, p.dout, b, i0, rows, h, Dv, 1.0f, t.dout.data(), dvp, mr);
   if (!mask.labelled && i0 + kBlockQ < p.sq) {
     const int64_t next = std::min(kBlockQ, p.sq - i0 - kBlockQ);
     prefetch_rows(p.dtype, p.q, b, i0 + kBlockQ, next, h, D);
-    prefetch_rows(p.dtype, p.dout, b, i0 + kBlockQ, next, h, D);
+    prefetch_rows(p.dtype, p.dout, b, i0 + kBlockQ, next, h, Dv);
     prefetch_rows(DType::f32, p.dq, b, i0 + kBlockQ, next, h, D);
   }
   // The products read rows [0, mr) and columns [0, n) of S, dP and dS, and rows [0, mr) of dQ: only those are
   // computed and written.
   gemm_set<W>(mr, n, dp, t.q.data(), dp, t.kt.data(), kBlockK, t.s.data(), kBlockK);
-  gemm_set<W>(mr, n, dp, t.dout.data(), dp, t.vt.data(), kBlockK, t.dpm.data(), kBlockK);
+  gemm_set<W>(mr, n, dvp, t.dout.data(), dvp, t.vt.data(), kBlockK, t.dpm.data(), kBlockK);
   const float* lse = row_values(p.lse, b, h);
   const float* delta = row_values(p.delta, b, h);
   for (int64_t i = 0; i < mr; ++i) {
@@ -116,7 +117,7 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
   }
   // dV += P^T dO and dK += dS^T (scale Q), both K = query rows.
   transpose_tile<W>(t.s.data(), kBlockK, mr, mc, t.st.data(), kBlockQ);
-  gemm_acc<W>(mc, dp, mr, t.st.data(), kBlockQ, t.dout.data(), dp, t.dv.data(), dp);
+  gemm_acc<W>(mc, dvp, mr, t.st.data(), kBlockQ, t.dout.data(), dvp, t.dv.data(), dvp);
   transpose_tile<W>(t.dpm.data(), kBlockK, mr, mc, t.st.data(), kBlockQ);
   gemm_acc<W>(mc, dp, mr, t.st.data(), kBlockQ, t.q.data(), dp, t.dk.data(), dp);
   // dQ rows of this block: scale * dS K.
@@ -140,7 +141,7 @@ inline BackwardTiles backward_tiles(const AttnParams& p) {
 template <int W>
 HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t j0, int64_t cols,
                                   BackwardScratch<W>& t, const BackwardTiles& tiles, const RowTile* k_tile) {
-  const int64_t dp = t.dp, D = p.head_dim, group = p.heads / p.kv_heads;
+  const int64_t dp = t.dp, dvp = t.dvp, D = p.head_dim, Dv = value_dim(p), group = p.heads / p.kv_heads;
   TileMask mask;
   mask.labelled = k_tile != nullptr;
   mask.dist = allowed_distance(p);
@@ -153,7 +154,7 @@ HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, in
   const int64_t width = round_up(cols, 2 * W);
   pack_rows(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.k.data(), dp, kBlockK, t.key_rows);
   pack_rows_transposed<W>(p.dtype, p.k, b, j0, cols, hk, D, 1.0f, t.kt.data(), dp, kBlockK, width, t.key_rows);
-  pack_rows_transposed<W>(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.vt.data(), dp, kBlockK, width, t.key_rows);
+  pack_rows_transposed<W>(p.dtype, p.v, b, j0, cols, hk, Dv, 1.0f, t.vt.data(), dvp, kBlockK, width, t.key_rows);
   std::fill(t.dk.begin(), t.dk.end(), 0.0f);
   std::fill(t.dv.begin(), t.dv.end(), 0.0f);
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
@@ -172,7 +173,7 @@ HCP_INLINE void backward_key_tile(const AttnParams& p, int64_t b, int64_t hk, in
       backward_query_block<W>(p, b, h, i0, std::min(kBlockQ, p.sq - i0), j0, cols, t, mask);
   }
   add_rows(p.dk, b, j0, cols, hk, D, 1.0f, t.dk.data(), dp, t.key_rows);
-  add_rows(p.dv, b, j0, cols, hk, D, 1.0f, t.dv.data(), dp, t.key_rows);
+  add_rows(p.dv, b, j0, cols, hk, Dv, 1.0f, t.dv.data(), dvp, t.key_rows);
 }
 
 template <int W>
@@ -191,7 +192,7 @@ HCP_INLINE void backward_tasks(const AttnParams& stored, int64_t first, int64_t 
   const KeyOrder order = key_order(stored);
   AttnParams p = stored;
   if (order.reordered()) p.k_labels = {order.seg.data(), order.pos.data()};
-  BackwardScratch<W> scratch(p.head_dim);
+  BackwardScratch<W> scratch(p.head_dim, value_dim(p));
   scratch.key_rows = order.reordered() ? order.rows.data() : nullptr;
   const BackwardTiles tiles = backward_tiles(p);
   for (int64_t task = first; task < p.batch * p.kv_heads; task += step)

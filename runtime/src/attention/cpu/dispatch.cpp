@@ -131,20 +131,29 @@ Status check_attention_params(const AttnParams& p, bool backward) {
                        std::to_string(p.heads) + ", kv_heads " + std::to_string(p.kv_heads));
   if (p.head_dim < 1 || p.head_dim > cpu::kMaxHeadDim)
     return shape_error("head_dim must be in [1, 512], got " + std::to_string(p.head_dim));
+  if (p.head_dim_v < 0 || p.head_dim_v > cpu::kMaxHeadDim)
+    return shape_error("head_dim_v must be 0 (head_dim) or in [1, 512], got " + std::to_string(p.head_dim_v));
   if (p.heads % p.kv_heads != 0)
     return shape_error("heads (" + std::to_string(p.heads) + ") must be a multiple of kv_heads (" +
                        std::to_string(p.kv_heads) + ")");
   if (!(p.scale > 0) || !std::isfinite(p.scale))
     return Status(Errc::invalid_argument, "attention: softmax scale must be positive and finite");
-  const AttnTensor* q_like[] = {&p.q, &p.out, &p.dout, &p.dq};
-  const AttnTensor* kv_like[] = {&p.k, &p.v, &p.dk, &p.dv};
-  const int used = backward ? 4 : 2;
-  for (int i = 0; i < used; ++i) {
-    if (i == 1 && backward) continue;  // backward reads delta, not out
-    if (q_like[i]->data == nullptr || kv_like[i]->data == nullptr)
-      return Status(Errc::invalid_argument, "attention: a tensor pointer is NULL");
-    if (!cpu::offsets_fit(*q_like[i], p.batch, p.sq, p.heads, p.head_dim) ||
-        !cpu::offsets_fit(*kv_like[i], p.batch, p.sk, p.kv_heads, p.head_dim))
+  // Every tensor the pass reads or writes, with its rows, heads and head dim: q and k (and dq, dk) have head_dim;
+  // v, out, dout and dv value_dim. The backward reads delta, not out.
+  struct Use {
+    const AttnTensor* t;
+    int64_t seq, heads, dim;
+    bool used;
+  };
+  const int64_t dv = value_dim(p);
+  const Use uses[] = {{&p.q, p.sq, p.heads, p.head_dim, true},     {&p.k, p.sk, p.kv_heads, p.head_dim, true},
+                      {&p.v, p.sk, p.kv_heads, dv, true},           {&p.out, p.sq, p.heads, dv, !backward},
+                      {&p.dout, p.sq, p.heads, dv, backward},       {&p.dq, p.sq, p.heads, p.head_dim, backward},
+                      {&p.dk, p.sk, p.kv_heads, p.head_dim, backward}, {&p.dv, p.sk, p.kv_heads, dv, backward}};
+  for (const Use& u : uses) {
+    if (!u.used) continue;
+    if (u.t->data == nullptr) return Status(Errc::invalid_argument, "attention: a tensor pointer is NULL");
+    if (!cpu::offsets_fit(*u.t, p.batch, u.seq, u.heads, u.dim))
       return shape_error("tensor strides are negative or reach past the int64 range");
   }
   const bool q_labels = p.q_labels.seg && p.q_labels.pos, k_labels = p.k_labels.seg && p.k_labels.pos;

@@ -24,9 +24,13 @@ namespace hcp::cpu {
 // nothing of a key tile are skipped four at a time, so the larger tile costs almost no masked work.
 inline constexpr int64_t kForwardBlockQ = 256;
 
+// The packed key tiles of a labelled call are cached when they fit in this many bytes per worker.
+inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
+
 template <int W>
 struct ForwardScratch {
-  int64_t dp;
+  // The padded head dims of the score products (q, k) and of the value products (v, the output accumulator).
+  int64_t dp, dvp;
   std::vector<float> q, kt, v, s, o, m, l;
   // Each row's largest visible logit over this call's keys (AttnParams::max_logit): m alone is not it, since an
   // accumulating call starts m at the earlier lse.
@@ -50,24 +54,29 @@ struct ForwardScratch {
   // Keys walked out of their stored order (key_order.hpp): the stored row of each. Keys are packed through it;
   // value rows read in place are read run by run of stored rows.
   const int64_t* key_rows = nullptr;
-  explicit ForwardScratch(int64_t head_dim)
-      : dp(round_up(head_dim, 2 * W)),
-        q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dp), s(kForwardBlockQ * kBlockK),
-        o(kForwardBlockQ * dp), m(kForwardBlockQ), l(kForwardBlockQ), logit_max(kForwardBlockQ), keep(kForwardBlockQ),
+  ForwardScratch(int64_t head_dim, int64_t head_dim_v)
+      : dp(round_up(head_dim, 2 * W)), dvp(round_up(head_dim_v, 2 * W)),
+        q(kForwardBlockQ * dp), kt(dp * kBlockK), v(kBlockK * dvp), s(kForwardBlockQ * kBlockK),
+        o(kForwardBlockQ * dvp), m(kForwardBlockQ), l(kForwardBlockQ), logit_max(kForwardBlockQ), keep(kForwardBlockQ),
         o_set(kForwardBlockQ / 4) {}
 };
 
-// fp32 query and value rows stored as contiguous runs of head_dim floats (the CP ring's head-major tensors) with
-// head_dim a multiple of 2W are already in the GEMMs' operand form: reading them in place saves packing them again
+// fp32 query and value rows stored as contiguous runs of their head dims (the CP ring's head-major tensors) with
+// head dims a multiple of 2W are already in the GEMMs' operand form: reading them in place saves packing them again
 // for every key block a ring step brings (a CP rank meets each of its query rows once per step).
 template <int W>
 bool reads_in_place(const AttnParams& p) {
-  return p.dtype == DType::f32 && p.head_dim % (2 * W) == 0 && p.q.stride_s == p.head_dim &&
-         p.v.stride_s == p.head_dim;
+  const int64_t dv = value_dim(p);
+  return p.dtype == DType::f32 && p.head_dim % (2 * W) == 0 && dv % (2 * W) == 0 && p.q.stride_s == p.head_dim &&
+         p.v.stride_s == dv;
 }
 
-// The packed key tiles of a labelled call are cached when they fit in this many bytes per worker.
-inline constexpr int64_t kKeyCacheBytes = int64_t{64} << 20;
+// Whether a labelled call's packed K and V tiles (`tiles` of each) fit the per-worker cache.
+template <int W>
+bool key_tiles_cached(const AttnParams& p, size_t tiles) {
+  const int64_t floats = (round_up(p.head_dim, 2 * W) + round_up(value_dim(p), 2 * W)) * kBlockK;
+  return static_cast<int64_t>(tiles) * floats * static_cast<int64_t>(sizeof(float)) <= kKeyCacheBytes;
+}
 
 // Turns score row `srow` into probabilities against the running max/denominator, rescaling the output row (orow;
 // nullptr while the row's accumulator holds nothing yet, ForwardScratch::o_set); `logit_max` (optional) gets the
@@ -238,29 +247,31 @@ template <int W>
 HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t i0, int64_t rows, int64_t j0,
                                  int64_t cols, int64_t first, int64_t end, const TileMasking& masking,
                                  ForwardScratch<W>& t, int64_t cache_index = -1, const float* given_kt = nullptr) {
-  const int64_t dp = t.dp, D = p.head_dim;
+  const int64_t dp = t.dp, dvp = t.dvp, Dv = value_dim(p);
   if (first >= end) return;
   const float* kt = t.kt.data();
   const float* v = t.v.data();
-  int64_t v_ld = dp;
+  int64_t v_ld = dvp;
   if (t.in_place) v = f32_row(p.v, b, j0, hk), v_ld = p.v.stride_s;
   if (cache_index >= 0) {  // packed once per (batch, kv head)
     const size_t at = static_cast<size_t>(cache_index * dp * kBlockK);
+    const size_t v_at = static_cast<size_t>(cache_index * dvp * kBlockK);
     if (!t.cached[static_cast<size_t>(cache_index)]) {
       if (!given_kt) pack_key_tile<W>(p, t.in_place, b, hk, j0, cols, dp, t.key_rows, t.kt_cache.data() + at);
       if (!t.in_place)
-        pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v_cache.data() + at, dp, round_up(cols, W), t.key_rows);
+        pack_rows(p.dtype, p.v, b, j0, cols, hk, Dv, 1.0f, t.v_cache.data() + v_at, dvp, round_up(cols, W),
+                  t.key_rows);
       t.cached[static_cast<size_t>(cache_index)] = 1;
     }
     kt = given_kt ? given_kt : t.kt_cache.data() + at;
-    if (!t.in_place) v = t.v_cache.data() + at;
+    if (!t.in_place) v = t.v_cache.data() + v_at;
   } else {
     if (given_kt)
       kt = given_kt;
     else
       pack_key_tile<W>(p, t.in_place, b, hk, j0, cols, dp, t.key_rows, t.kt.data());
     if (!t.in_place)
-      pack_rows(p.dtype, p.v, b, j0, cols, hk, D, 1.0f, t.v.data(), dp, round_up(cols, W), t.key_rows);
+      pack_rows(p.dtype, p.v, b, j0, cols, hk, Dv, 1.0f, t.v.data(), dvp, round_up(cols, W), t.key_rows);
   }
   // Only the tile's columns, rounded to the GEMM's width (a narrow tile, a short document's run, costs its
   // width), and on a diagonal tile only those of each 4-row block's rows (block_columns).
@@ -277,7 +288,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     }
     if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, std::min(cols, n), masking.one_segment, srow);
     const int64_t visible = masking.labelled ? std::min(cols, n) : visible_keys(p, i0 + i, j0, cols);
-    softmax_row<W>(srow, visible, n, t.m[i], t.l[i], t.keep[i], t.o_set[i / 4] ? t.o.data() + i * dp : nullptr, dp,
+    softmax_row<W>(srow, visible, n, t.m[i], t.l[i], t.keep[i], t.o_set[i / 4] ? t.o.data() + i * dvp : nullptr, dvp,
                    p.max_logit.data ? &t.logit_max[i] : nullptr);
   }
   // The scores past `cols` are 0, so the product stops there: in-place value rows past the tile are not read.
@@ -289,7 +300,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
     const int64_t k_end = std::min(cols, block_columns<W>(masking, i, cols));
     if (k_end <= 0) continue;
     const float* s_i = t.s.data() + i * kBlockK;
-    float* o_i = t.o.data() + i * dp;
+    float* o_i = t.o.data() + i * dvp;
     const bool add = t.o_set[i / 4];
     t.o_set[i / 4] = 1;
     if (t.in_place && t.key_rows) {
@@ -297,14 +308,14 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
         run = stored_run(t.key_rows, j0 + off, k_end - off);
         const float* v_run = f32_row(p.v, b, t.key_rows[j0 + off], hk);
         if (add || off > 0)
-          gemm_acc<W>(4, dp, run, s_i + off, kBlockK, v_run, v_ld, o_i, dp);
+          gemm_acc<W>(4, dvp, run, s_i + off, kBlockK, v_run, v_ld, o_i, dvp);
         else
-          gemm_set<W>(4, dp, run, s_i + off, kBlockK, v_run, v_ld, o_i, dp);
+          gemm_set<W>(4, dvp, run, s_i + off, kBlockK, v_run, v_ld, o_i, dvp);
       }
     } else if (add) {
-      gemm_acc<W>(4, dp, k_end, s_i, kBlockK, v, v_ld, o_i, dp);
+      gemm_acc<W>(4, dvp, k_end, s_i, kBlockK, v, v_ld, o_i, dvp);
     } else {
-      gemm_set<W>(4, dp, k_end, s_i, kBlockK, v, v_ld, o_i, dp);
+      gemm_set<W>(4, dvp, k_end, s_i, kBlockK, v, v_ld, o_i, dvp);
     }
   }
 }
@@ -312,7 +323,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
 template <int W>
 HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t block, ForwardScratch<W>& t,
                               const ForwardTiles& tiles) {
-  const int64_t dp = t.dp, D = p.head_dim;
+  const int64_t dp = t.dp, dvp = t.dvp, D = p.head_dim, Dv = value_dim(p);
   const bool labelled = labelled_mask(p);
   const int64_t i0 = labelled ? tiles.q[static_cast<size_t>(block)].start : block * kForwardBlockQ;
   const int64_t rows = labelled ? tiles.q[static_cast<size_t>(block)].rows : std::min(kForwardBlockQ, p.sq - i0);
@@ -324,7 +335,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     if (p.accumulate) return;
     float* lse = row_values(p.lse, b, h);
     for (int64_t i = 0; i < rows; ++i) {
-      std::fill_n(f32_row(p.out, b, i0 + i, h), D, 0.0f);
+      std::fill_n(f32_row(p.out, b, i0 + i, h), Dv, 0.0f);
       lse[i0 + i] = -std::numeric_limits<float>::infinity();
     }
     if (p.max_logit.data) std::fill_n(row_values(p.max_logit, b, h) + i0, rows, -std::numeric_limits<float>::infinity());
@@ -360,10 +371,10 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
     const DistanceRange dist = allowed_distance(p);
     const RowTile& q = tiles.q[static_cast<size_t>(block)];
     const size_t tile_floats = static_cast<size_t>(dp * kBlockK);
-    const bool cache = static_cast<int64_t>(2 * tiles.k.size() * tile_floats * sizeof(float)) <= kKeyCacheBytes;
+    const bool cache = key_tiles_cached<W>(p, tiles.k.size());
     if (cache && (t.cache_b != b || t.cache_hk != hk)) {
       if (!p.packed_keys) t.kt_cache.resize(tiles.k.size() * tile_floats);
-      if (!t.in_place) t.v_cache.resize(tiles.k.size() * tile_floats);
+      if (!t.in_place) t.v_cache.resize(tiles.k.size() * static_cast<size_t>(dvp * kBlockK));
       t.cached.assign(tiles.k.size(), 0);
       t.cache_b = b, t.cache_hk = hk;
     }
@@ -393,7 +404,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       if (j0 + kBlockK < key_end) {
         const int64_t next = std::min(kBlockK, p.sk - j0 - kBlockK);
         prefetch_rows(p.dtype, p.k, b, j0 + kBlockK, next, hk, D);
-        prefetch_rows(p.dtype, p.v, b, j0 + kBlockK, next, hk, D);
+        prefetch_rows(p.dtype, p.v, b, j0 + kBlockK, next, hk, Dv);
       }
       // Rows above `first` see no key of this tile (causal); they keep their state untouched.
       int64_t first = 0;
@@ -406,17 +417,17 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
 
   // Blocks no key tile reached: their rows' sums are 0.
   for (int64_t i = 0; i < rows; i += 4)
-    if (!t.o_set[i / 4]) std::fill_n(t.o.begin() + i * dp, 4 * dp, 0.0f);
+    if (!t.o_set[i / 4]) std::fill_n(t.o.begin() + i * dvp, 4 * dvp, 0.0f);
   float* lse = row_values(p.lse, b, h);
   for (int64_t i = 0; i < rows; ++i) {
     float* out = f32_row(p.out, b, i0 + i, h);
     const float l = t.l[i];
     const float inv = l > 0 ? 1.0f / l : 0.0f, keep = t.keep[i];
-    const float* o = t.o.data() + i * dp;
+    const float* o = t.o.data() + i * dvp;
     if (keep != 0.0f) {  // out is only read where it holds an earlier result (it may be uninitialised otherwise)
-      for (int64_t d = 0; d < D; ++d) out[d] = (o[d] + keep * out[d]) * inv;
+      for (int64_t d = 0; d < Dv; ++d) out[d] = (o[d] + keep * out[d]) * inv;
     } else {
-      for (int64_t d = 0; d < D; ++d) out[d] = o[d] * inv;
+      for (int64_t d = 0; d < Dv; ++d) out[d] = o[d] * inv;
     }
     lse[i0 + i] = l > 0 ? t.m[i] + std::log(l) : -std::numeric_limits<float>::infinity();
   }
@@ -430,9 +441,10 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
 // and fresh scratch each time cost page faults and zeroing (with memset, about 6% of a packed ring forward).
 inline constexpr size_t kKeptScratchBytes = size_t{16} << 20;
 template <int W>
-ForwardScratch<W>& thread_scratch(int64_t head_dim) {
+ForwardScratch<W>& thread_scratch(int64_t head_dim, int64_t head_dim_v) {
   thread_local std::unique_ptr<ForwardScratch<W>> kept;
-  if (!kept || kept->dp != round_up(head_dim, 2 * W)) kept = std::make_unique<ForwardScratch<W>>(head_dim);
+  if (!kept || kept->dp != round_up(head_dim, 2 * W) || kept->dvp != round_up(head_dim_v, 2 * W))
+    kept = std::make_unique<ForwardScratch<W>>(head_dim, head_dim_v);
   kept->cache_b = kept->cache_hk = -1;  // the cached tiles were another call's
   return *kept;
 }
@@ -461,7 +473,7 @@ HCP_INLINE int64_t forward_packed_keys_floats(const AttnParams& stored) {
   const ForwardTiles tiles = forward_tiles(walked_params(stored, order));
   const int64_t tile_floats = round_up(stored.head_dim, 2 * W) * kBlockK;
   const auto per_head = static_cast<int64_t>(tiles.k.size()) * tile_floats;
-  if (2 * per_head * static_cast<int64_t>(sizeof(float)) > kKeyCacheBytes) return 0;
+  if (!key_tiles_cached<W>(stored, tiles.k.size())) return 0;
   return stored.batch * stored.kv_heads * per_head;
 }
 template <int W>
@@ -490,7 +502,7 @@ HCP_INLINE void forward_tasks(const AttnParams& stored, int64_t first, int64_t s
   // Under a key order, the call's key labels in that order; key data is read through scratch.key_rows.
   const KeyOrder order = key_order(stored);
   const AttnParams p = walked_params(stored, order);
-  ForwardScratch<W>& scratch = thread_scratch<W>(p.head_dim);
+  ForwardScratch<W>& scratch = thread_scratch<W>(p.head_dim, value_dim(p));
   scratch.in_place = reads_in_place<W>(p);
   scratch.key_rows = order.reordered() ? order.rows.data() : nullptr;
   const ForwardTiles tiles = forward_tiles(p);
