@@ -67,14 +67,22 @@ TEST_P(KernelAccumulate, TwoCallsEqualOne) {
 INSTANTIATE_TEST_SUITE_P(Instances, KernelAccumulate, ::testing::ValuesIn(testing::flash_cases()),
                          testing::flash_case_name);
 
-TEST(CudaKernelEmulation, InstancesCoverBf16AndF16AtHeadDims64To256Only) {
+TEST(CudaKernelEmulation, InstancesCoverBf16AndF16AtHeadDims64To256AndServeTheMultiplesOf8Below) {
   auto has = [](DType dtype, int64_t head_dim) {
     return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(dtype, head_dim, false,
                                                                  []<class E, int D, bool C>() {});
   };
   for (int64_t d : {64, 128, 256}) EXPECT_TRUE(has(DType::bf16, d) && has(DType::f16, d)) << d;
-  // The public list (hcp/attention_cuda.hpp, which the engines check) and the dispatcher agree.
-  for (int64_t d = 1; d <= 512; ++d) EXPECT_EQ(has(DType::f16, d), cuda_head_dim_supported(d)) << d;
+  // The public list (hcp/attention_cuda.hpp, which the engines check) and the dispatcher agree: every head dim it
+  // takes has an instantiation that holds it, the smallest one.
+  for (int64_t d = 1; d <= 512; ++d) {
+    const int64_t kernel = cuda_kernel_head_dim(d);
+    EXPECT_EQ(kernel != 0 && has(DType::f16, kernel), cuda_head_dim_supported(d)) << d;
+    EXPECT_EQ(cuda_head_dim_supported(d), d % 8 == 0 && d <= 256) << d;
+    if (kernel != 0) {
+      EXPECT_TRUE(kernel >= d && (kernel == 64 || kernel / 2 < d)) << d;
+    }
+  }
   EXPECT_FALSE(has(DType::f32, 64));
   EXPECT_FALSE(has(DType::bf16, 96));
   EXPECT_FALSE(has(DType::f16, 512));

@@ -44,6 +44,16 @@ std::vector<FeatureCase> mla_cases() {
       sink.head_dim = 40, sink.head_dim_v = 24;
       cases.push_back(sink);
     }
+  // The CUDA kernels (block emulator) in bf16 with Transformer Engine's MLA dims: 128/64 on the 128 kernels, 192/128
+  // on the 256 kernels with q's and k's padding columns zero-filled.
+  for (const Scheme& s : schemes) {
+    if (s.cp == 8) continue;  // the emulator's time; cp 4 covers the a2a+p2p and a2a paths
+    for (auto [d, dv] : {std::pair<int64_t, int64_t>{128, 64}, {192, 128}}) {
+      FeatureCase c{s.comm, s.cp, s.sizes, SoftmaxType::vanilla, s.comm != CpComm::a2a, true};
+      c.head_dim = d, c.head_dim_v = dv;
+      cases.push_back(c);
+    }
+  }
   return cases;
 }
 

@@ -11,7 +11,7 @@ inline int64_t tiles(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
 
 inline bool emulated_forward(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
-      p.dtype, p.head_dim, kern::diagonal_mask(p), [&]<class E, int D, bool Causal>() {
+      p.dtype, kern::kernel_head_dim(p), kern::diagonal_mask(p), [&]<class E, int D, bool Causal>() {
         emu::launch({tiles(p.sq, kern::kFwdRows<D>), p.heads, p.batch}, kern::kThreads, kern::FwdSmem<D>::bytes,
                     [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
                       kern::flash_forward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);
@@ -35,7 +35,7 @@ inline bool emulated_delta(const AttnParams& p) {
 // The backward blocks only (delta must be there).
 inline bool emulated_backward_only(const AttnParams& p) {
   return kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(
-      p.dtype, p.head_dim, kern::diagonal_mask(p), [&]<class E, int D, bool Causal>() {
+      p.dtype, kern::kernel_head_dim(p), kern::diagonal_mask(p), [&]<class E, int D, bool Causal>() {
         emu::launch({tiles(p.sk, kern::kBwdBlockKeys<D>), p.kv_heads, p.batch}, kern::kThreads,
                     kern::kBwdSmemBytes<D>, [&](const kern::BlockCtx& ctx, int bx, int by, int bz, char* smem) {
                       kern::backward_block<E, D, Causal>(ctx, p, bx, by, bz, smem);

@@ -35,7 +35,7 @@ class EmulatedGpuEngine final : public CpEngine {
   int device_ordinal() const override { return device_; }
   Status supports(DType dtype, int64_t head_dim) const override {
     if (dtype == DType::f32 || !cuda_head_dim_supported(head_dim))
-      return {Errc::unsupported, "the CUDA kernels take bf16/fp16 and head dim 64, 128 or 256"};
+      return {Errc::unsupported, std::string("the CUDA kernels take bf16/fp16 and head dim ") + kCudaHeadDims};
     return {};
   }
   // Usable at once by this stream's later operations (as cudaMallocAsync's memory is); freed in stream order.

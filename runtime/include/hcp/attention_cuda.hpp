@@ -21,11 +21,16 @@ Status cuda_stream_create(void** stream);
 void cuda_stream_destroy(void* stream);
 Status cuda_stream_synchronize(void* stream);
 
-// The head dims the CUDA kernels serve (each has its own kernel instantiations), and the same as text for messages.
-constexpr bool cuda_head_dim_supported(int64_t head_dim) {
-  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+// The kernel instantiation's head dim that serves `head_dim` (each of 64, 128 and 256 has its own): the smallest
+// that holds it, whose tiles the kernels fill with zeros past the tensor's own dims (exact: the zero columns add
+// nothing to q . k, and the output's and gradients' zero columns are not written). Any multiple of 8 up to 256
+// (the kernels read rows 16 bytes at a time): MLA's 192 for q and k runs on the 256 kernels. 0: none.
+constexpr int64_t cuda_kernel_head_dim(int64_t head_dim) {
+  if (head_dim < 8 || head_dim > 256 || head_dim % 8 != 0) return 0;
+  return head_dim <= 64 ? 64 : head_dim <= 128 ? 128 : 256;
 }
-inline constexpr const char* kCudaHeadDims = "64, 128 or 256";
+constexpr bool cuda_head_dim_supported(int64_t head_dim) { return cuda_kernel_head_dim(head_dim) != 0; }
+inline constexpr const char* kCudaHeadDims = "a multiple of 8 up to 256";
 
 // Errc::unsupported for fp32 inputs and other head dims (cuda_head_dim_supported; and in builds without CUDA);
 // Errc::invalid_argument for host pointers.

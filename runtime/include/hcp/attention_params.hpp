@@ -70,7 +70,13 @@ struct AttnParams {
   const float* packed_keys = nullptr;
 };
 
-inline int64_t value_dim(const AttnParams& p) { return p.head_dim_v > 0 ? p.head_dim_v : p.head_dim; }
+// Read by the CUDA kernels too (nvcc compiles this header for the device).
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline int64_t value_dim(const AttnParams& p) {
+  return p.head_dim_v > 0 ? p.head_dim_v : p.head_dim;
+}
 
 // Attention sinks on a finished forward (Transformer Engine's softmax_type "off-by-one" and "learnable", gpt-oss's
 // sinks): every query row's softmax gets one more logit, sink[h], in its denominator, which takes probability mass

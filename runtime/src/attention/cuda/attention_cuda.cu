@@ -51,9 +51,10 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
   HCP_TRY(check_attention_params(p, backward));
   if (p.dtype == DType::f32)
     return {Errc::unsupported, "attention (CUDA): inputs must be bf16 or fp16 (fp32 runs on the CPU kernels)"};
-  if (!cuda_head_dim_supported(p.head_dim))
-    return {Errc::unsupported, "attention (CUDA): head dim " + std::to_string(p.head_dim) +
-                                   " has no kernel (" + kCudaHeadDims + " do)"};
+  for (const int64_t d : {p.head_dim, value_dim(p)})
+    if (!cuda_head_dim_supported(d))
+      return {Errc::unsupported, "attention (CUDA): head dim " + std::to_string(d) + " has no kernel (" +
+                                     kCudaHeadDims + " do)"};
   constexpr int64_t kMaxGridYZ = 65535;
   if (p.heads > kMaxGridYZ || p.batch > kMaxGridYZ)
     return {Errc::shape, "attention (CUDA): batch and heads must be at most 65535"};
@@ -117,7 +118,7 @@ Status cuda_stream_synchronize(void* stream) {
 Status attention_forward_cuda(const AttnParams& p, void* stream) {
   HCP_TRY(check_cuda_params(p, false));
   cudaError_t err = cudaSuccess;
-  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, p.head_dim, kern::diagonal_mask(p), [&]<class E, int D, bool C>() {
+  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, kern::kernel_head_dim(p), kern::diagonal_mask(p), [&]<class E, int D, bool C>() {
     err = kern::launch_flash_forward<E, D, C>(p, static_cast<cudaStream_t>(stream));
   });
   return from_cuda(err, "attention forward (CUDA)");
@@ -126,7 +127,7 @@ Status attention_forward_cuda(const AttnParams& p, void* stream) {
 Status attention_backward_cuda(const AttnParams& p, void* stream) {
   HCP_TRY(check_cuda_params(p, true));
   cudaError_t err = cudaSuccess;
-  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, p.head_dim, kern::diagonal_mask(p), [&]<class E, int D, bool C>() {
+  kern::dispatch_instance<kern::ElemBf16, kern::ElemF16>(p.dtype, kern::kernel_head_dim(p), kern::diagonal_mask(p), [&]<class E, int D, bool C>() {
     err = kern::launch_flash_backward<E, D, C>(p, static_cast<cudaStream_t>(stream));
   });
   return from_cuda(err, "attention backward (CUDA)");

@@ -10,9 +10,10 @@
 namespace hcp::kern {
 
 // Adds N C fragments (rows row0 + g and row0 + 8 + g, 8-column tiles from column col0) times `scale` to the rows
-// of `rows` below `limit`; lane = 4g + t holds columns 2t and 2t + 1 of each tile.
+// of `rows` below `limit`, in the columns below `cols` (the tensor's head dim; the kernel's padding columns past it
+// hold zeros); lane = 4g + t holds columns 2t and 2t + 1 of each tile.
 template <bool Atomic, int N>
-HCP_KFN void add_fragment_rows(float* rows, int64_t stride_s, int64_t row0, int64_t limit, int col0,
+HCP_KFN void add_fragment_rows(float* rows, int64_t stride_s, int64_t row0, int64_t limit, int col0, int64_t cols,
                                const float (&c)[N][4], float scale, int lane) {
   const int g = lane / 4, t = lane % 4;
   HCP_UNROLL
@@ -21,7 +22,8 @@ HCP_KFN void add_fragment_rows(float* rows, int64_t stride_s, int64_t row0, int6
     if (r >= limit) continue;
     float* row = rows + r * stride_s + col0 + 2 * t;
     HCP_UNROLL
-    for (int nd = 0; nd < N; ++nd)
+    for (int nd = 0; nd < N; ++nd) {
+      if (col0 + 8 * nd >= cols) break;
       HCP_UNROLL
       for (int j = 0; j < 2; ++j) {
         if (Atomic)
@@ -29,6 +31,7 @@ HCP_KFN void add_fragment_rows(float* rows, int64_t stride_s, int64_t row0, int6
         else
           row[8 * nd + j] += c[nd][2 * hf + j] * scale;
       }
+    }
   }
 }
 
@@ -38,8 +41,8 @@ HCP_KFN void add_dk_dv(const AttnParams& p, int64_t b, int64_t hk, int64_t key0,
                        const float (&dv)[N][4], int lane) {
   float* dkg = static_cast<float*>(p.dk.data) + b * p.dk.stride_b + hk * p.dk.stride_h;
   float* dvg = static_cast<float*>(p.dv.data) + b * p.dv.stride_b + hk * p.dv.stride_h;
-  add_fragment_rows<false>(dkg, p.dk.stride_s, key0, p.sk, col0, dk, p.scale, lane);
-  add_fragment_rows<false>(dvg, p.dv.stride_s, key0, p.sk, col0, dv, 1.0f, lane);
+  add_fragment_rows<false>(dkg, p.dk.stride_s, key0, p.sk, col0, p.head_dim, dk, p.scale, lane);
+  add_fragment_rows<false>(dvg, p.dv.stride_s, key0, p.sk, col0, value_dim(p), dv, 1.0f, lane);
 }
 
 // dQ (scaled by p.scale) of queries row0 + g (+ 8), columns from col0, of head h in batch b, atomically.
@@ -47,7 +50,7 @@ template <int N>
 HCP_KFN void add_dq(const AttnParams& p, int64_t b, int64_t h, int64_t row0, int col0, const float (&dq)[N][4],
                     int lane) {
   float* dqg = static_cast<float*>(p.dq.data) + b * p.dq.stride_b + h * p.dq.stride_h;
-  add_fragment_rows<true>(dqg, p.dq.stride_s, row0, p.sq, col0, dq, p.scale, lane);
+  add_fragment_rows<true>(dqg, p.dq.stride_s, row0, p.sq, col0, p.head_dim, dq, p.scale, lane);
 }
 
 }  // namespace hcp::kern

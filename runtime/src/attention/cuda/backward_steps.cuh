@@ -30,9 +30,9 @@ struct BwdSteps {
     tiles = m_begin < p.sq ? (p.sq - m_begin + Rows - 1) / Rows : 0;
     count = group * tiles;
     load_rows_async<T, D, Keys>(ctx, ks, static_cast<const T*>(p.k.data) + b * p.k.stride_b + hk * p.k.stride_h,
-                                p.k.stride_s, k0, p.sk, p.k_labels.seg);
+                                p.k.stride_s, k0, p.sk, p.k_labels.seg, p.head_dim);
     load_rows_async<T, D, Keys>(ctx, vs, static_cast<const T*>(p.v.data) + b * p.v.stride_b + hk * p.v.stride_h,
-                                p.v.stride_s, k0, p.sk, p.k_labels.seg);
+                                p.v.stride_s, k0, p.sk, p.k_labels.seg, value_dim(p));
     if (count > 0) {
       load(ctx, p, 0, 0);
       store(ctx, 0);
@@ -73,10 +73,10 @@ struct BwdSteps {
     const int64_t h = head(step), m0 = row0(step);
     load_rows_async<T, D, Rows>(ctx, qs + buf * Rows * (D + 8),
                                 static_cast<const T*>(p.q.data) + b * p.q.stride_b + h * p.q.stride_h, p.q.stride_s,
-                                m0, p.sq, p.q_labels.seg);
+                                m0, p.sq, p.q_labels.seg, p.head_dim);
     load_rows_async<T, D, Rows>(ctx, dos + buf * Rows * (D + 8),
                                 static_cast<const T*>(p.dout.data) + b * p.dout.stride_b + h * p.dout.stride_h,
-                                p.dout.stride_s, m0, p.sq, p.q_labels.seg);
+                                p.dout.stride_s, m0, p.sq, p.q_labels.seg, value_dim(p));
     cp_async_commit();
     const int tid = ctx.tid();
     if (tid < Rows) {

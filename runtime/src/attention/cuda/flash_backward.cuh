@@ -174,7 +174,7 @@ HCP_KFN void attention_delta_block(const BlockCtx& ctx, const AttnParams& p, int
   const float* out = static_cast<const float*>(p.out.data) + bz * p.out.stride_b + s * p.out.stride_s +
                      by * p.out.stride_h;
   float sum = 0.0f;
-  for (int64_t d = 0; d < p.head_dim; ++d) sum += E::to_float(dout[d]) * out[d];
+  for (int64_t d = 0; d < value_dim(p); ++d) sum += E::to_float(dout[d]) * out[d];
   p.delta.data[bz * p.delta.stride_b + by * p.delta.stride_h + s] = sum;
 }
 

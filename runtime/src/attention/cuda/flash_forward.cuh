@@ -83,8 +83,10 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
   }
   const int steps = static_cast<int>((k_end + kFwdKeys - 1) / kFwdKeys);  // sk < 2^31 (check_cuda_params)
 
-  load_rows_async<T, D, kRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq, p.q_labels.seg);
-  if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk, p.k_labels.seg);
+  // The tensors' own head dims (cuda_kernel_head_dim): q and k, and v and out (MLA's may differ).
+  const int64_t dqk = p.head_dim, dv = value_dim(p);
+  load_rows_async<T, D, kRows>(ctx, qs, qg, p.q.stride_s, q0, p.sq, p.q_labels.seg, dqk);
+  if (steps > 0) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, 0, p.sk, p.k_labels.seg, dqk);
   cp_async_commit();
 
   // This lane's rows: kWarpRows warp + 16 mi + g + 8 hf. row_max is the running max in log2 units; row_sum is
@@ -109,8 +111,9 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
       HCP_UNROLL
       for (int nd = 0; nd < kOutTiles; ++nd) {
         const float* src = outg + qi * p.out.stride_s + nd * 8 + 2 * t;
-        acc[mi][nd][2 * hf] = resume ? src[0] : 0.0f;
-        acc[mi][nd][2 * hf + 1] = resume ? src[1] : 0.0f;
+        const bool read = resume && nd * 8 < dv;
+        acc[mi][nd][2 * hf] = read ? src[0] : 0.0f;
+        acc[mi][nd][2 * hf + 1] = read ? src[1] : 0.0f;
       }
     }
   }
@@ -119,7 +122,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     const int64_t k0 = int64_t{step} * kFwdKeys;
     cp_async_wait<0>();
     ctx.sync();  // K of this step (and Q) landed; every warp is done with the previous V
-    load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk, p.k_labels.seg);
+    load_rows_async<T, D, kFwdKeys>(ctx, vs, vg, p.v.stride_s, k0, p.sk, p.k_labels.seg, dv);
     cp_async_commit();
 
     // Labelled: which of this lane's elements are visible (element i of S tile (mi, nt) is bit (mi kKeyTiles + nt)
@@ -188,7 +191,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
     cp_async_wait<0>();
     ctx.sync();  // V of this step landed; every warp is done with this K
     if (step + 1 < steps) load_rows_async<T, D, kFwdKeys>(ctx, ks, kg, p.k.stride_s, k0 + kFwdKeys, p.sk,
-                                                                p.k_labels.seg);
+                                                                p.k_labels.seg, dqk);
     cp_async_commit();
 
     // A warp that sees nothing of this step keeps its state: no softmax, no P V.
@@ -256,6 +259,7 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
       const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
       HCP_UNROLL
       for (int nd = 0; nd < kOutTiles; ++nd) {
+        if (nd * 8 >= dv) break;
         float* dst = outg_w + qi * p.out.stride_s + nd * 8 + 2 * t;
         dst[0] = acc[mi][nd][2 * hf] * inv;
         dst[1] = acc[mi][nd][2 * hf + 1] * inv;

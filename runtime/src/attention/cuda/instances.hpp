@@ -3,11 +3,18 @@
 // emulator uses the same table.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "hcp/attention_cuda.hpp"
 #include "hcp/attention_params.hpp"
 
 namespace hcp::kern {
+
+// The instantiation's head dim for call `p`: one that holds q's and k's head dim and v's (cuda_kernel_head_dim).
+inline int64_t kernel_head_dim(const AttnParams& p) {
+  return cuda_kernel_head_dim(std::max(p.head_dim, value_dim(p)));
+}
 
 // Calls fn.template operator()<E, D, Causal>() for the instantiation serving (dtype, head_dim, causal), where Elem
 // is ElemBf16 or ElemF16 of the including side. Returns false when none does (f32, other head dims).
