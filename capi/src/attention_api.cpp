@@ -68,8 +68,13 @@ AttnArgs attn_args(const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v
   TensorView kv_shape = a.q;
   kv_shape.shape[2] = a.k.shape[2];
   expect_like(a.k, kv_shape, 4, dt, fn, "k", "q (with k's heads)");
-  expect_like(a.v, a.k, 4, dt, fn, "v", "k");
-  expect_like(a.out, a.q, 4, dt, fn, "out", "q");
+  // v's head dim may differ from q's and k's (MLA); out, dout and dv have v's.
+  TensorView v_shape = a.k;
+  v_shape.shape[3] = a.v.shape[3];
+  expect_like(a.v, v_shape, 4, dt, fn, "v", "k (with v's head dim)");
+  TensorView out_shape = a.q;
+  out_shape.shape[3] = a.v.shape[3];
+  expect_like(a.out, out_shape, 4, dt, fn, "out", "q (with v's head dim)");
   TensorView lse_shape;
   lse_shape.device = a.q.device;
   lse_shape.shape[0] = a.q.shape[0], lse_shape.shape[1] = a.q.shape[2], lse_shape.shape[2] = a.q.shape[1];
@@ -79,13 +84,14 @@ AttnArgs attn_args(const hcp_tensor* q, const hcp_tensor* k, const hcp_tensor* v
     a.dq = view(dq, 4, fn, "dq");
     a.dk = view(dk, 4, fn, "dk");
     a.dv = view(dv, 4, fn, "dv");
-    expect_like(a.dout, a.q, 4, dt, fn, "dout", "q");
+    expect_like(a.dout, out_shape, 4, dt, fn, "dout", "out");
     expect_like(a.dq, a.q, 4, dt, fn, "dq", "q");
     expect_like(a.dk, a.k, 4, dt, fn, "dk", "k");
-    expect_like(a.dv, a.k, 4, dt, fn, "dv", "k");
+    expect_like(a.dv, a.v, 4, dt, fn, "dv", "v");
   }
   a.shape.batch = a.q.shape[0], a.shape.seq_local = a.q.shape[1], a.shape.heads = a.q.shape[2];
-  a.shape.kv_heads = a.k.shape[2], a.shape.head_dim = a.q.shape[3], a.shape.dtype = dt;
+  a.shape.kv_heads = a.k.shape[2], a.shape.head_dim = a.q.shape[3], a.shape.head_dim_v = a.v.shape[3];
+  a.shape.dtype = dt;
   return a;
 }
 
@@ -490,7 +496,7 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     s.cp = o.cp;
     if (o.hcp_sizes) s.hcp_sizes.assign(o.hcp_sizes, o.hcp_sizes + o.num_hcp_levels);
     s.batch = a.shape.batch, s.seq = a.shape.seq_local, s.heads = a.shape.heads, s.kv_heads = a.shape.kv_heads;
-    s.head_dim = a.shape.head_dim, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
+    s.head_dim = a.shape.head_dim, s.head_dim_v = a.shape.head_dim_v, s.dtype = a.shape.dtype, s.causal = o.causal != 0, s.scale = o.softmax_scale;
     s.timeout_ms = static_cast<int>(timeout.count());
     if (device == HCP_DEVICE_CUDA) s.device.kind = hcp::CpDevice::Kind::cuda;
     Mask m = read_mask(o, fn);

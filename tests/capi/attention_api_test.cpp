@@ -180,6 +180,65 @@ TEST(AttentionApi, SinksUnderEverySchemeEqualOneRank) {
   for (size_t i = 0; i < b.lse.size(); ++i) EXPECT_EQ(b.lse[i], vanilla.lse[i]);
 }
 
+// MLA head dims through hcp_attn_simulate: v (and out, dout, dv) with head dim 4 beside q and k with 8. One rank
+// equals the same attention with v padded by zeros to 8 (whose output's padding columns are 0 and whose dv's are
+// 0), and every scheme on cp 4 equals one rank; an out or dv with q's head dim is refused, naming it.
+TEST(AttentionApi, MlaHeadDimsUnderEverySchemeEqualOneRank) {
+  Buffers b;
+  constexpr int64_t kS = 16, kH = 2, kD = 8, kDv = 4;
+  std::vector<float> v4(kS * kH * kDv), dout4(v4.size()), v8(b.q.size(), 0.0f), dout8(b.q.size(), 0.0f);
+  for (size_t i = 0; i < v4.size(); ++i) {
+    v4[i] = static_cast<float>((i * 5) % 23) / 23.0f - 0.3f;
+    dout4[i] = static_cast<float>((i * 3) % 19) / 19.0f - 0.5f;
+    v8[i / kDv * kD + i % kDv] = v4[i], dout8[i / kDv * kD + i % kDv] = dout4[i];
+  }
+  struct Result {
+    std::vector<float> out, lse, dq, dk, dv;
+  };
+  auto run = [&](int32_t cp, hcp_cp_comm comm, int64_t dv_dim) {
+    Result r;
+    const int64_t n = kS * kH * dv_dim;
+    r.out.assign(static_cast<size_t>(n), NAN), r.lse.assign(kH * kS, NAN), r.dq.assign(b.q.size(), NAN);
+    r.dk.assign(b.k.size(), NAN), r.dv.assign(static_cast<size_t>(n), NAN);
+    hcp_tensor q = tensor(b.q.data(), {1, kS, kH, kD}), k = tensor(b.k.data(), {1, kS, kH, kD});
+    hcp_tensor v = tensor(dv_dim == kDv ? v4.data() : v8.data(), {1, kS, kH, dv_dim});
+    hcp_tensor out = tensor(r.out.data(), {1, kS, kH, dv_dim}), lse = tensor(r.lse.data(), {1, kH, kS});
+    hcp_tensor dout = tensor(dv_dim == kDv ? dout4.data() : dout8.data(), {1, kS, kH, dv_dim});
+    hcp_tensor dq = tensor(r.dq.data(), {1, kS, kH, kD}), dk = tensor(r.dk.data(), {1, kS, kH, kD});
+    hcp_tensor dv = tensor(r.dv.data(), {1, kS, kH, dv_dim});
+    const int64_t sizes[2] = {2, 2};
+    hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+    o.cp = cp, o.cp_comm = comm;
+    if (comm == HCP_CP_COMM_A2A_P2P) o.num_hcp_levels = 2, o.hcp_sizes = sizes;
+    EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, &dout, &dq, &dk, &dv), HCP_OK) << hcp_last_error();
+    return r;
+  };
+  const Result one = run(1, HCP_CP_COMM_P2P, kDv), padded = run(1, HCP_CP_COMM_P2P, kD);
+  for (size_t i = 0; i < padded.out.size(); ++i) {
+    const bool pad = i % kD >= kDv;
+    const size_t at = i / kD * kDv + i % kD;
+    EXPECT_NEAR(padded.out[i], pad ? 0.0f : one.out[at], 1e-6f) << "out " << i;
+    EXPECT_NEAR(padded.dv[i], pad ? 0.0f : one.dv[at], 1e-6f) << "dv " << i;
+  }
+  for (const auto& [got, want] : {std::pair{&one.lse, &padded.lse}, {&one.dq, &padded.dq}, {&one.dk, &padded.dk}})
+    for (size_t i = 0; i < want->size(); ++i) EXPECT_NEAR((*got)[i], (*want)[i], 1e-6f) << i;
+  for (hcp_cp_comm comm : {HCP_CP_COMM_P2P, HCP_CP_COMM_A2A, HCP_CP_COMM_A2A_P2P, HCP_CP_COMM_ALL_GATHER}) {
+    SCOPED_TRACE("comm " + std::to_string(comm));
+    const Result cp = run(comm == HCP_CP_COMM_A2A ? 2 : 4, comm, kDv);
+    for (const auto& [got, want] : {std::pair{&cp.out, &one.out}, {&cp.lse, &one.lse}, {&cp.dq, &one.dq},
+                                    {&cp.dk, &one.dk}, {&cp.dv, &one.dv}})
+      for (size_t i = 0; i < want->size(); ++i) EXPECT_NEAR((*got)[i], (*want)[i], 1e-5f) << i;
+  }
+  std::vector<float> out8(b.q.size()), lse(kH * kS);
+  hcp_tensor q = tensor(b.q.data(), {1, kS, kH, kD}), k = tensor(b.k.data(), {1, kS, kH, kD});
+  hcp_tensor v = tensor(v4.data(), {1, kS, kH, kDv}), wrong_out = tensor(out8.data(), {1, kS, kH, kD});
+  hcp_tensor tlse = tensor(lse.data(), {1, kH, kS});
+  hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &wrong_out, &tlse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  EXPECT_NE(std::strstr(hcp_last_error(), "out"), nullptr) << hcp_last_error();
+  EXPECT_NE(std::strstr(hcp_last_error(), "v's head dim"), nullptr) << hcp_last_error();
+}
+
 TEST(AttentionApi, PerRankForwardEqualsSimulate) {
   Buffers full;
   hcp_tensor q = tensor(full.q.data(), {1, 16, 2, 8}), k = tensor(full.k.data(), {1, 16, 2, 8});

@@ -182,12 +182,14 @@ def _shape_of(obj, shape, seq_first=False):
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
                        dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu", cu_seqlens=None,
                        cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=False,
-                       layout="bshd"):
+                       layout="bshd", head_dim_v=None):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
     dq, dk, dv (and d_sink, the sinks' gradient, with softmax="learnable"). softmax: attention sinks, "vanilla",
     "off-by-one" or "learnable" with sink, one logit per head. max_logit=True adds "max_logit": each head's largest
     logit over the batch (Transformer Engine's return_max_logit). layout="sbhd": q, k, v, dout and the outputs are
     [S, B, H, D] (Transformer Engine's and Megatron's default; shape stays (B, S, H, D)); lse stays [B, H, S]. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
+    head_dim_v: v's head dim where it differs from q's and k's (MLA, e.g. 192 and 128; default: v's own last
+    dimension, or D with shape=); out, dout and dv then have it.
     device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers.
     Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
     lengths divisible by 2 x cp; default cu_seqlens) with shape (1, T, H, D), T the padded total. window=(left,
@@ -198,30 +200,34 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     sf = layout == "sbhd"
     b, s, h, d = _shape_of(q, shape, sf)
     hkv = h if kv_heads is None else int(kv_heads)
+    dv = d if head_dim_v is None else int(head_dim_v)
     if shape is None:
         hkv = memoryview(k).shape[2]
+        if head_dim_v is None:
+            dv = memoryview(v).shape[3]
     q_shape, kv_shape = (b, s, h, d), (b, s, hkv, d)
-    if min(b, s, h, hkv, d) < 1:
-        raise ValueError(f"shape (B, S, H, D) = {q_shape} and kv heads {hkv} must be positive")
+    o_shape, v_shape = (b, s, h, dv), (b, s, hkv, dv)
+    if min(b, s, h, hkv, d, dv) < 1:
+        raise ValueError(f"shape (B, S, H, D) = {q_shape}, kv heads {hkv} and head_dim_v {dv} must be positive")
     keep = []
     # The inputs first: their buffers must hold the shape, which bounds the outputs allocated after them (a shape
     # larger than q raises here, not as a MemoryError for outputs of that shape).
     q_t, k_t, v_t = (_tensor(q, q_shape, code, elem, False, keep, seq_first=sf),
                      _tensor(k, kv_shape, code, elem, False, keep, seq_first=sf),
-                     _tensor(v, kv_shape, code, elem, False, keep, seq_first=sf))
-    dout_t = None if dout is None else _tensor(dout, q_shape, code, elem, False, keep, seq_first=sf)
-    out = array.array(fmt, bytes(b * s * h * d * elem))
+                     _tensor(v, v_shape, code, elem, False, keep, seq_first=sf))
+    dout_t = None if dout is None else _tensor(dout, o_shape, code, elem, False, keep, seq_first=sf)
+    out = array.array(fmt, bytes(b * s * h * dv * elem))
     lse = array.array("f", bytes(b * h * s * 4))
-    tensors = [q_t, k_t, v_t, _tensor(out, q_shape, code, elem, True, keep, seq_first=sf),
+    tensors = [q_t, k_t, v_t, _tensor(out, o_shape, code, elem, True, keep, seq_first=sf),
                _tensor(lse, (b, h, s), 0, 4, True, keep)]
     result = {"out": out, "lse": lse}
     if dout is not None:
-        result["dq"] = array.array(fmt, bytes(len(out) * elem))
+        result["dq"] = array.array(fmt, bytes(b * s * h * d * elem))
         result["dk"] = array.array(fmt, bytes(b * s * hkv * d * elem))
-        result["dv"] = array.array(fmt, bytes(b * s * hkv * d * elem))
+        result["dv"] = array.array(fmt, bytes(b * s * hkv * dv * elem))
         tensors += [dout_t, _tensor(result["dq"], q_shape, code, elem, True, keep, seq_first=sf),
                     _tensor(result["dk"], kv_shape, code, elem, True, keep, seq_first=sf),
-                    _tensor(result["dv"], kv_shape, code, elem, True, keep, seq_first=sf)]
+                    _tensor(result["dv"], v_shape, code, elem, True, keep, seq_first=sf)]
     ptrs = [ctypes.byref(t) for t in tensors] + [None] * (9 - len(tensors))
     sizes = (ctypes.c_int64 * len(hcp_sizes or []))(*(hcp_sizes or []))
     o = new(AttnSimulateOptions, cp=int(cp), cp_comm=_comm(comm), num_hcp_levels=len(hcp_sizes or []),
@@ -427,22 +433,24 @@ class CpContext:
                 for g, sh, f, e in zip(given, shapes, fmts, elems)]
 
     def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None, cu_seqlens=None,
-                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=None):
+                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=None, head_dim_v=None):
         """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse. Packed
         documents (B = 1, this rank's rows as packed_rank_indices gives them), windows and attention sinks (softmax,
         sink) as attention_simulate. out and lse may be the caller's writable buffers on the CPU too (written in
         place, no copy). max_logit: a writable buffer of H float32 (host memory) that gets each head's largest
-        logit over the CP group's whole batch (every rank asks for it or none)."""
+        logit over the CP group's whole batch (every rank asks for it or none). head_dim_v: v's and out's head dim
+        where it differs from D (MLA)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
+        dv = d if head_dim_v is None else int(head_dim_v)
         keep = []
-        out, lse = self._outputs([out, lse], [(b, s, h, d), (b, h, s)], [fmt, "f"], [elem, 4])
+        out, lse = self._outputs([out, lse], [(b, s, h, dv), (b, h, s)], [fmt, "f"], [elem, 4])
         dev = self._device
         ts = [_tensor(q, (b, s, h, d), code, elem, False, keep, dev),
               _tensor(k, (b, s, hkv, d), code, elem, False, keep, dev),
-              _tensor(v, (b, s, hkv, d), code, elem, False, keep, dev),
-              _tensor(out, (b, s, h, d), code, elem, True, keep, dev),
+              _tensor(v, (b, s, hkv, dv), code, elem, False, keep, dev),
+              _tensor(out, (b, s, h, dv), code, elem, True, keep, dev),
               _tensor(lse, (b, h, s), 0, 4, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         _sinks(opts, softmax, sink, None, h, keep)
@@ -453,22 +461,23 @@ class CpContext:
 
     def backward(self, q, k, v, out, lse, dout, shape, kv_heads=None, causal=True, dtype="fp32", dq=None, dk=None,
                  dv=None, cu_seqlens=None, cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None,
-                 d_sink=None):
+                 d_sink=None, head_dim_v=None):
         """From the forward's out and lse and the gradient dout: returns (dq, dk, dv). On CUDA pass dq, dk, dv.
         With softmax="learnable", d_sink (a writable buffer of H float32, host memory) gets the sinks' gradient
-        summed over the CP group."""
+        summed over the CP group. head_dim_v: as in forward (v, out, dout and dv have it)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
-        qs, kvs = (b, s, h, d), (b, s, hkv, d)
+        dvh = d if head_dim_v is None else int(head_dim_v)
+        qs, kvs, os_, vs = (b, s, h, d), (b, s, hkv, d), (b, s, h, dvh), (b, s, hkv, dvh)
         keep = []
-        dq, dk, dv = self._outputs([dq, dk, dv], [qs, kvs, kvs], [fmt] * 3, [elem] * 3)
+        dq, dk, dv = self._outputs([dq, dk, dv], [qs, kvs, vs], [fmt] * 3, [elem] * 3)
         dev = self._device
         ts = [_tensor(q, qs, code, elem, False, keep, dev), _tensor(k, kvs, code, elem, False, keep, dev),
-              _tensor(v, kvs, code, elem, False, keep, dev), _tensor(out, qs, code, elem, False, keep, dev),
-              _tensor(lse, (b, h, s), 0, 4, False, keep, dev), _tensor(dout, qs, code, elem, False, keep, dev),
+              _tensor(v, vs, code, elem, False, keep, dev), _tensor(out, os_, code, elem, False, keep, dev),
+              _tensor(lse, (b, h, s), 0, 4, False, keep, dev), _tensor(dout, os_, code, elem, False, keep, dev),
               _tensor(dq, qs, code, elem, True, keep, dev), _tensor(dk, kvs, code, elem, True, keep, dev),
-              _tensor(dv, kvs, code, elem, True, keep, dev)]
+              _tensor(dv, vs, code, elem, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         _sinks(opts, softmax, sink, d_sink, h, keep)
         with self._one_call():

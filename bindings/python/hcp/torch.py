@@ -177,7 +177,8 @@ def _function():
         @staticmethod
         def forward(ctx, q, k, v, offset, attn, mask):
             b, s, h, d = q.shape
-            out = torch.empty_like(q)
+            dv = v.shape[3]  # MLA: v's head dim may differ from q's and k's; out has it
+            out = q.new_empty(b, s, h, dv)
             lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
             sinks = attn._sinks(offset, h)
             max_logit = torch.empty(h, dtype=torch.float32) if attn.return_max_logit else None  # host memory
@@ -185,7 +186,7 @@ def _function():
                 attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
                                      kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
                                      out=_buffer(torch, out), lse=_buffer(torch, lse), **mask, **sinks,
-                                     max_logit=None if max_logit is None else max_logit.numpy())
+                                     max_logit=None if max_logit is None else max_logit.numpy(), head_dim_v=dv)
             attn.max_logit = None if max_logit is None else max_logit.to(q.device)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.attn, ctx.mask, ctx.sinks, ctx.offset = attn, mask, sinks, offset
@@ -204,7 +205,7 @@ def _function():
                                       _buffer(torch, lse), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
                                       causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
                                       dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask, **ctx.sinks,
-                                      d_sink=None if d_sink is None else d_sink.numpy())
+                                      d_sink=None if d_sink is None else d_sink.numpy(), head_dim_v=v.shape[3])
             d_offset = None if d_sink is None else d_sink.view(ctx.offset.shape).to(ctx.offset)
             return dq, dk, dv, d_offset, None, None
 
@@ -220,7 +221,7 @@ class CpAttention:
     - "thd": packed documents, q [T/cp, H, D], k and v [T/cp, Hkv, D]: this rank's rows of the padded packed batch
       (packed_rank_indices), with the call's cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where
       each document starts; every padded length divisible by 2 cp; None: cu_seqlens).
-    out has q's shape. `cp_group`: the torch.distributed group of the CP ranks (None: every process); `comm`:
+    out has q's shape (with v's head dim, which may differ: MLA). `cp_group`: the torch.distributed group of the CP ranks (None: every process); `comm`:
     "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p], or your level groups hcp_groups=[a2a_group, p2p_group] in
     Megatron's layout, e.g. from new_cp_groups) or "all_gather"; `window`: (left, right) sliding window, -1 for an
     unbounded side. Collective: with hcp_sizes every process of the job creates its CpAttention at the same time
@@ -320,8 +321,9 @@ class CpAttention:
             if t.dim() != dims:
                 raise ValueError(f"hcp.torch: {name} must have {dims} dimensions ({self.qkv_format}), got shape "
                                  f"{tuple(t.shape)}")
-        if k.shape != v.shape or q.dtype != k.dtype or q.dtype != v.dtype:
-            raise ValueError("hcp.torch: k and v must have one shape, and q, k, v one dtype")
+        if k.shape[:-1] != v.shape[:-1] or q.dtype != k.dtype or q.dtype != v.dtype:
+            raise ValueError("hcp.torch: k and v must have one shape but for the head dim (MLA), and q, k, v one "
+                             "dtype")
 
     def __call__(self, q, k, v, cu_seqlens=None, cu_seqlens_padded=None, softmax_offset=None):
         if CpAttention._fn is None:

@@ -266,6 +266,39 @@ class AttentionSimulate(unittest.TestCase):
         with self.assertRaises(ValueError):
             hcp.attention_simulate(q, k, v, cp=2, softmax="sinkhorn", **common)
 
+    def test_mla_head_dims_under_every_scheme(self):
+        # v, out, dout and dv with head dim 4 beside q and k with 8 (MLA), causal, every scheme on cp 2: out
+        # against the reference, the gradients against cp 1; v's head dim read from its buffer or given.
+        b, s, h, hkv, d, dv = 1, 8, 4, 2, 8, 4
+        rnd = random.Random(9)
+        q = array.array("f", [rnd.uniform(-1, 1) for _ in range(b * s * h * d)])
+        k = array.array("f", [rnd.uniform(-1, 1) for _ in range(b * s * hkv * d)])
+        v = array.array("f", [rnd.uniform(-1, 1) for _ in range(b * s * hkv * dv)])
+        dout = array.array("f", [rnd.uniform(-1, 1) for _ in range(b * s * h * dv)])
+        want = [0.0] * (s * h * dv)
+        for hh in range(h):
+            g = hh // (h // hkv)
+            for i in range(s):
+                scores = [sum(q[(i * h + hh) * d + x] * k[(j * hkv + g) * d + x] for x in range(d)) / math.sqrt(d)
+                          for j in range(i + 1)]
+                m = max(scores)
+                w = [math.exp(x - m) for x in scores]
+                for x in range(dv):
+                    want[(i * h + hh) * dv + x] = sum(w[j] * v[(j * hkv + g) * dv + x] for j in range(i + 1)) / sum(w)
+        common = dict(shape=(b, s, h, d), kv_heads=hkv, head_dim_v=dv, dout=dout)
+        one = hcp.attention_simulate(q, k, v, cp=1, **common)
+        self.assertEqual((len(one["out"]), len(one["dq"]), len(one["dk"]), len(one["dv"])), (len(want), len(q), len(k), len(v)))
+        for comm, sizes in [("p2p", None), ("a2a", None), ("a2a+p2p", [2, 1]), ("all_gather", None)]:
+            with self.subTest(comm=comm):
+                got = hcp.attention_simulate(q, k, v, cp=2, comm=comm, hcp_sizes=sizes, **common)
+                self.assertLess(max(abs(a - x) for a, x in zip(got["out"], want)), 1e-5)
+                for name in ("dq", "dk", "dv"):
+                    self.assertLess(max(abs(a - x) for a, x in zip(got[name], one[name])), 1e-5, name)
+        mv = memoryview(v).cast("B").cast("f", (b, s, hkv, dv))  # the head dim from v's own shape
+        got = hcp.attention_simulate(memoryview(q).cast("B").cast("f", (b, s, h, d)),
+                                     memoryview(k).cast("B").cast("f", (b, s, hkv, d)), mv, cp=2)
+        self.assertLess(max(abs(a - x) for a, x in zip(got["out"], want)), 1e-5)
+
     def test_sbhd_tensors_equal_bshd_ones(self):
         # Transformer Engine's sbhd layout ([S, B, H, D] memory), every scheme, forward and backward.
         b, s, h, hkv, d = 2, 8, 4, 2, 8

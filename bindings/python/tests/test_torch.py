@@ -82,8 +82,9 @@ def rank_main(rank, world, port, case, results):
         from hcp import pad_for_cp as hcp_torch_pad
         torch.manual_seed(7)
         b, s, h, hkv, d = 2, 8 * world, 4, 2, 64 if cuda else 8
-        q, k, v = torch.randn(b, s, h, d), torch.randn(b, s, hkv, d), torch.randn(b, s, hkv, d)
-        dout = torch.randn(b, s, h, d)
+        dv = case.get("head_dim_v", d)  # MLA: v (and out, dout) with a head dim of its own
+        q, k, v = torch.randn(b, s, h, d), torch.randn(b, s, hkv, d), torch.randn(b, s, hkv, dv)
+        dout = torch.randn(b, s, h, dv)
         if case["name"] == "raises":
             attn = hcp_torch.CpAttention(None, comm="p2p")
             if rank == 1:  # every communicator of this process, the CP group hcp split included
@@ -258,6 +259,10 @@ class TorchCpAttention(unittest.TestCase):
         self.check_case(4, {"name": "learnable", "comm": "p2p", "softmax": "learnable"})
         self.check_case(8, {"name": "learnable", "comm": "a2a+p2p", "hcp_sizes": [2, 4], "softmax": "learnable"})
         self.check_case(4, {"name": "off-by-one", "comm": "a2a", "softmax": "off-by-one", "max_logit": True})
+
+    def test_mla_head_dims(self):
+        self.check_case(4, {"name": "mla", "comm": "a2a+p2p", "hcp_sizes": [2, 2], "head_dim_v": 4})
+        self.check_case(4, {"name": "mla", "comm": "all_gather", "head_dim_v": 16})
 
     def test_the_jobs_own_level_groups(self):
         self.check_case(4, {"name": "given", "comm": "a2a+p2p", "given_levels": [2, 2]})

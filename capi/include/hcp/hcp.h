@@ -644,7 +644,9 @@ HCP_API hcp_status hcp_cp_context_last_error(char** out_message, const hcp_cp_co
 HCP_API hcp_status hcp_cp_context_rank(int32_t* out_cp_rank, int32_t* out_cp_size, const hcp_cp_context* context);
 
 /* This rank's dual chunks (chunk r and 2W-1-r of the sequence) in, its out (q's dtype) and lse out. Collective over
- * the CP group; ranks that disagree on shapes get HCP_ERR_SHAPE. */
+ * the CP group; ranks that disagree on shapes get HCP_ERR_SHAPE. q [B, S, H, D], k [B, S, Hkv, D], v
+ * [B, S, Hkv, Dv], out [B, S, H, Dv]: v's head dim may differ from q's and k's (MLA, e.g. DeepSeek's D 192 with
+ * Dv 128; since 0.8), and dout and dv then have it too. */
 HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_options* options, const hcp_tensor* q,
                                     const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,
                                     const hcp_tensor* lse);
@@ -654,8 +656,8 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
                                      const hcp_tensor* out, const hcp_tensor* lse, const hcp_tensor* dout,
                                      const hcp_tensor* dq, const hcp_tensor* dk, const hcp_tensor* dv);
 
-/* The whole CP computation on `cp` in-process ranks, for demos, tests and bindings: full q [B, S, H, D], k, v
- * [B, S, Hkv, D] in; full out and lse [B, H, S] out; with dout non-NULL also the full dq, dk, dv. Since 0.2.
+/* The whole CP computation on `cp` in-process ranks, for demos, tests and bindings: full q [B, S, H, D], k
+ * [B, S, Hkv, D] and v [B, S, Hkv, Dv] in (Dv as in hcp_attn_forward); full out [B, S, H, Dv] and lse [B, H, S] out; with dout non-NULL also the full dq, dk, dv. Since 0.2.
  * Versions: struct_size at the end of timeout_ms (0.2), of reserved1 (0.3; 56 bytes on LP64) or the whole struct
  * (0.6; 96 bytes). cp (>= 1) and causal are always read; the rest default when 0. */
 typedef struct hcp_attn_simulate_options {

@@ -53,9 +53,10 @@ impl Device {
     }
 }
 
-/// q, out, dout, dq are [batch, seq, heads, head_dim]; k, v, dk, dv [batch, seq, kv_heads, head_dim]; lse
-/// [batch, heads, seq] f32. `seq` is the rank's local length (its two chunks) for a CpContext and the full length
-/// for attention_simulate.
+/// q and dq are [batch, seq, heads, head_dim]; k and dk [batch, seq, kv_heads, head_dim]; v and dv
+/// [batch, seq, kv_heads, Dv] and out and dout [batch, seq, heads, Dv], Dv = head_dim_v (MLA: v's own head dim,
+/// e.g. 128 beside 192) or head_dim when it is 0; lse [batch, heads, seq] f32. `seq` is the rank's local length (its
+/// two chunks) for a CpContext and the full length for attention_simulate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttnShape {
     pub batch: i64,
@@ -63,33 +64,70 @@ pub struct AttnShape {
     pub heads: i64,
     pub kv_heads: i64,
     pub head_dim: i64,
+    pub head_dim_v: i64,
 }
 
 impl AttnShape {
     pub fn new(batch: i64, seq: i64, heads: i64, kv_heads: i64, head_dim: i64) -> AttnShape {
-        AttnShape { batch, seq, heads, kv_heads, head_dim }
+        AttnShape { batch, seq, heads, kv_heads, head_dim, head_dim_v: 0 }
     }
 
+    /// The same shape with v's (and out's) head dim `head_dim_v` (MLA).
+    pub fn with_head_dim_v(self, head_dim_v: i64) -> AttnShape {
+        AttnShape { head_dim_v, ..self }
+    }
+
+    /// v's head dim: head_dim_v, or head_dim when that is 0.
+    pub fn value_dim(&self) -> i64 {
+        if self.head_dim_v != 0 {
+            self.head_dim_v
+        } else {
+            self.head_dim
+        }
+    }
+
+    /// q and dq.
     pub fn q_dims(&self) -> [i64; 4] {
         [self.batch, self.seq, self.heads, self.head_dim]
     }
 
+    /// k and dk.
     pub fn kv_dims(&self) -> [i64; 4] {
         [self.batch, self.seq, self.kv_heads, self.head_dim]
+    }
+
+    /// out and dout.
+    pub fn out_dims(&self) -> [i64; 4] {
+        [self.batch, self.seq, self.heads, self.value_dim()]
+    }
+
+    /// v and dv.
+    pub fn v_dims(&self) -> [i64; 4] {
+        [self.batch, self.seq, self.kv_heads, self.value_dim()]
     }
 
     pub fn lse_dims(&self) -> [i64; 3] {
         [self.batch, self.heads, self.seq]
     }
 
-    /// Elements of q (and out, dout, dq).
+    /// Elements of q (and dq).
     pub fn q_len(&self) -> Result<usize> {
         elements(&self.q_dims())
     }
 
-    /// Elements of k and v (and dk, dv).
+    /// Elements of k (and dk).
     pub fn kv_len(&self) -> Result<usize> {
         elements(&self.kv_dims())
+    }
+
+    /// Elements of out (and dout).
+    pub fn out_len(&self) -> Result<usize> {
+        elements(&self.out_dims())
+    }
+
+    /// Elements of v (and dv).
+    pub fn v_len(&self) -> Result<usize> {
+        elements(&self.v_dims())
     }
 
     pub fn lse_len(&self) -> Result<usize> {
@@ -141,6 +179,14 @@ fn q_like<T: Element>(data: *const T, shape: &AttnShape) -> Result<sys::hcp_tens
 
 fn kv_like<T: Element>(data: *const T, shape: &AttnShape) -> Result<sys::hcp_tensor> {
     tensor(data.cast(), T::DTYPE, &shape.kv_dims())
+}
+
+fn out_like<T: Element>(data: *const T, shape: &AttnShape) -> Result<sys::hcp_tensor> {
+    tensor(data.cast(), T::DTYPE, &shape.out_dims())
+}
+
+fn v_like<T: Element>(data: *const T, shape: &AttnShape) -> Result<sys::hcp_tensor> {
+    tensor(data.cast(), T::DTYPE, &shape.v_dims())
 }
 
 fn lse_of(data: *const f32, shape: &AttnShape) -> Result<sys::hcp_tensor> {
@@ -278,13 +324,13 @@ impl<'w> CpContext<'w> {
         const F: &str = "CpContext::forward";
         expect_len(F, "q", q.len(), &shape.q_dims())?;
         expect_len(F, "k", k.len(), &shape.kv_dims())?;
-        expect_len(F, "v", v.len(), &shape.kv_dims())?;
-        expect_len(F, "out", out.len(), &shape.q_dims())?;
+        expect_len(F, "v", v.len(), &shape.v_dims())?;
+        expect_len(F, "out", out.len(), &shape.out_dims())?;
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
         let mut options = mask.to_raw()?;
         set_max_logit(&mut options.max_logit, max_logit, shape)?;
-        let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
-        let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
+        let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, v_like(v.as_ptr(), shape)?);
+        let (tout, tlse) = (out_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
         check(unsafe { sys::hcp_attn_forward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse) })
     }
 
@@ -364,20 +410,26 @@ impl<'w> CpContext<'w> {
         d_sink: Option<&mut [f32]>,
     ) -> Result<()> {
         const F: &str = "CpContext::backward";
-        for (what, len) in [("q", q.len()), ("out", out.len()), ("dout", dout.len()), ("dq", dq.len())] {
-            expect_len(F, what, len, &shape.q_dims())?;
-        }
-        for (what, len) in [("k", k.len()), ("v", v.len()), ("dk", dk.len()), ("dv", dv.len())] {
-            expect_len(F, what, len, &shape.kv_dims())?;
+        for (what, len, dims) in [
+            ("q", q.len(), shape.q_dims()),
+            ("out", out.len(), shape.out_dims()),
+            ("dout", dout.len(), shape.out_dims()),
+            ("dq", dq.len(), shape.q_dims()),
+            ("k", k.len(), shape.kv_dims()),
+            ("v", v.len(), shape.v_dims()),
+            ("dk", dk.len(), shape.kv_dims()),
+            ("dv", dv.len(), shape.v_dims()),
+        ] {
+            expect_len(F, what, len, &dims)?;
         }
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
         let mut options = mask.to_raw()?;
         set_sink_gradient(&mut options.d_softmax_offset, &mask.softmax, d_sink, shape)?;
-        let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
-        let tout = q_like(out.as_ptr(), shape)?;
-        let (tlse, tdout) = (lse_of(lse.as_ptr(), shape)?, q_like(dout.as_ptr(), shape)?);
+        let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, v_like(v.as_ptr(), shape)?);
+        let tout = out_like(out.as_ptr(), shape)?;
+        let (tlse, tdout) = (lse_of(lse.as_ptr(), shape)?, out_like(dout.as_ptr(), shape)?);
         let tdq = q_like(dq.as_mut_ptr(), shape)?;
-        let (tdk, tdv) = (kv_like(dk.as_mut_ptr(), shape)?, kv_like(dv.as_mut_ptr(), shape)?);
+        let (tdk, tdv) = (kv_like(dk.as_mut_ptr(), shape)?, v_like(dv.as_mut_ptr(), shape)?);
         check(unsafe {
             sys::hcp_attn_backward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse, &tdout, &tdq, &tdk, &tdv)
         })
@@ -743,27 +795,27 @@ fn simulate_inner<T: Element>(
     const F: &str = "attention_simulate";
     expect_len(F, "q", q.len(), &shape.q_dims())?;
     expect_len(F, "k", k.len(), &shape.kv_dims())?;
-    expect_len(F, "v", v.len(), &shape.kv_dims())?;
-    expect_len(F, "out", out.len(), &shape.q_dims())?;
+    expect_len(F, "v", v.len(), &shape.v_dims())?;
+    expect_len(F, "out", out.len(), &shape.out_dims())?;
     expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
     if let Some(g) = &gradients {
-        expect_len(F, "dout", g.dout.len(), &shape.q_dims())?;
+        expect_len(F, "dout", g.dout.len(), &shape.out_dims())?;
         expect_len(F, "dq", g.dq.len(), &shape.q_dims())?;
         expect_len(F, "dk", g.dk.len(), &shape.kv_dims())?;
-        expect_len(F, "dv", g.dv.len(), &shape.kv_dims())?;
+        expect_len(F, "dv", g.dv.len(), &shape.v_dims())?;
     }
     let mut raw_options = options.to_raw()?;
     set_max_logit(&mut raw_options.max_logit, max_logit, shape)?;
-    let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, kv_like(v.as_ptr(), shape)?);
-    let (tout, tlse) = (q_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
+    let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, v_like(v.as_ptr(), shape)?);
+    let (tout, tlse) = (out_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
     let grads = match gradients {
         Some(g) => Some({
             set_sink_gradient(&mut raw_options.d_softmax_offset, &options.softmax, g.d_sink, shape)?;
             [
-            q_like(g.dout.as_ptr(), shape)?,
+            out_like(g.dout.as_ptr(), shape)?,
             q_like(g.dq.as_mut_ptr(), shape)?,
             kv_like(g.dk.as_mut_ptr(), shape)?,
-            kv_like(g.dv.as_mut_ptr(), shape)?,
+            v_like(g.dv.as_mut_ptr(), shape)?,
             ]
         }),
         None => None,

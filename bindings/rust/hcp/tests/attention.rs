@@ -51,8 +51,13 @@ fn full_shape() -> AttnShape {
 
 /// Single-rank causal attention with the default scale 1/sqrt(D), straight from the definition.
 fn reference(x: &Inputs) -> Vec<f32> {
+    reference_dv(x, D as usize)
+}
+
+/// The same with v's head dim `dv` (MLA).
+fn reference_dv(x: &Inputs, dv: usize) -> Vec<f32> {
     let (s, h, hkv, d) = (S as usize, H as usize, HKV as usize, D as usize);
-    let mut out = vec![0.0f32; s * h * d];
+    let mut out = vec![0.0f32; s * h * dv];
     for hh in 0..h {
         let g = hh / (h / hkv);
         for i in 0..s {
@@ -66,9 +71,9 @@ fn reference(x: &Inputs) -> Vec<f32> {
             let max = scores.iter().cloned().fold(f64::MIN, f64::max);
             let w: Vec<f64> = scores.iter().map(|sc| (sc - max).exp()).collect();
             let total: f64 = w.iter().sum();
-            for t in 0..d {
-                let acc: f64 = (0..=i).map(|j| w[j] * x.v[(j * hkv + g) * d + t] as f64).sum();
-                out[(i * h + hh) * d + t] = (acc / total) as f32;
+            for t in 0..dv {
+                let acc: f64 = (0..=i).map(|j| w[j] * x.v[(j * hkv + g) * dv + t] as f64).sum();
+                out[(i * h + hh) * dv + t] = (acc / total) as f32;
             }
         }
     }
@@ -140,6 +145,54 @@ fn every_scheme_matches_the_reference() {
 }
 
 /// The global rows of rank r's dual chunks on `world` ranks: chunks r and 2W-1-r of length S/(2W).
+#[test]
+fn mla_head_dims_match_the_reference_under_every_scheme() {
+    // v, out, dout and dv with head dim 4 beside q and k with 8: out against the reference, gradients against one
+    // rank; lengths of q's head dim for v are refused before the library.
+    const DV: i64 = 4;
+    let mut x = inputs();
+    x.v = values(B * S * HKV * DV, 3);
+    x.dout = values(B * S * H * DV, 4);
+    let want = reference_dv(&x, DV as usize);
+    let shape = full_shape().with_head_dim_v(DV);
+    assert_eq!(shape.value_dim(), DV);
+    assert_eq!(full_shape().value_dim(), D);
+    let run = |options: &SimulateOptions| {
+        let mut r = Simulated {
+            out: vec![0.0; shape.out_len().unwrap()],
+            lse: vec![0.0; shape.lse_len().unwrap()],
+            dq: vec![0.0; shape.q_len().unwrap()],
+            dk: vec![0.0; shape.kv_len().unwrap()],
+            dv: vec![0.0; shape.v_len().unwrap()],
+        };
+        let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv);
+        attention_simulate(options, &shape, &x.q, &x.k, &x.v, &mut r.out, &mut r.lse, Some(grads)).unwrap();
+        r
+    };
+    let one = run(&SimulateOptions::new(1));
+    assert!(max_diff(&one.out, &want) < 1e-5);
+    let schemes = [
+        SimulateOptions::new(4).cp_comm(CpComm::P2p),
+        SimulateOptions::new(2).cp_comm(CpComm::A2a),
+        SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]),
+        SimulateOptions::new(4).cp_comm(CpComm::AllGather),
+    ];
+    for options in &schemes {
+        let got = run(options);
+        assert!(max_diff(&got.out, &want) < 1e-5, "{:?}", options.cp_comm);
+        for (a, b) in [(&got.dq, &one.dq), (&got.dk, &one.dk), (&got.dv, &one.dv)] {
+            assert!(max_diff(a, b) < 1e-5, "{:?}", options.cp_comm);
+        }
+    }
+    let wide_v = values(B * S * HKV * D, 3);
+    let mut out = vec![0.0; shape.out_len().unwrap()];
+    let mut lse = vec![0.0; shape.lse_len().unwrap()];
+    let err = attention_simulate(&SimulateOptions::new(1), &shape, &x.q, &x.k, &wide_v, &mut out, &mut lse, None)
+        .unwrap_err();
+    assert_eq!(err.status, Status::InvalidArgument);
+    assert!(err.message.contains("v has 256 elements"), "{}", err.message);
+}
+
 fn dual_chunk_rows(r: usize, world: usize) -> Vec<usize> {
     let chunk = S as usize / (2 * world);
     let second = 2 * world - 1 - r;
