@@ -2,18 +2,23 @@
 # What each attention feature of issue 55 costs the CPU kernels: `hcp attn --bench` on the same shape without the
 # feature and with it, rounds interleaved, in one run; prints the medians of the ranks' summed CPU seconds (forward,
 # backward) and each feature's ratio to the plain run. CPU seconds, not wall time: the ranks are threads sharing
-# the machine's cores, and their CPU time is the work.
+# the machine's cores, and their CPU time is the work. MLA head dims (MLA_DIMS, default 192,128: q and k 192, v 128)
+# are compared with the same q/k head dim and v padded to it, what a CP path without them does (TE pads v for thd).
 # Usage: bench/compare_attention_features.sh [CP SEQ HEADS HEAD_DIM COMM [A,P]]   (build tree: $BUILD; ROUNDS)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-$here/../build}
 cp=${1:-4} seq=${2:-8192} heads=${3:-8} dim=${4:-128} comm=${5:-a2a+p2p} sizes=${6:-2,2}
 rounds=${ROUNDS:-5}
-shape=(--cp "$cp" --seq "$seq" --heads "$heads" --head-dim "$dim" --comm "$comm" --causal --backward --bench
-  --format json)
+mla_dims=${MLA_DIMS:-192,128}
+mla_d=${mla_dims%,*} mla_dv=${mla_dims#*,}
+shape=(--cp "$cp" --seq "$seq" --heads "$heads" --comm "$comm" --causal --backward --bench --format json)
 [ "$comm" = a2a+p2p ] && shape+=(--hcp-sizes "$sizes")
-features=("" "--softmax off-by-one" "--softmax learnable" "--max-logit")
-names=("plain" "off-by-one sinks" "learnable sinks" "max logit")
+plain="--head-dim $dim"
+features=("$plain" "$plain --softmax off-by-one" "$plain --softmax learnable" "$plain --max-logit"
+  "--head-dim $mla_d" "--head-dim $mla_d --head-dim-v $mla_dv")
+names=("plain" "off-by-one sinks" "learnable sinks" "max logit" "v padded $mla_d/$mla_d" "MLA $mla_d/$mla_dv")
+base=(0 0 0 0 4 4)  # the run each feature's ratio is to
 declare -A fwd bwd
 for ((r = 0; r < rounds; r++)); do
   for i in "${!features[@]}"; do
@@ -28,8 +33,8 @@ median() {
   printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 echo "shape: cp $cp, $comm${sizes:+ [$sizes]}, seq $seq, heads $heads, head dim $dim, causal, fp32; $(nproc) cores, $rounds rounds"
-base_f=$(median "${fwd[0]}") base_b=$(median "${bwd[0]}")
 for i in "${!features[@]}"; do
+  base_f=$(median "${fwd[${base[$i]}]}") base_b=$(median "${bwd[${base[$i]}]}")
   f=$(median "${fwd[$i]}") b=$(median "${bwd[$i]}")
   awk -v n="${names[$i]}" -v f="$f" -v b="$b" -v bf="$base_f" -v bb="$base_b" \
     'BEGIN {printf "%-18s forward %.3f s (%.3fx)  backward %.3f s (%.3fx)\n", n, f, f / bf, b, b / bb}'

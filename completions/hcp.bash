@@ -68,11 +68,11 @@ _hcp_attn() {
     --backend) _hcp_reply "inprocess mpi"; return ;;
     --format) _hcp_reply "text json"; return ;;
     --cp | --hcp-sizes | --batch | --seq | --seqlens | --window | --heads | --kv-heads | \
-      --head-dim | --gpus-per-node | --inject-fault | --seed | --timeout-ms) return ;;
+      --head-dim | --head-dim-v | --gpus-per-node | --inject-fault | --seed | --timeout-ms) return ;;
   esac
   _hcp_reply "-h --help --cp --hcp-sizes --comm --batch --seq --seqlens --window --heads --kv-heads --head-dim
-    --causal --dtype --layout --softmax --device --backend --gpus-per-node --inject-fault --backward --max-logit
-    --check --bench --format --seed --timeout-ms -V --version"
+    --head-dim-v --causal --dtype --layout --softmax --device --backend --gpus-per-node --inject-fault --backward
+    --max-logit --check --bench --format --seed --timeout-ms -V --version"
 }
 
 _hcp_lint() {

@@ -55,11 +55,12 @@ complete -c hcp -n '__fish_seen_subcommand_from attn' -l window -x -d 'Sliding w
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l heads -x -d 'Query heads (default 8)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l kv-heads -x -d 'Key/value heads (GQA; default: --heads)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l head-dim -x -d 'Head dimension (default 128)'
+complete -c hcp -n '__fish_seen_subcommand_from attn' -l head-dim-v -x -d "V's head dimension where it differs from q's and k's (MLA, e.g. --head-dim 192 --head-dim-v 128); out, dout and dv have it (default: --head-dim)"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l causal -d 'Causal mask'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l dtype -x -a 'fp32 bf16 fp16' -d 'Input dtype: fp32, bf16 or fp16'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l layout -x -a 'bshd sbhd' -d "How the full tensors are stored: bshd ([B, S, H, D]) or sbhd ([S, B, H, D], Transformer Engine's and Megatron's default); each rank's own tensors are bshd (thd: --seqlens)"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l softmax -x -a 'vanilla off-by-one learnable' -d "Attention sinks (Transformer Engine's softmax_type): vanilla, off-by-one (a logit 0 in every softmax) or learnable (one logit per head, drawn; --backward also gives its gradient)"
-complete -c hcp -n '__fish_seen_subcommand_from attn' -l device -x -a 'cpu cuda' -d 'Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dim 64, 128 or 256)'
+complete -c hcp -n '__fish_seen_subcommand_from attn' -l device -x -a 'cpu cuda' -d 'Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dims multiples of 8 up to 256)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l backend -x -a 'inprocess mpi' -d 'How the ranks run: inprocess (threads of this process) or mpi (one process per rank, started by mpirun or srun with --cp processes)'
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l gpus-per-node -x -d "Ranks per node for the layout's locality (default 8); shown in the group lines"
 complete -c hcp -n '__fish_seen_subcommand_from attn' -l inject-fault -x -d 'Testing (--backend mpi): RANK:STEP:KIND makes that rank fail at its STEP-th ring exchange - kill (SIGKILL), hang (stop answering) or abort'

@@ -33,7 +33,7 @@ struct AttnOptions {
   std::optional<std::string> hcp_sizes;
   std::string comm = "p2p";
   int64_t batch = 1, seq = 1024, heads = 8, head_dim = 128;
-  std::optional<int64_t> kv_heads;
+  std::optional<int64_t> kv_heads, head_dim_v;
   std::optional<std::string> seqlens, window;
   bool causal = false, backward = false, check = false, bench = false, max_logit = false;
   std::string dtype = "fp32";
@@ -68,9 +68,10 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   if (cuda) {
     // Checked here so the message names the options; the engine would refuse the same on every rank.
     if (s.dtype == DType::f32) throw Error(Errc::invalid_config, "--device cuda needs --dtype bf16 or fp16");
-    if (!cuda_head_dim_supported(o.head_dim))
-      throw Error(Errc::invalid_config, std::string("--device cuda needs --head-dim ") + kCudaHeadDims + ", got " +
-                                            std::to_string(o.head_dim));
+    for (auto [name, dim] : {std::pair{"--head-dim", o.head_dim}, {"--head-dim-v", o.head_dim_v.value_or(o.head_dim)}})
+      if (!cuda_head_dim_supported(dim))
+        throw Error(Errc::invalid_config, std::string("--device cuda needs ") + name + " " + kCudaHeadDims +
+                                              ", got " + std::to_string(dim));
     const Status device = cuda_device_status();
     if (!device.ok()) throw Error(Errc::unsupported, "--device cuda: " + device.message());
     s.device.kind = CpDevice::Kind::cuda;
@@ -79,7 +80,8 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   if (o.seqlens && o.batch != 1)
     throw Error(Errc::invalid_config, "--seqlens packs the documents into one row: --batch must be 1");
   s.batch = o.batch, s.seq = mask.seq, s.heads = o.heads, s.kv_heads = o.kv_heads.value_or(o.heads);
-  s.head_dim = o.head_dim, s.causal = o.causal;
+  s.head_dim = o.head_dim, s.head_dim_v = o.head_dim_v.value_or(o.head_dim), s.causal = o.causal;
+  const int64_t dv = s.head_dim_v;  // v's, out's, dout's and dv's head dim (MLA)
   s.packed = mask.packed, s.window_left = mask.window_left, s.window_right = mask.window_right;
   s.layout = o.layout == "sbhd" ? SeqLayout::sbhd : SeqLayout::bshd;
   if (o.timeout_ms < 1 || o.timeout_ms > INT32_MAX)
@@ -89,13 +91,15 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   // The faults are those of a process (killed, hung, aborted): in-process ranks are threads of this one.
   if (o.fault && o.backend != "mpi") throw Error(Errc::invalid_config, "--inject-fault needs --backend mpi");
   for (auto [name, v] : {std::pair{"--batch", s.batch}, {"--seq", s.seq}, {"--heads", s.heads},
-                         {"--kv-heads", s.kv_heads}, {"--head-dim", s.head_dim}})
+                         {"--kv-heads", s.kv_heads}, {"--head-dim", s.head_dim}, {"--head-dim-v", dv}})
     if (v < 1) throw Error(Errc::invalid_config, std::string(name) + " must be positive, got " + std::to_string(v));
-  int64_t q_elems = 0, kv_elems = 0;
-  if (__builtin_mul_overflow(s.batch, s.seq, &q_elems) || __builtin_mul_overflow(q_elems, s.heads, &q_elems) ||
-      __builtin_mul_overflow(q_elems, s.head_dim, &q_elems) || q_elems > kMaxElements)
+  // Elements of q (and dq), k (dk), out (dout) and v (dv).
+  int64_t tokens = 0, q_elems = 0, kv_elems = 0, o_elems = 0, v_elems = 0;
+  if (__builtin_mul_overflow(s.batch, s.seq, &tokens) || __builtin_mul_overflow(tokens, s.heads, &q_elems) ||
+      __builtin_mul_overflow(q_elems, std::max(s.head_dim, dv), &o_elems) || o_elems > kMaxElements)
     throw Error(Errc::invalid_config, "batch * seq * heads * head_dim exceeds 2^31 elements");
-  kv_elems = q_elems / s.heads * s.kv_heads;
+  q_elems = tokens * s.heads * s.head_dim, o_elems = tokens * s.heads * dv;
+  kv_elems = tokens * s.kv_heads * s.head_dim, v_elems = tokens * s.kv_heads * dv;
 
   // One rank per process: MPI first, so that a launch with the wrong process count fails before any work.
   if (o.backend == "mpi") {
@@ -111,8 +115,8 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   std::mt19937 gen(static_cast<uint32_t>(o.seed));
   const HostTensor q = random_tensor(static_cast<size_t>(q_elems), s.dtype, gen);
   const HostTensor k = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
-  const HostTensor v = random_tensor(static_cast<size_t>(kv_elems), s.dtype, gen);
-  const HostTensor dout = o.backward ? random_tensor(static_cast<size_t>(q_elems), s.dtype, gen) : HostTensor{};
+  const HostTensor v = random_tensor(static_cast<size_t>(v_elems), s.dtype, gen);
+  const HostTensor dout = o.backward ? random_tensor(static_cast<size_t>(o_elems), s.dtype, gen) : HostTensor{};
   // Attention sinks: off-by-one's logit is 0; learnable ones are drawn per head, after the tensors (so that the
   // tensors of a seed stay what they were), on the logits' own scale.
   s.softmax = o.softmax == "learnable" ? SoftmaxType::learnable
@@ -124,12 +128,12 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     s.sink = sinks.data();
   }
   const size_t e = dtype_size(s.dtype);
-  std::vector<unsigned char> out(q_elems * e), dq(o.backward ? q_elems * e : 0), dk(o.backward ? kv_elems * e : 0),
-      dv(dk.size());
+  std::vector<unsigned char> out(o_elems * e), dq(o.backward ? q_elems * e : 0), dk(o.backward ? kv_elems * e : 0),
+      dv_out(o.backward ? v_elems * e : 0);
   std::vector<float> lse(static_cast<size_t>(s.batch * s.heads * s.seq));
   SimulateTensors t;
   t.q = q.raw.data(), t.k = k.raw.data(), t.v = v.raw.data(), t.out = out.data(), t.lse = lse.data();
-  if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
+  if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv_out.data();
   if (o.backward && s.softmax == SoftmaxType::learnable) t.d_sink = d_sink.data();
   std::vector<float> max_logit(static_cast<size_t>(s.heads), 0.0f);
   if (o.max_logit) t.max_logit = max_logit.data();
@@ -168,24 +172,27 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   bool within = true;
   if (o.check) {
     // Single-rank attention over the full sequence, fp32, from the same (rounded) inputs.
-    std::vector<float> want_out(static_cast<size_t>(q_elems)), want_lse(lse.size()), delta(lse.size());
+    std::vector<float> want_out(static_cast<size_t>(o_elems)), want_lse(lse.size()), delta(lse.size());
     std::vector<float> want_rows_max(o.max_logit ? lse.size() : 0);
-    std::vector<float> want_dq(o.backward ? want_out.size() : 0, 0.0f), want_dk(o.backward ? kv_elems : 0, 0.0f),
-        want_dv(want_dk.size(), 0.0f);
+    std::vector<float> want_dq(o.backward ? q_elems : 0, 0.0f), want_dk(o.backward ? kv_elems : 0, 0.0f),
+        want_dv(o.backward ? v_elems : 0, 0.0f);
     AttnParams p;
     p.batch = s.batch, p.sq = p.sk = s.seq, p.heads = s.heads, p.kv_heads = s.kv_heads, p.head_dim = s.head_dim;
+    p.head_dim_v = dv;
     p.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim)), p.causal = s.causal;
     mask.apply(&p);
     p.num_threads = mpi ? 1 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int64_t qr = s.heads * s.head_dim, kr = s.kv_heads * s.head_dim;
     // The tensors as they are stored: [B, S, H, D], or [S, B, H, D] (sbhd: batch stride a row, token stride B rows).
     const bool sbhd = s.layout == SeqLayout::sbhd;
-    auto view = [&](const std::vector<float>& x, int64_t row) {
-      return AttnTensor{const_cast<float*>(x.data()), sbhd ? row : s.seq * row, sbhd ? s.batch * row : row, s.head_dim};
+    auto view = [&](const std::vector<float>& x, int64_t heads, int64_t dim) {
+      const int64_t row = heads * dim;
+      return AttnTensor{const_cast<float*>(x.data()), sbhd ? row : s.seq * row, sbhd ? s.batch * row : row, dim};
     };
-    auto qt = [&](const std::vector<float>& x) { return view(x, qr); };
-    auto kt = [&](const std::vector<float>& x) { return view(x, kr); };
-    p.q = qt(q.f32), p.k = kt(k.f32), p.v = kt(v.f32), p.out = qt(want_out);
+    auto qt = [&](const std::vector<float>& x) { return view(x, s.heads, s.head_dim); };
+    auto kt = [&](const std::vector<float>& x) { return view(x, s.kv_heads, s.head_dim); };
+    auto ot = [&](const std::vector<float>& x) { return view(x, s.heads, dv); };
+    auto vt = [&](const std::vector<float>& x) { return view(x, s.kv_heads, dv); };
+    p.q = qt(q.f32), p.k = kt(k.f32), p.v = vt(v.f32), p.out = ot(want_out);
     p.lse = {want_lse.data(), s.heads * s.seq, s.seq};
     if (o.max_logit) p.max_logit = {want_rows_max.data(), s.heads * s.seq, s.seq};
     const auto single_start = std::chrono::steady_clock::now();
@@ -194,15 +201,15 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (!st.ok()) throw Error(st.code(), st.message());
     if (s.softmax != SoftmaxType::vanilla) {
       SinkParams sp;
-      sp.batch = s.batch, sp.heads = s.heads, sp.rows = s.seq, sp.head_dim = s.head_dim;
-      const AttnTensor o_view = qt(want_out);
-      sp.out = want_out.data(), sp.out_h = s.head_dim, sp.out_r = o_view.stride_s, sp.out_b = o_view.stride_b;
+      sp.batch = s.batch, sp.heads = s.heads, sp.rows = s.seq, sp.head_dim = dv;
+      const AttnTensor o_view = ot(want_out);
+      sp.out = want_out.data(), sp.out_h = dv, sp.out_r = o_view.stride_s, sp.out_b = o_view.stride_b;
       sp.lse = want_lse.data(), sp.sink = sinks.data();
       apply_sink_cpu(sp);
     }
     std::vector<unsigned char> lse_raw(lse.size() * 4);
     std::memcpy(lse_raw.data(), lse.data(), lse_raw.size());
-    errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * s.head_dim, s.layout));
+    errors.push_back(check_rows("out", out, s.dtype, want_out, s.batch, s.heads * dv, s.layout));
     errors.push_back(check_rows("lse", lse_raw, DType::f32, want_lse, s.batch * s.heads, 1, SeqLayout::bshd));
     if (o.max_logit) {  // every rank has every head's maximum
       std::vector<float> want(static_cast<size_t>(s.heads), -INFINITY);
@@ -216,14 +223,14 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
       errors.push_back(compare("maxlogit", got, DType::f32, want));
     }
     if (o.backward) {
-      p.dout = qt(dout.f32), p.dq = qt(want_dq), p.dk = kt(want_dk), p.dv = kt(want_dv);
+      p.dout = ot(dout.f32), p.dq = qt(want_dq), p.dk = kt(want_dk), p.dv = vt(want_dv);
       p.delta = {delta.data(), s.heads * s.seq, s.seq};
-      attention_delta_cpu(DType::f32, s.batch, s.seq, s.heads, s.head_dim, p.dout, p.out, p.delta);
+      attention_delta_cpu(DType::f32, s.batch, s.seq, s.heads, dv, p.dout, p.out, p.delta);
       st = attention_backward_cpu(p);
       if (!st.ok()) throw Error(st.code(), st.message());
       errors.push_back(check_rows("dq", dq, s.dtype, want_dq, s.batch, s.heads * s.head_dim, s.layout));
       errors.push_back(check_rows("dk", dk, s.dtype, want_dk, s.batch, s.kv_heads * s.head_dim, s.layout));
-      errors.push_back(check_rows("dv", dv, s.dtype, want_dv, s.batch, s.kv_heads * s.head_dim, s.layout));
+      errors.push_back(check_rows("dv", dv_out, s.dtype, want_dv, s.batch, s.kv_heads * dv, s.layout));
       if (s.softmax == SoftmaxType::learnable) {  // every rank has the whole gradient
         std::vector<double> grad(sinks.size(), 0.0);
         sink_gradient_cpu(s.batch, s.heads, s.seq, want_lse.data(), delta.data(), sinks.data(), grad.data());
@@ -244,7 +251,8 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   // Useful work: the visible pairs under packing and windows, half the square under a plain causal mask.
   const double pairs = mask.labelled() ? mask.visible_pairs()
                                        : static_cast<double>(s.seq) * static_cast<double>(s.seq) * (s.causal ? 0.5 : 1.0);
-  const double flop = 4.0 * static_cast<double>(s.batch * s.heads) * pairs * static_cast<double>(s.head_dim);
+  // q k^T and P v: 2 D and 2 Dv per visible pair and head.
+  const double flop = 2.0 * static_cast<double>(s.batch * s.heads) * pairs * static_cast<double>(s.head_dim + dv);
   std::string sizes_text;
   for (size_t i = 0; i < s.hcp_sizes.size(); ++i) sizes_text += (i ? "," : "") + std::to_string(s.hcp_sizes[i]);
   if (o.format == "json") {
@@ -261,6 +269,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     w.key("heads"); w.value(s.heads);
     w.key("kv_heads"); w.value(s.kv_heads);
     w.key("head_dim"); w.value(s.head_dim);
+    w.key("head_dim_v"); w.value(dv);
     w.key("causal"); w.value(s.causal);
     w.key("softmax"); w.value(o.softmax);
     w.key("layout"); w.value(s.packed.empty() ? o.layout : std::string("thd"));
@@ -330,6 +339,11 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
       std::snprintf(line, sizeof line, "  packed: %lld documents, %lld tokens padded to %lld (multiples of 2 x cp)\n",
                     static_cast<long long>(s.packed.documents()), static_cast<long long>(s.packed.cu_seqlens.back()),
                     static_cast<long long>(s.packed.total_padded()));
+      text += line;
+    }
+    if (dv != s.head_dim) {
+      std::snprintf(line, sizeof line, "  MLA head dims: D %lld (q, k), Dv %lld (v, out)\n",
+                    static_cast<long long>(s.head_dim), static_cast<long long>(dv));
       text += line;
     }
     if (s.layout == SeqLayout::sbhd && s.packed.empty()) text += "  layout: sbhd (full tensors [S, B, H, D])\n";
@@ -428,6 +442,9 @@ std::function<int()> add_attn_command(CLI::App& app) {
   add_int_option(cmd, "--heads", opts->heads, "Query heads (default 8)");
   add_int_option(cmd, "--kv-heads", opts->kv_heads, "Key/value heads (GQA; default: --heads)");
   add_int_option(cmd, "--head-dim", opts->head_dim, "Head dimension (default 128)");
+  add_int_option(cmd, "--head-dim-v", opts->head_dim_v,
+                 "V's head dimension where it differs from q's and k's (MLA, e.g. --head-dim 192 --head-dim-v 128); "
+                 "out, dout and dv have it (default: --head-dim)");
   cmd->add_flag("--causal", opts->causal, "Causal mask");
   cmd->add_option("--dtype", opts->dtype, "Input dtype: fp32, bf16 or fp16")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
@@ -443,8 +460,8 @@ std::function<int()> add_attn_command(CLI::App& app) {
       ->check(CLI::IsMember({"vanilla", "off-by-one", "learnable"}))
       ->capture_default_str();
   cmd->add_option("--device", opts->device,
-                  "Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dim 64, 128 "
-                  "or 256)")
+                  "Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dims multiples "
+                  "of 8 up to 256)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--backend", opts->backend,

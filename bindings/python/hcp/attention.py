@@ -190,7 +190,8 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     [S, B, H, D] (Transformer Engine's and Megatron's default; shape stays (B, S, H, D)); lse stays [B, H, S]. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
     head_dim_v: v's head dim where it differs from q's and k's (MLA, e.g. 192 and 128; default: v's own last
     dimension, or D with shape=); out, dout and dv then have it.
-    device="cuda" runs every rank on the current GPU (bf16/fp16, head dim 64/128/256); the tensors stay host buffers.
+    device="cuda" runs every rank on the current GPU (bf16/fp16, head dims multiples of 8 up to 256); the tensors
+    stay host buffers.
     Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
     lengths divisible by 2 x cp; default cu_seqlens) with shape (1, T, H, D), T the padded total. window=(left,
     right) limits each query to keys left before and right after it (-1: unbounded)."""

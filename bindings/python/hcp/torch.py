@@ -6,8 +6,8 @@
 The exchanges go through torch.distributed on the caller's group (gloo for CPU tensors, NCCL for CUDA tensors) via
 hcp's callback communicator, so hcp uses the same ranks as the rest of the job. Imports torch when used; the rest of
 the package needs only the standard library. CPU tensors (fp32, bf16, fp16) run on hcp's CPU kernels; CUDA tensors
-(bf16, fp16; head dim 64, 128, 256) on its CUDA kernels, on a stream of the CpAttention's own ordered after torch's
-current stream. The CUDA path has not run on a GPU yet."""
+(bf16, fp16; head dims multiples of 8 up to 256) on its CUDA kernels, on a stream of the CpAttention's own ordered
+after torch's current stream. The CUDA path has not run on a GPU yet."""
 
 import contextlib
 import ctypes
@@ -221,7 +221,8 @@ class CpAttention:
     - "thd": packed documents, q [T/cp, H, D], k and v [T/cp, Hkv, D]: this rank's rows of the padded packed batch
       (packed_rank_indices), with the call's cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where
       each document starts; every padded length divisible by 2 cp; None: cu_seqlens).
-    out has q's shape (with v's head dim, which may differ: MLA). `cp_group`: the torch.distributed group of the CP ranks (None: every process); `comm`:
+    out has q's shape (with v's head dim, which may differ: MLA). `cp_group`: the torch.distributed group of the CP
+    ranks (None: every process); `comm`:
     "p2p", "a2a", "a2a+p2p" (with hcp_sizes=[a2a, p2p], or your level groups hcp_groups=[a2a_group, p2p_group] in
     Megatron's layout, e.g. from new_cp_groups) or "all_gather"; `window`: (left, right) sliding window, -1 for an
     unbounded side. Collective: with hcp_sizes every process of the job creates its CpAttention at the same time
