@@ -18,6 +18,13 @@
 namespace hcp {
 namespace {
 
+// Transformer Engine's post_scale_bias shapes ([B|1, H|1, Sq|1, Sk]); none: no bias.
+enum class BiasShape { none, bhss, b1ss, hss1, s11, s111 };  // bhss, b1ss, 1hss, 11ss, 111s
+const char* bias_name(BiasShape b) {
+  const char* names[] = {"", "_bias_bhss", "_bias_b1ss", "_bias_1hss", "_bias_11ss", "_bias_111s"};
+  return names[static_cast<int>(b)];
+}
+
 struct KernelCase {
   int64_t batch, sq, sk, heads, kv_heads, head_dim;
   bool causal;
@@ -27,13 +34,15 @@ struct KernelCase {
   // q, k, v and dout head-major ([B, H, S, D], as the CP ring hands them): fp32 rows whose head dim is a multiple of
   // the vector width are then read in place rather than packed.
   bool head_major = false;
+  BiasShape bias = BiasShape::none;  // with its gradient, of every pair ([B, H, Sq, Sk])
 };
 
 std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
   const auto& c = info.param;
   return hcp::testing::name_of("b", c.batch, "_q", c.sq, "_k", c.sk, "_h", c.heads, "x", c.kv_heads, "_d",
                                c.head_dim, c.causal ? (c.bottom_right ? "_causalBR" : "_causal") : "_full", "_",
-                               dtype_name(c.dtype), "_t", c.threads, c.head_major ? "_headmajor" : "");
+                               dtype_name(c.dtype), "_t", c.threads, c.head_major ? "_headmajor" : "",
+                               bias_name(c.bias));
 }
 
 // Rounds to the dtype and stores the raw elements; the reference gets the rounded values.
@@ -114,6 +123,24 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
   ref.k.assign(in[1].begin(), in[1].end());
   ref.v.assign(in[2].begin(), in[2].end());
   ref.dout.assign(in[3].begin(), in[3].end());
+  // The bias in its own shape (broadcast dimensions of size 1, stride 0), and expanded for the reference.
+  const bool per_b = c.bias == BiasShape::bhss || c.bias == BiasShape::b1ss;
+  const bool per_h = c.bias == BiasShape::bhss || c.bias == BiasShape::hss1;
+  const bool per_q = c.bias != BiasShape::s111;
+  const int64_t bb = per_b ? c.batch : 1, bh = per_h ? c.heads : 1, bq = per_q ? c.sq : 1;
+  std::vector<float> bias = testing::random_floats(static_cast<size_t>(bb * bh * bq * c.sk), 6, -3, 3);
+  const AttnPairs bias_view{bias.data(), per_b ? bh * bq * c.sk : 0, per_h ? bq * c.sk : 0, per_q ? c.sk : 0, 1};
+  const size_t pairs = static_cast<size_t>(c.batch * c.heads * c.sq * c.sk);
+  std::vector<float> dbias(c.bias == BiasShape::none ? 0 : pairs, 0.0f);
+  if (c.bias != BiasShape::none) {
+    ref.bias.resize(pairs);
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t h = 0; h < c.heads; ++h)
+        for (int64_t i = 0; i < c.sq; ++i)
+          for (int64_t j = 0; j < c.sk; ++j)
+            ref.bias[static_cast<size_t>(((b * c.heads + h) * c.sq + i) * c.sk + j)] =
+                bias[static_cast<size_t>(b * bias_view.stride_b + h * bias_view.stride_h + i * bias_view.stride_q + j)];
+  }
   const testing::RefResult want = testing::reference_attention(ref, true);
 
   std::vector<float> out(nq), lse(static_cast<size_t>(c.batch * c.heads * c.sq)), delta(lse.size());
@@ -150,6 +177,10 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
     p.k_labels = {ref.k_seg.data(), ref.k_pos.data()};
   }
   p.window_left = ref.window_left, p.window_right = ref.window_right;
+  if (c.bias != BiasShape::none) {
+    p.bias = bias_view;
+    p.dbias = {dbias.data(), c.heads * c.sq * c.sk, c.sq * c.sk, c.sk, 1};
+  }
 
   ASSERT_TRUE(attention_forward_cpu(p).ok());
   EXPECT_LT(testing::max_rel_error(out, want.out), 1e-5) << "out, isa " << attention_cpu_isa();
@@ -161,6 +192,9 @@ void expect_matches_reference(const KernelCase& c, testing::RefProblem ref, bool
   EXPECT_LT(testing::max_rel_error(dq, want.dq), 1e-5) << "dq";
   EXPECT_LT(testing::max_rel_error(dk, want.dk), 1e-5) << "dk";
   EXPECT_LT(testing::max_rel_error(dv, want.dv), 1e-5) << "dv";
+  if (c.bias != BiasShape::none) {
+    EXPECT_LT(testing::max_rel_error(dbias, want.dbias), 1e-5) << "dbias";
+  }
 }
 
 class AttentionKernel : public ::testing::TestWithParam<KernelCase> {};
@@ -191,7 +225,14 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelCase{1, 70, 200, 2, 2, 128, true, true, DType::f32, 2, true},
                       KernelCase{1, 300, 300, 2, 1, 32, true, false, DType::f32, 2, true},
                       KernelCase{1, 65, 129, 2, 1, 40, true, true, DType::f32, 1, true},
-                      KernelCase{1, 96, 96, 2, 2, 64, true, false, DType::bf16, 1, true}),
+                      KernelCase{1, 96, 96, 2, 2, 64, true, false, DType::bf16, 1, true},
+                      // Attention bias in each of Transformer Engine's shapes, with its gradient: tails, GQA,
+                      // bottom-right, bf16, head-major (the in-place reads), several threads.
+                      KernelCase{2, 37, 53, 2, 1, 40, false, false, DType::f32, 1, false, BiasShape::bhss},
+                      KernelCase{2, 130, 130, 4, 2, 64, true, false, DType::f32, 3, false, BiasShape::b1ss},
+                      KernelCase{1, 70, 200, 2, 2, 128, true, true, DType::f32, 2, true, BiasShape::hss1},
+                      KernelCase{1, 97, 100, 3, 1, 64, true, true, DType::bf16, 1, false, BiasShape::s11},
+                      KernelCase{2, 65, 129, 2, 1, 64, false, false, DType::f32, 1, true, BiasShape::s111}),
     case_name);
 
 // Labelled masks: packed documents with padding, CP dual chunks of packed documents (queries of one rank against
@@ -309,7 +350,17 @@ INSTANTIATE_TEST_SUITE_P(
                       LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 1, true}, Rows::gathered, 50, 0, 32,
                                    true},
                       LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 1, true}, Rows::reversed, -1, -1, 33},
-                      LabelledCase{{1, 0, 0, 2, 2, 32, false, false, DType::f32, 2}, Rows::reversed, 40, 0, 34}),
+                      LabelledCase{{1, 0, 0, 2, 2, 32, false, false, DType::f32, 2}, Rows::reversed, 40, 0, 34},
+                      // A bias looked up by stored key row when the kernel walks the keys in another order, and
+                      // under windows and padding.
+                      LabelledCase{{1, 0, 0, 2, 1, 64, true, false, DType::f32, 2, true, BiasShape::bhss},
+                                   Rows::gathered, 30, 0, 35},
+                      LabelledCase{{1, 0, 0, 2, 2, 32, false, false, DType::f32, 1, false, BiasShape::s11},
+                                   Rows::reversed, -1, -1, 36},
+                      LabelledCase{{1, 0, 0, 4, 2, 64, true, false, DType::f32, 2, false, BiasShape::hss1},
+                                   Rows::packed, -1, -1, 37, true},
+                      LabelledCase{{2, 300, 300, 2, 1, 64, true, false, DType::f32, 2, false, BiasShape::b1ss},
+                                   Rows::plain, 70, 0, 38}),
     labelled_name);
 
 TEST(AttentionKernelChecks, RejectsBadLabelsAndWindows) {

@@ -37,6 +37,11 @@ struct RefProblem {
   // Attention sinks: one more logit per head in every softmax denominator (empty: none). A row that sees no key
   // stays empty (lse -inf), as hcp defines it.
   std::vector<double> sink;
+  // Attention bias, [B, H, Sq, Sk] (broadcast shapes expanded; empty: none), added to the scaled scores.
+  std::vector<double> bias;
+  double bias_at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return bias.empty() ? 0.0 : bias[static_cast<size_t>(((b * heads + h) * sq + i) * sk + j)];
+  }
 
   bool visible(int64_t i, int64_t j) const {
     const int64_t qs = q_seg.empty() ? 0 : q_seg[static_cast<size_t>(i)];
@@ -54,6 +59,7 @@ struct RefResult {
   std::vector<double> out, lse, dq, dk, dv;  // lse [B, H, Sq]
   std::vector<double> d_sink;                 // [H] with sinks
   std::vector<double> max_logit;              // [B, H, Sq]: each row's largest visible scaled logit (-inf: none)
+  std::vector<double> dbias;                  // [B, H, Sq, Sk] with a bias: dS of every pair (0: hidden)
 };
 
 inline RefResult reference_attention(const RefProblem& p, bool backward) {
@@ -66,6 +72,7 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
     r.dk.assign(p.k.size(), 0);
     r.dv.assign(p.v.size(), 0);
     r.d_sink.assign(p.sink.size(), 0);
+    if (!p.bias.empty()) r.dbias.assign(p.bias.size(), 0);
   }
   const int64_t group = p.heads / p.kv_heads;
   std::vector<double> prob(static_cast<size_t>(p.sk));
@@ -81,7 +88,7 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
           }
           double dot = 0;
           for (int64_t d = 0; d < p.head_dim; ++d) dot += p.q[p.qi(b, i, h, d)] * p.k[p.ki(b, j, g, d)];
-          prob[j] = dot * p.scale;
+          prob[j] = dot * p.scale + p.bias_at(b, h, i, j);
           mx = std::max(mx, prob[j]);
         }
         if (mx == -std::numeric_limits<double>::infinity()) continue;
@@ -108,6 +115,7 @@ inline RefResult reference_attention(const RefProblem& p, bool backward) {
             dp += p.dout[p.oi(b, i, h, d)] * p.v[p.vi(b, j, g, d)];
             r.dv[p.vi(b, j, g, d)] += prob[j] * p.dout[p.oi(b, i, h, d)];
           }
+          if (!r.dbias.empty()) r.dbias[static_cast<size_t>(((b * p.heads + h) * p.sq + i) * p.sk + j)] = prob[j] * (dp - delta);
           const double ds = prob[j] * (dp - delta) * p.scale;
           for (int64_t d = 0; d < p.head_dim; ++d) {
             r.dq[p.qi(b, i, h, d)] += ds * p.k[p.ki(b, j, g, d)];

@@ -34,6 +34,14 @@ struct AttnRows {
   int64_t stride_b = 0, stride_h = 0;  // in elements; s is contiguous
 };
 
+// A value per (batch row, head, query row, key row): element (b, h, i, j) at data[b * stride_b + h * stride_h +
+// i * stride_q + j * stride_k], fp32; a dimension with stride 0 is broadcast. j is the key's stored row (the index
+// of the s dimension of k), whatever order a kernel walks the keys in.
+struct AttnPairs {
+  float* data = nullptr;
+  int64_t stride_b = 0, stride_h = 0, stride_q = 0, stride_k = 0;
+};
+
 struct AttnParams {
   DType dtype = DType::f32;  // of q, k, v and dout
   int64_t batch = 0, sq = 0, sk = 0, heads = 0, kv_heads = 0, head_dim = 0;
@@ -57,11 +65,19 @@ struct AttnParams {
   // call's keys - max'ed into what the rows hold with accumulate (-inf where a row has seen no key yet).
   // Transformer Engine's return_max_logit reduces these per head.
   AttnRows max_logit;
+  // Attention bias (Transformer Engine's post_scale_bias; ALiBi-style), forward and backward, optional (data
+  // nullptr: none): added to each scaled score, scale * q . k + bias(b, h, i, j), before the softmax (and before
+  // max_logit's maximum, which is of the scores the softmax sees). Read only.
+  AttnPairs bias;
 
   // Backward only.
   AttnTensor dout;     // `dtype`
   AttnRows delta;      // rowsum(dout * out) of the final out, f32
   AttnTensor dq, dk, dv;  // f32, accumulated into (+=), so ring steps and GQA heads add up
+  // The bias's gradient, optional (data nullptr: not wanted): dS = P * (dP - delta) of every visible pair added
+  // (+=) to its element; invisible pairs add nothing. Every stride must tell the pairs apart (no broadcast: a
+  // broadcast bias's gradient is the sum of these over its broadcast dimensions, which the caller takes).
+  AttnPairs dbias;
 
   int num_threads = 1;  // CPU kernels: worker threads for this call (1 = the calling thread only)
 

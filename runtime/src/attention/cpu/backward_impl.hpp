@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "bias_rows.hpp"
 #include "key_order.hpp"
 #include "label_mask.hpp"
 #include "tile_gemm.hpp"
@@ -112,8 +113,10 @@ HCP_INLINE void backward_query_block(const AttnParams& p, int64_t b, int64_t h, 
     const int64_t visible = i >= rows ? 0 : mask.labelled ? cols : visible_keys(p, i0 + i, j0, cols);
     float* srow = t.s.data() + i * kBlockK;
     float* dprow = t.dpm.data() + i * kBlockK;
+    if (visible && p.bias.data) add_bias_row(p, b, h, i0 + i, j0, cols, t.key_rows, srow);
     softmax_grad_row<W>(srow, dprow, visible, n, visible ? lse[i0 + i] : 0.0f, visible ? delta[i0 + i] : 0.0f);
     if (visible && mask.labelled && mask.cover == Cover::some) mask_grad_row(p, mask, i0 + i, j0, cols, srow, dprow);
+    if (visible && p.dbias.data) add_dbias_row(p, b, h, i0 + i, j0, cols, t.key_rows, dprow);
   }
   // dV += P^T dO and dK += dS^T (scale Q), both K = query rows.
   transpose_tile<W>(t.s.data(), kBlockK, mr, mc, t.st.data(), kBlockQ);

@@ -156,6 +156,15 @@ Status check_attention_params(const AttnParams& p, bool backward) {
     if (!cpu::offsets_fit(*u.t, p.batch, u.seq, u.heads, u.dim))
       return shape_error("tensor strides are negative or reach past the int64 range");
   }
+  // The bias and its gradient: non-negative strides whose largest offset fits.
+  for (const AttnPairs* t : {&p.bias, &p.dbias}) {
+    if (t->data == nullptr || (t == &p.dbias && !backward)) continue;
+    int64_t last = 0, term = 0;
+    for (auto [n, stride] : {std::pair{p.batch, t->stride_b}, {p.heads, t->stride_h}, {p.sq, t->stride_q},
+                             {p.sk, t->stride_k}})
+      if (stride < 0 || __builtin_mul_overflow(n - 1, stride, &term) || __builtin_add_overflow(last, term, &last))
+        return shape_error("bias strides are negative or reach past the int64 range");
+  }
   const bool q_labels = p.q_labels.seg && p.q_labels.pos, k_labels = p.k_labels.seg && p.k_labels.pos;
   if (q_labels != k_labels || (!q_labels && (p.q_labels.seg || p.q_labels.pos || p.k_labels.seg || p.k_labels.pos)))
     return Status(Errc::invalid_argument, "attention: row labels need seg and pos for both queries and keys");

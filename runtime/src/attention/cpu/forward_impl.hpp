@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "bias_rows.hpp"
 #include "key_order.hpp"
 #include "label_mask.hpp"
 #include "tile_gemm.hpp"
@@ -244,7 +245,8 @@ HCP_INLINE void pack_key_tile(const AttnParams& p, bool in_place, int64_t b, int
 // One key tile [j0, j0 + cols) against the query block's rows [first, end) (the others see none of its keys).
 // given_kt: the tile packed already (AttnParams::packed_keys).
 template <int W>
-HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int64_t i0, int64_t rows, int64_t j0,
+HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t h, int64_t hk, int64_t i0, int64_t rows,
+                                 int64_t j0,
                                  int64_t cols, int64_t first, int64_t end, const TileMasking& masking,
                                  ForwardScratch<W>& t, int64_t cache_index = -1, const float* given_kt = nullptr) {
   const int64_t dp = t.dp, dvp = t.dvp, Dv = value_dim(p);
@@ -286,6 +288,7 @@ HCP_INLINE void forward_key_tile(const AttnParams& p, int64_t b, int64_t hk, int
       std::fill(srow, srow + n, 0.0f);
       continue;
     }
+    if (p.bias.data) add_bias_row(p, b, h, i0 + i, j0, std::min(cols, n), t.key_rows, srow);
     if (masking.dist) mask_scores(p, *masking.dist, i0 + i, j0, std::min(cols, n), masking.one_segment, srow);
     const int64_t visible = masking.labelled ? std::min(cols, n) : visible_keys(p, i0 + i, j0, cols);
     softmax_row<W>(srow, visible, n, t.m[i], t.l[i], t.keep[i], t.o_set[i / 4] ? t.o.data() + i * dvp : nullptr, dvp,
@@ -393,7 +396,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       const float* given = p.packed_keys ? p.packed_keys + ((b * p.kv_heads + hk) * static_cast<int64_t>(tiles.k.size()) +
                                                              static_cast<int64_t>(ki)) * static_cast<int64_t>(tile_floats)
                                          : nullptr;
-      forward_key_tile<W>(p, b, hk, i0, rows, k.start, k.rows, first, end, masking, t,
+      forward_key_tile<W>(p, b, h, hk, i0, rows, k.start, k.rows, first, end, masking, t,
                           cache ? static_cast<int64_t>(ki) : -1, given);
     }
   } else {
@@ -411,7 +414,7 @@ HCP_INLINE void forward_block(const AttnParams& p, int64_t b, int64_t h, int64_t
       if (p.causal) first = std::clamp<int64_t>((j0 - p.causal_offset - i0) / 4 * 4, 0, m_rows);
       TileMasking masking;
       if (p.causal) masking.visible_end = i0 + p.causal_offset - j0 + 1;
-      forward_key_tile<W>(p, b, hk, i0, rows, j0, cols, first, m_rows, masking, t);
+      forward_key_tile<W>(p, b, h, hk, i0, rows, j0, cols, first, m_rows, masking, t);
     }
   }
 
