@@ -4,6 +4,7 @@
 // engine's kernels (block emulator) in bf16.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,8 @@ struct FeatureCase {
   int64_t window_left = -1;
   // Head dims of q and k, and of v (MLA); 0: 24 on the CPU kernels, 64 on the emulated GPU, and v's equal to it.
   int64_t head_dim = 0, head_dim_v = 0;
+  // Attention bias in Transformer Engine's shapes: "" (none), "bhss", "b1ss", "1hss", "11ss" or "111s".
+  std::string bias = "";
 };
 
 inline std::string feature_case_name(const ::testing::TestParamInfo<FeatureCase>& info) {
@@ -47,7 +50,8 @@ inline std::string feature_case_name(const ::testing::TestParamInfo<FeatureCase>
                         : c.softmax == SoftmaxType::off_by_one ? "_off_by_one"
                                                                : "";
   return name_of(c.comm == CpComm::a2a_p2p ? "a2a_p2p" : std::string(cp_comm_name(c.comm)), "_cp", c.cp,
-                          sizes, softmax, dims, c.packed ? "_thd" : "_bshd", c.window_left >= 0 ? "_window" : "",
+                          sizes, softmax, dims, c.bias.empty() ? "" : "_bias_" + c.bias, c.packed ? "_thd" : "_bshd",
+                          c.window_left >= 0 ? "_window" : "",
                           c.emulated_gpu ? "_emulated_gpu" : "");
 }
 
@@ -56,6 +60,7 @@ inline constexpr int64_t kHeads = 8, kKvHeads = 4;
 struct FeatureRun {
   SimulateOptions o;
   std::vector<float> q, k, v, dout, sink;  // q, k, v, dout rounded to the dtype when it is 16-bit
+  std::vector<float> bias;                 // [bias_batch, bias_heads, bias_rows, S]
   std::vector<uint16_t> bits[4];
 };
 
@@ -93,6 +98,13 @@ inline FeatureRun make_run(const FeatureCase& c) {
         x = cpu::bf16_to_float(r.bits[i].back());
       }
   }
+  if (!c.bias.empty()) {  // [B|1, H|1, S|1, S]
+    o.bias_batch = c.bias[0] == 'b' ? o.batch : 1;
+    o.bias_heads = c.bias[1] == 'h' ? o.heads : 1;
+    o.bias_rows = c.bias[2] == 's' ? o.seq : 1;
+    r.bias = random_floats(static_cast<size_t>(o.bias_batch * o.bias_heads * o.bias_rows * o.seq), 15, -3, 3);
+    o.bias = r.bias.data();
+  }
   if (c.emulated_gpu) o.make_engine = [] { return std::make_unique<EmulatedGpuEngine>(0); };
   return r;
 }
@@ -112,11 +124,21 @@ inline RefResult reference(const FeatureRun& r) {
   }
   if (o.softmax == SoftmaxType::off_by_one) p.sink.assign(o.heads, 0.0);
   if (o.softmax == SoftmaxType::learnable) p.sink.assign(r.sink.begin(), r.sink.end());
+  if (o.bias) {
+    p.bias.resize(static_cast<size_t>(o.batch * o.heads * o.seq * o.seq));
+    for (int64_t b = 0; b < o.batch; ++b)
+      for (int64_t h = 0; h < o.heads; ++h)
+        for (int64_t i = 0; i < o.seq; ++i)
+          for (int64_t j = 0; j < o.seq; ++j)
+            p.bias[static_cast<size_t>(((b * o.heads + h) * o.seq + i) * o.seq + j)] =
+                r.bias[static_cast<size_t>(((std::min(b, o.bias_batch - 1) * o.bias_heads + std::min(h, o.bias_heads - 1)) *
+                                                o.bias_rows + std::min(i, o.bias_rows - 1)) * o.seq + j)];
+  }
   return reference_attention(p, true);
 }
 
 struct Outputs {
-  std::vector<float> out, lse, dq, dk, dv, d_sink, max_logit;
+  std::vector<float> out, lse, dq, dk, dv, d_sink, max_logit, d_bias;
 };
 
 // The CP run of `r` (forward, and backward when `backward`), outputs as floats.
@@ -137,6 +159,8 @@ inline Outputs simulate(const FeatureRun& r, bool backward) {
   if (backward) {
     t.dout = data(3, r.dout), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
     t.d_sink = got.d_sink.data();
+    got.d_bias.assign(r.bias.size(), NAN);
+    if (o.bias) t.d_bias = got.d_bias.data();
   }
   const Status s = attention_simulate(o, t);
   EXPECT_TRUE(s.ok()) << s.message();
@@ -167,6 +191,18 @@ inline void expect_equals_reference(const FeatureCase& c) {
         head_max[static_cast<size_t>(h)] = std::max(head_max[static_cast<size_t>(h)],
                                                     want.max_logit[static_cast<size_t>((b * kHeads + h) * r.o.seq + i)]);
   EXPECT_LE(max_rel_error(got.max_logit, head_max), 1e-6);
+  if (!c.bias.empty()) {  // the pairs' dS summed over the dimensions the bias broadcasts
+    const SimulateOptions& o = r.o;
+    std::vector<double> d_bias(r.bias.size(), 0.0);
+    for (int64_t b = 0; b < o.batch; ++b)
+      for (int64_t h = 0; h < o.heads; ++h)
+        for (int64_t i = 0; i < o.seq; ++i)
+          for (int64_t j = 0; j < o.seq; ++j)
+            d_bias[static_cast<size_t>(((std::min(b, o.bias_batch - 1) * o.bias_heads + std::min(h, o.bias_heads - 1)) *
+                                            o.bias_rows + std::min(i, o.bias_rows - 1)) * o.seq + j)] +=
+                want.dbias[static_cast<size_t>(((b * o.heads + h) * o.seq + i) * o.seq + j)];
+    EXPECT_LE(max_rel_error(got.d_bias, d_bias), tol) << "d_bias";
+  }
   if (c.softmax == SoftmaxType::learnable) {
     EXPECT_LE(max_rel_error(got.d_sink, want.d_sink), c.emulated_gpu ? 3e-2 : 1e-5);
   } else {

@@ -57,6 +57,17 @@ struct CpShape {
   // every rank of the CP group - Transformer Engine's return_max_logit, what QK-clip reads - as H host floats, the
   // same on every rank (-inf for a head no query sees a key of). Every rank asks for it or none.
   float* max_logit = nullptr;
+  // Attention bias (Transformer Engine's post_scale_bias), optional: this rank's query rows of it against every key
+  // of the sequence, [bias_batch, bias_heads, bias_rows, S] fp32, contiguous, in the engine's memory - S =
+  // seq_local x cp with the keys in natural order, the rows this rank's queries in their local order (TE's layout
+  // under CP): bias_batch 1 or batch, bias_heads 1 or heads, bias_rows seq_local, or 1 with batch and heads 1 (TE's
+  // 111s). Added to the scaled scores before the softmax. Not with packed sequences (as TE), nor on device engines
+  // (the CUDA kernels do not take it yet). Backward, optional: d_bias gets its gradient in the bias's shape (summed
+  // over the dimensions it broadcasts; for [1, 1, 1, S], one tensor of the whole group, summed over the group, the
+  // same on every rank).
+  const float* bias = nullptr;
+  int64_t bias_batch = 0, bias_heads = 0, bias_rows = 0;
+  float* d_bias = nullptr;
 };
 
 // Where a context's tensors live and its kernels run.
@@ -126,6 +137,8 @@ class CpContext {
   Status sink_gradient(const CpShape& shape, int64_t n, const float* lse, const float* delta);
   // shape.max_logit from this rank's per-row maxima `rows` ([B, heads, n], heads h0 ..) and the CP group's.
   Status reduce_max_logit(const CpShape& shape, const float* rows, int64_t heads, int64_t n, int64_t h0);
+  // shape.d_bias from the gradient of this rank's rows of the bias, [B, seq_local, H, S] token-major.
+  Status bias_gradient(const CpShape& shape, const float* full);
   Communicator* exchange_for(Communicator* group, bool peer_copy);
   // The labels of every block of this rank's computation for a packed or windowed shape (kept for the next call
   // with the same documents and window); nullptr for plain shapes.
@@ -178,6 +191,10 @@ struct SimulateOptions {
   SoftmaxType softmax = SoftmaxType::vanilla;    // CpShape's sinks; learnable reads sink (H floats)
   SeqLayout layout = SeqLayout::bshd;            // of the full q, k, v, dout, out, dq, dk, dv (lse stays [B, H, S])
   const float* sink = nullptr;
+  // Attention bias of the whole sequence (CpShape's): [bias_batch, bias_heads, bias_rows, S] fp32 host memory,
+  // bias_rows S or 1; each rank takes its query rows. SimulateTensors::d_bias gets its gradient in that shape.
+  const float* bias = nullptr;
+  int64_t bias_batch = 0, bias_heads = 0, bias_rows = 0;
   // Where the ranks compute: the CPU, or the current CUDA device with one stream per rank (the ranks then exchange
   // by device-to-device copies). make_engine, when set, overrides it (tests, other kernels).
   CpDevice device;
@@ -194,6 +211,7 @@ struct SimulateTensors {
   void *dq = nullptr, *dk = nullptr, *dv = nullptr;
   float* d_sink = nullptr;        // backward, learnable sink: its gradient (H floats), optional
   float* max_logit = nullptr;     // forward: each head's largest logit (H floats), optional (CpShape::max_logit)
+  float* d_bias = nullptr;        // backward, with SimulateOptions::bias: its gradient in its shape, optional
 };
 // Per-rank summed thread CPU seconds of the forward and backward passes, and the wall time of the slowest rank's
 // passes (device work included), for the benchmarks.

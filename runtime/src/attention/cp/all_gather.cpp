@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "bias_blocks.hpp"
 #include "local_problem.hpp"
 #include "sequence_layout.hpp"
 #include "../../comm/peer_reads.hpp"
@@ -144,9 +145,22 @@ Section gather_section(const LocalProblem& lp, int hi, int w, int r) {
   return {hi * half, half, 0, keys, lp.causal, keys - half};
 }
 
-// The kernel calls of one pass: the two halves with their causal sections, or all rows under the labels.
+// The kernel calls of one pass: the two halves with their causal sections, or all rows under the labels. With an
+// attention bias, the gathered keys' bias (and gradient, `grad`): their rows are in natural order, or in rank order
+// when labels keep them so (a plain sequence's labels come from a window; packed batches take no bias).
 template <class Run>
-Status for_each_call(const LocalProblem& lp, int w, int r, const Buffers& buf, const GatheredKv& kv, Run run) {
+Status for_each_call(const LocalProblem& lp, int w, int r, Buffers buf, const GatheredKv& kv, Run run,
+                     bool grad = false) {
+  if (lp.bias) {
+    std::vector<int64_t> positions(static_cast<size_t>(lp.n * w));
+    for (int m = 0; m < w; ++m)
+      for (int64_t l = 0; l < lp.n; ++l)
+        positions[static_cast<size_t>(m * lp.n + l)] = lp.labels && !kv.in_sequence ? natural_row(lp.n, w, m, l)
+                                                                                     : m * lp.n + l;
+    lp.bias->set_block(0, std::move(positions));
+    buf.bias = lp.bias->bias(0);
+    if (grad) buf.dbias = lp.bias->grad(0);
+  }
   if (lp.labels) {
     const Section all{0, lp.n, 0, lp.n * w, lp.causal, 0};
     const AttnLabels& keys = kv.in_sequence ? lp.labels->all_keys_in_sequence : lp.labels->all_keys;
@@ -242,8 +256,9 @@ Status all_gather_backward(CpEngine& eng, Communicator& comm, const LocalProblem
   buf.q = q, buf.k = kv.k_data, buf.v = kv.v_data, buf.lse = const_cast<float*>(lse), buf.delta = delta;
   buf.dout = dout, buf.dq = dq, buf.dk = full_dk, buf.dv = full_dv;
   buf.head_major_kv = gathers_heads(lp);
-  HCP_TRY(for_each_call(lp, w, comm.rank(), buf, kv,
-                        [&](const AttnParams& p) { return compute_or_abort(&comm, eng.backward(p)); }));
+  HCP_TRY(for_each_call(
+      lp, w, comm.rank(), buf, kv, [&](const AttnParams& p) { return compute_or_abort(&comm, eng.backward(p)); },
+      true));
   if (buf.head_major_kv && comm.shares_host_memory()) return sum_own_rows(eng, comm, lp, full_dkv.as<float>(), dk, dv);
   HCP_TRY(alloc_elems<float>(eng, static_cast<int64_t>(kv_floats) * w, &blocks));
   HCP_TRY(alloc_elems<float>(eng, static_cast<int64_t>(kv_floats), &mine));

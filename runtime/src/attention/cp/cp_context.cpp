@@ -17,6 +17,7 @@
 #include "local_problem.hpp"
 #include "row_labels.hpp"
 #include "sequence_layout.hpp"
+#include "bias_blocks.hpp"
 #include "../../comm/host_exchange.hpp"
 #include "../../comm/peer_copy_communicator.hpp"
 #include "../../comm/staged_communicator.hpp"
@@ -218,6 +219,23 @@ int64_t sink_fingerprint(const CpShape& s) {
   return static_cast<int64_t>(h >> 1);
 }
 
+// The attention bias's fields (CpShape::bias).
+std::string bias_error(const CpShape& s, int cp, const CpEngine& eng) {
+  if (!s.bias) return s.d_bias ? "d_bias is set without a bias" : "";
+  if (!s.packed.empty()) return "attention bias does not take packed sequences (thd; Transformer Engine neither)";
+  if (eng.device_memory()) return "attention bias runs on the CPU engine only (not yet on the CUDA kernels)";
+  const bool rows_ok = s.bias_rows == s.seq_local || (s.bias_rows == 1 && s.bias_batch == 1 && s.bias_heads == 1);
+  if ((s.bias_batch != 1 && s.bias_batch != s.batch) || (s.bias_heads != 1 && s.bias_heads != s.heads) || !rows_ok)
+    return "the bias must be [1 or batch, 1 or heads, seq_local, S] or [1, 1, 1, S] (Transformer Engine's shapes), got [" +
+           std::to_string(s.bias_batch) + ", " + std::to_string(s.bias_heads) + ", " + std::to_string(s.bias_rows) +
+           ", S]";
+  int64_t elems = 0;
+  if (__builtin_mul_overflow(s.batch * s.seq_local, s.heads, &elems) ||
+      __builtin_mul_overflow(elems, s.seq_local * cp, &elems) || elems > (int64_t{1} << 40))
+    return "the bias's gradient, batch * heads * seq_local * S, is too large";
+  return {};
+}
+
 std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpEngine& eng) {
   if (s.batch < 1 || s.seq_local < 1 || s.heads < 1 || s.kv_heads < 1 || s.head_dim < 1)
     return "batch, seq_local, heads, kv_heads and head_dim must be positive";
@@ -255,7 +273,7 @@ std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpE
   if (__builtin_mul_overflow(s.batch, s.seq_local, &elems) || __builtin_mul_overflow(elems, s.heads, &elems) ||
       __builtin_mul_overflow(elems, std::max(s.head_dim, s.head_dim_v), &elems) || elems > (int64_t{1} << 40))
     return "batch * seq_local * heads * head_dim is too large";
-  return {};
+  return bias_error(s, cp, eng);
 }
 
 LocalProblem local_problem(const CpShape& s) {
@@ -321,14 +339,16 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   const std::string problem = local_problem_error(shape, cp_size(), a2a, *engine_);
   uint32_t scale_bits = 0;
   std::memcpy(&scale_bits, &shape.scale, sizeof scale_bits);
-  constexpr int kFields = 18;
+  constexpr int kFields = 21;
   const bool sinks_valid = problem.empty();  // sink values are read only once they are known to be there
   const int64_t mine[kFields] = {problem.empty() ? 0 : 1, shape.batch, shape.seq_local, shape.heads, shape.kv_heads,
                                  shape.head_dim, static_cast<int64_t>(shape.dtype), shape.causal, backward,
                                  scale_bits, shape.packed.documents(), fingerprint(shape.packed), shape.window_left,
                                  shape.window_right, static_cast<int64_t>(shape.softmax),
                                  sinks_valid ? sink_fingerprint(shape) : 0, shape.max_logit != nullptr,
-                                 shape.head_dim_v > 0 ? shape.head_dim_v : shape.head_dim};
+                                 shape.head_dim_v > 0 ? shape.head_dim_v : shape.head_dim,
+                                 shape.bias ? shape.bias_batch : 0, shape.bias ? shape.bias_heads : 0,
+                                 shape.bias ? shape.bias_rows : 0};
   if (cp_size() == 1) {
     if (!problem.empty()) return Status(Errc::shape, "CP rank 0: " + problem);
     return {};
@@ -343,7 +363,8 @@ Status CpContext::check_shape(const CpShape& shape, bool backward) {
   static const char* const names[] = {"", "batch", "seq_local", "heads", "kv_heads", "head_dim", "dtype", "causal",
                                       "pass", "scale", "packed documents", "cu_seqlens (fingerprint)",
                                       "window_left", "window_right", "softmax type", "sink values (fingerprint)",
-                                      "max logit (asked for)", "head_dim_v"};
+                                      "max logit (asked for)", "head_dim_v", "bias batch", "bias heads",
+                                      "bias rows"};
   // A verdict byte: 0 agrees, 1 has an invalid shape of its own, 1 + i differs from its predecessor on field i.
   int differs = 0;
   for (int i = 1; i < kFields && !differs; ++i)
@@ -423,6 +444,59 @@ cp::KvWriter kv_into_ring_block(CpEngine& eng, Communicator& a2a, const cp::Mixe
   };
 }
 
+// Attention bias (bias_blocks.hpp) of a rank that computes its own query rows against blocks of keys: the ring
+// members' rows (p2p), or the gathered keys (all_gather, whose blocks all_gather.cpp sets).
+std::unique_ptr<cp::BiasBlocks> own_rows_bias(const CpShape& s, int w, const LocalProblem& lp, bool grad) {
+  const int64_t seq = lp.n * w, q = s.bias_rows;
+  const AttnPairs given{const_cast<float*>(s.bias), s.bias_heads * q * seq, q * seq, seq, 1};
+  auto blocks = std::make_unique<cp::BiasBlocks>(given, s.bias_batch, s.bias_heads, q, seq, lp.batch, lp.heads, lp.n,
+                                                 grad);
+  for (int src = 0; src < w; ++src) {
+    std::vector<int64_t> positions(static_cast<size_t>(lp.n));
+    for (int64_t l = 0; l < lp.n; ++l) positions[static_cast<size_t>(l)] = cp::natural_row(lp.n, w, src, l);
+    blocks->set_block(static_cast<size_t>(src), std::move(positions));
+  }
+  return blocks;
+}
+
+// The same after an a2a: the rank computes its a2a group's rows (`order`) on its head group, so each member's bias
+// rows go where its queries went - the bias [Bb, Hb, n, S] laid token-major [Bb, n, H, S] (heads expanded: the a2a
+// splits them) and scattered as the queries are, into `mixed_rows` - and the ring's blocks are the a2a groups' rows.
+// A bias broadcast over queries (111s) needs no exchange.
+Status a2a_rows_bias(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& order, const CpShape& s, int w,
+                     const LocalProblem& lp, const LocalProblem& mixed, int ring, bool in_sequence, bool grad,
+                     EngineBuffer* mixed_rows, std::unique_ptr<cp::BiasBlocks>* out) {
+  const int64_t seq = lp.n * w, heads = lp.heads;
+  if (s.bias_rows == 1) {
+    *out = std::make_unique<cp::BiasBlocks>(AttnPairs{const_cast<float*>(s.bias), 0, 0, 0, 1}, 1, 1, 1, seq, lp.batch,
+                                            mixed.heads, mixed.n, grad);
+  } else {
+    const cp::SeqTensor local{s.bias_batch, lp.n, heads, seq, sizeof(float)};
+    EngineBuffer token_major, scratch;
+    HCP_TRY(eng.alloc(local.bytes(), &token_major));
+    HCP_TRY(eng.alloc(local.bytes(), mixed_rows));
+    HCP_TRY(eng.alloc(2 * local.bytes(), &scratch));
+    float* t = token_major.as<float>();
+    for (int64_t b = 0; b < s.bias_batch; ++b)
+      for (int64_t l = 0; l < lp.n; ++l)
+        for (int64_t h = 0; h < heads; ++h)
+          std::copy_n(s.bias + ((b * s.bias_heads + (s.bias_heads > 1 ? h : 0)) * lp.n + l) * seq, seq,
+                      t + ((b * lp.n + l) * heads + h) * seq);
+    HCP_TRY(cp::a2a_scatter_heads(eng, a2a, order, local, t, mixed_rows->as(), scratch.as()));
+    const AttnPairs rows{mixed_rows->as<float>(), mixed.n * mixed.heads * seq, seq, mixed.heads * seq, 1};
+    *out = std::make_unique<cp::BiasBlocks>(rows, s.bias_batch, mixed.heads, mixed.n, seq, lp.batch, mixed.heads,
+                                            mixed.n, grad);
+  }
+  const int a = a2a.size();
+  for (int p = 0; p < ring; ++p) {
+    const std::vector<int> members = group_members(a, p);
+    (*out)->set_block(static_cast<size_t>(p),
+                      cp::mixed_positions(cp::group_order(whole_batch(s, w), w, members, in_sequence).moves, members,
+                                          lp.n, w));
+  }
+  return {};
+}
+
 bool same_labels(const CpShape& a, const CpShape& b) {
   return a.packed.cu_seqlens == b.packed.cu_seqlens && a.packed.cu_seqlens_padded == b.packed.cu_seqlens_padded &&
          a.window_left == b.window_left && a.window_right == b.window_right && a.seq_local == b.seq_local &&
@@ -485,7 +559,13 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   if (shape.max_logit) HCP_TRY(cp::alloc_elems<float>(eng, lp.batch * lp.heads * lp.n, &max_rows));
   lp.max_logit = shape.max_logit ? max_rows.as<float>() : nullptr;
   const Stages st = stages_of(comm_, data_cp_, data_levels_);
+  std::unique_ptr<cp::BiasBlocks> bias;
+  EngineBuffer bias_rows;
   if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
+    if (shape.bias) {
+      bias = own_rows_bias(shape, cp_size(), lp, false);
+      lp.bias = bias.get();
+    }
     // An fp32 output is the kernels' own form: written in place, not through a copy, unless it shares memory with
     // an input (a ring of one writes it while still reading k and v).
     const size_t o_bytes = static_cast<size_t>(lp.o_elems()) * sizeof(float);
@@ -529,11 +609,17 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   // back: one copy of each tensor where the a2a and the ring's re-layout made two (about 6% of the ranks' time in
   // the packed a2a+p2p forward).
   const bool head_major = a2a_ring_share_memory(eng, st, all_host_);
+  LocalProblem mixed_lp = mixed;
+  if (shape.bias) {
+    HCP_TRY(a2a_rows_bias(eng, *st.a2a, order, shape, cp_size(), lp, mixed, st.ring ? st.ring->size() : 1,
+                          lp.labels == nullptr || all_host_, false, &bias_rows, &bias));
+    mixed_lp.bias = bias.get();
+  }
   EngineBuffer ka, va, scratch;
   if (head_major) {
     HCP_TRY(cp::a2a_scatter_heads_head_major(eng, *st.a2a, order, qg, q, qa.as()));
     const cp::KvWriter write_kv = kv_into_ring_block(eng, *st.a2a, order, kg, vg, k, v);
-    HCP_TRY(cp::ring_forward_head_major(eng, *st.ring, mixed, qa.as(), write_kv, out32.as<float>(),
+    HCP_TRY(cp::ring_forward_head_major(eng, *st.ring, mixed_lp, qa.as(), write_kv, out32.as<float>(),
                                         lse_mixed.as<float>()));
   } else {
     HCP_TRY(eng.alloc(kg.bytes(), &ka));
@@ -542,7 +628,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, qg, q, qa.as(), scratch.as()));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, kg, k, ka.as(), scratch.as()));
     HCP_TRY(cp::a2a_scatter_heads(eng, *st.a2a, order, vg, v, va.as(), scratch.as()));
-    HCP_TRY(cp::ring_forward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), out32.as<float>(),
+    HCP_TRY(cp::ring_forward(eng, st.ring, mixed_lp, qa.as(), ka.as(), va.as(), out32.as<float>(),
                              lse_mixed.as<float>()));
   }
   // Sinks on the a2a's side, in fp32: this rank holds a2a group rank j's heads j x H/a .. (j + 1) x H/a - 1 of
@@ -592,6 +678,25 @@ Status CpContext::reduce_max_logit(const CpShape& shape, const float* rows, int6
     float m = -std::numeric_limits<float>::infinity();
     for (size_t r = 0; r < static_cast<size_t>(cp_size()); ++r) m = std::max(m, everyone[r * all_heads + h]);
     shape.max_logit[h] = m;
+  }
+  return {};
+}
+
+// The bias's gradient from the full one of this rank's rows ([B, n, H, S], token-major) into shape.d_bias; a bias
+// broadcast over queries (111s) is one tensor of the whole group, so its gradient is the group's sum (in rank order,
+// the same bits on every rank), as the learnable sink's is.
+Status CpContext::bias_gradient(const CpShape& shape, const float* full) {
+  const int w = cp_size();
+  const int64_t seq = shape.seq_local * w;
+  cp::reduce_bias_grad(full, shape.batch, shape.seq_local, shape.heads, seq, shape.bias_batch, shape.bias_heads,
+                       shape.bias_rows, shape.d_bias);
+  if (shape.bias_rows != 1 || w == 1) return {};
+  std::vector<float> all(static_cast<size_t>(seq * w));
+  HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), shape.d_bias, all.data(), static_cast<size_t>(seq) * sizeof(float)));
+  for (int64_t j = 0; j < seq; ++j) {
+    float sum = 0;
+    for (int r = 0; r < w; ++r) sum += all[static_cast<size_t>(r * seq + j)];
+    shape.d_bias[j] = sum;
   }
   return {};
 }
@@ -661,16 +766,32 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     HCP_TRY(eng.convert_from_f32(dk32.as<float>(), k_dst, lp.dtype, lp.k_elems()));
     return eng.convert_from_f32(dv32.as<float>(), v_dst, lp.dtype, lp.v_elems());
   };
+  const Stages st = stages_of(comm_, data_cp_, data_levels_);
+  // The bias's gradient: this rank's rows of it, [B, n, H, S], reduced to the bias's shape at the end.
+  const bool bias_grad = shape.bias && shape.d_bias;
+  std::unique_ptr<cp::BiasBlocks> bias;
+  std::vector<float> bias_full;
+  if (bias_grad) bias_full.assign(static_cast<size_t>(lp.batch * lp.n * lp.heads * lp.n * cp_size()), 0.0f);
+  const auto finish_own_rows = [&]() -> Status {
+    if (bias_grad) {
+      bias->add_grads(bias_full.data());
+      HCP_TRY(bias_gradient(shape, bias_full.data()));
+    }
+    return finish(dq, dk, dv);
+  };
+  if ((comm_ == CpComm::all_gather || st.a2a == nullptr) && shape.bias) {
+    bias = own_rows_bias(shape, cp_size(), lp, bias_grad);
+    lp.bias = bias.get();
+  }
   if (comm_ == CpComm::all_gather) {
     HCP_TRY(cp::all_gather_backward(eng, *data_cp_, lp, q, k, v, lse, delta.as<float>(), dout, dq32.as<float>(),
                                     dk32.as<float>(), dv32.as<float>()));
-    return finish(dq, dk, dv);
+    return finish_own_rows();
   }
-  const Stages st = stages_of(comm_, data_cp_, data_levels_);
   if (st.a2a == nullptr) {
     HCP_TRY(cp::ring_backward(eng, st.ring, lp, q, k, v, lse, delta.as<float>(), dout, dq32.as<float>(),
                               dk32.as<float>(), dv32.as<float>()));
-    return finish(dq, dk, dv);
+    return finish_own_rows();
   }
   const int a = st.a2a->size();
   const size_t e = dtype_size(lp.dtype);
@@ -689,6 +810,23 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, rows, &delta_mixed));
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
   const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || all_host_);
+  LocalProblem mixed_lp = mixed;
+  EngineBuffer bias_rows;
+  if (shape.bias) {
+    HCP_TRY(a2a_rows_bias(eng, *st.a2a, order, shape, cp_size(), lp, mixed, st.ring ? st.ring->size() : 1,
+                          lp.labels == nullptr || all_host_, bias_grad, &bias_rows, &bias));
+    mixed_lp.bias = bias.get();
+  }
+  // The mixed rows' bias gradient back to this rank's rows, then to the bias's shape.
+  const auto finish_mixed_bias = [&]() -> Status {
+    if (!bias_grad) return {};
+    std::vector<float> mixed_full(bias_full.size(), 0.0f), scratch32(2 * bias_full.size());
+    bias->add_grads(mixed_full.data());
+    const cp::SeqTensor grad_rows{lp.batch, lp.n, lp.heads, lp.n * cp_size(), sizeof(float)};
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, grad_rows, mixed_full.data(), bias_full.data(),
+                                 scratch32.data()));
+    return bias_gradient(shape, bias_full.data());
+  };
   // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters q, dO, K and
   // V in the ring's head-major form, K and V straight into the ring's shared block, and gathers dK and dV from the
   // ring's shared sums and dQ from its head-major form, where the ring would re-lay and copy them in and out again.
@@ -724,20 +862,22 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
       return cp::a2a_gather_heads_head_major(eng, *st.a2a, order, vg, ready, dv);
     };
     // dq32 is zero, so it is as good head-major as token-major.
-    HCP_TRY(cp::ring_backward_shared(eng, *st.ring, mixed, qa.as(), write_kv, lse_mixed.as<float>(),
+    HCP_TRY(cp::ring_backward_shared(eng, *st.ring, mixed_lp, qa.as(), write_kv, lse_mixed.as<float>(),
                                      delta_mixed.as<float>(), da.as(), dq32.as<float>(), gather_sums));
     const void* ready = nullptr;
     HCP_TRY(in_dtype(dq32.as<float>(), lp.q_elems(), qa.as(), &ready));
-    return cp::a2a_gather_heads_head_major(eng, *st.a2a, order, qg, ready, dq);
+    HCP_TRY(cp::a2a_gather_heads_head_major(eng, *st.a2a, order, qg, ready, dq));
+    return finish_mixed_bias();
   }
   if (f == 1) {
-    HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
+    HCP_TRY(cp::ring_backward(eng, st.ring, mixed_lp, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
                               delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk32.as<float>(), dv32.as<float>()));
     // Convert in place into the exchange buffers (same element count, caller's dtype), then scatter back.
     HCP_TRY(finish(qa.as(), ka.as(), va.as()));
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, qg, qa.as(), dq, scratch.as()));
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, kg, ka.as(), dk, scratch.as()));
-    return cp::a2a_gather_heads(eng, *st.a2a, order, vg, va.as(), dv, scratch.as());
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, vg, va.as(), dv, scratch.as()));
+    return finish_mixed_bias();
   }
   // Replicated KV heads: their gradients go back in fp32 and are summed per head before the caller's dtype.
   EngineBuffer dk_rep, dv_rep, local_rep, scratch32;
@@ -749,7 +889,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(eng.alloc(2 * rep_bytes, &scratch32));
   HCP_TRY(eng.zero(dk_rep.as(), kg32.bytes()));
   HCP_TRY(eng.zero(dv_rep.as(), vg32.bytes()));
-  HCP_TRY(cp::ring_backward(eng, st.ring, mixed, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
+  HCP_TRY(cp::ring_backward(eng, st.ring, mixed_lp, qa.as(), ka.as(), va.as(), lse_mixed.as<float>(),
                             delta_mixed.as<float>(), da.as(), dq32.as<float>(), dk_rep.as<float>(),
                             dv_rep.as<float>()));
   HCP_TRY(eng.convert_from_f32(dq32.as<float>(), qa.as(), lp.dtype, lp.q_elems()));
@@ -763,7 +903,8 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
                                         rep->as<float>()));
   }
   HCP_TRY(eng.convert_from_f32(dk32.as<float>(), dk, lp.dtype, lp.k_elems()));
-  return eng.convert_from_f32(dv32.as<float>(), dv, lp.dtype, lp.v_elems());
+  HCP_TRY(eng.convert_from_f32(dv32.as<float>(), dv, lp.dtype, lp.v_elems()));
+  return finish_mixed_bias();
 }
 
 }  // namespace hcp

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "hcp/attention_params.hpp"
 #include "hcp/communicator.hpp"
@@ -10,6 +11,8 @@
 #include "row_labels.hpp"
 
 namespace hcp::cp {
+
+class BiasBlocks;
 
 // Sizes of contiguous [B, n, H, D] (q-like) and [B, n, Hkv, D] (kv-like) tensors; per-row values [B, H, n]. q, k,
 // dq and dk have head dim D = head_dim; v, out, dout and dv Dv = head_dim_v (MLA; equal to head_dim otherwise).
@@ -26,6 +29,8 @@ struct LocalProblem {
   bool host_engines = false;
   // Forward: where each query row's largest logit goes ([B, H, n] like lse, engine memory); nullptr: not wanted.
   float* max_logit = nullptr;
+  // Attention bias (bias_blocks.hpp): each block's bias, and in the backward its gradient; nullptr: none.
+  BiasBlocks* bias = nullptr;
 
   int64_t q_elems() const { return batch * n * heads * head_dim; }    // q, dq
   int64_t o_elems() const { return batch * n * heads * head_dim_v; }  // out, dout
@@ -124,6 +129,9 @@ struct Buffers {
   float* out = nullptr;
   float* lse = nullptr;
   float* max_logit = nullptr;  // forward, optional: AttnParams::max_logit, laid out as lse
+  // Attention bias and its gradient for the keys of the call's block (bias_blocks.hpp): rows are the participant's,
+  // keys the block's; a section takes its rows and keys of them.
+  AttnPairs bias, dbias;
   const void* dout = nullptr;
   const float* delta = nullptr;
   float* dq = nullptr;
@@ -195,6 +203,9 @@ inline AttnParams section_params(const LocalProblem& lp, const Section& s, int64
   p.lse = section_rows(b.lse, s.q0, q_seq, lp.heads);
   if (b.max_logit) p.max_logit = section_rows(b.max_logit, s.q0, q_seq, lp.heads);
   p.delta = section_rows(b.delta, s.q0, q_seq, lp.heads);
+  for (auto [from, to] : {std::pair{&b.bias, &p.bias}, {&b.dbias, &p.dbias}})
+    if (from->data) *to = {from->data + s.q0 * from->stride_q + s.k0 * from->stride_k, from->stride_b,
+                           from->stride_h, from->stride_q, from->stride_k};
   return p;
 }
 
@@ -226,6 +237,8 @@ inline AttnParams kv_head_slice(const AttnParams& p, int64_t hk0, int64_t count)
   if (s.lse.data) s.lse.data += h0 * s.lse.stride_h;
   if (s.max_logit.data) s.max_logit.data += h0 * s.max_logit.stride_h;
   if (s.delta.data) s.delta.data += h0 * s.delta.stride_h;
+  if (s.bias.data) s.bias.data += h0 * s.bias.stride_h;
+  if (s.dbias.data) s.dbias.data += h0 * s.dbias.stride_h;
   return s;
 }
 

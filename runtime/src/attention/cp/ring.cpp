@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "bias_blocks.hpp"
 #include "local_problem.hpp"
 #include "../../comm/shared_host_buffer.hpp"
 
@@ -70,8 +71,12 @@ struct RowGroup {
 };
 
 // The kernel parameters of the step that meets the KV block of ring member `src` (with labels, for the rows of
-// `group` of this rank's block and of src's).
-AttnParams step_params(const LocalProblem& lp, int src, int r, const Buffers& buf, RowGroup group = {}) {
+// `group` of this rank's block and of src's), with the block's attention bias (and, backward, its gradient).
+AttnParams step_params(const LocalProblem& lp, int src, int r, Buffers buf, RowGroup group = {}, bool grad = false) {
+  if (lp.bias) {
+    buf.bias = lp.bias->bias(static_cast<size_t>(src));
+    if (grad) buf.dbias = lp.bias->grad(static_cast<size_t>(src));
+  }
   const Section s = ring_section(lp, src, r);
   if (!lp.labels) return section_params(lp, s, lp.n, lp.n, buf);
   const int64_t end = group.end < 0 ? lp.n : group.end, rows = end - group.first;
@@ -199,7 +204,7 @@ Status shared_ring_backward(CpEngine& eng, Communicator* comm, const LocalProble
     const unsigned char* kv = blocks.data() + block * static_cast<size_t>(src);
     buf.k = kv, buf.v = kv + lp.k_bytes();
     buf.dk = sum_of(src), buf.dv = sum_of(src) + k_floats;
-    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
+    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf, {}, true))));
     HCP_TRY(comm->barrier());
   }
   return take_sums(sum_of(r), sum_of(r) + k_floats);  // while the shared buffers live
@@ -225,7 +230,7 @@ Status exchanged_ring_backward(CpEngine& eng, Communicator* comm, const LocalPro
     const int src = (r + i) % w;
     buf.k = cur.as(), buf.v = cur.as() + lp.k_bytes();
     buf.dk = dkv.as<float>(), buf.dv = dkv.as<float>() + k_floats;
-    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf))));
+    if (!unseen(lp, src)) HCP_TRY(compute_or_abort(comm, eng.backward(step_params(lp, src, r, buf, {}, true))));
     if (i + 1 < w) {
       HCP_TRY(exchange.wait());
       std::swap(cur, next);
@@ -303,7 +308,7 @@ Status ring_backward(CpEngine& eng, Communicator* comm, const LocalProblem& lp, 
   buf.q = q, buf.dout = dout, buf.lse = const_cast<float*>(lse), buf.delta = delta, buf.dq = dq;
   if (w == 1) {
     buf.k = k, buf.v = v, buf.dk = dk, buf.dv = dv;
-    return eng.backward(step_params(lp, 0, 0, buf));
+    return eng.backward(step_params(lp, 0, 0, buf, {}, true));
   }
   // Host engines (decided collectively, so every rank's blocks have one layout) take q, dO, dQ and the blocks
   // head-major, as in the forward: the kernel packs query and dO rows and adds dQ rows for every tile pair, and

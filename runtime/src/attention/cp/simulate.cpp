@@ -9,6 +9,7 @@
 #include "hcp/attention_cuda.hpp"
 #include "hcp/cp_attention.hpp"
 #include "hcp/inprocess_world.hpp"
+#include "bias_blocks.hpp"
 #include "sequence_layout.hpp"
 
 namespace hcp {
@@ -138,6 +139,14 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   shape.kernel_threads = o.kernel_threads;
   shape.packed = o.packed, shape.window_left = o.window_left, shape.window_right = o.window_right;
   shape.softmax = o.softmax, shape.sink = o.sink;
+  if (o.bias) {
+    if ((o.bias_rows != seq && o.bias_rows != 1) || o.bias_batch < 1 || o.bias_heads < 1)
+      return Status(Errc::shape, "the bias must be [1 or batch, 1 or heads, S or 1, S], got [" +
+                                     std::to_string(o.bias_batch) + ", " + std::to_string(o.bias_heads) + ", " +
+                                     std::to_string(o.bias_rows) + ", S]");
+    shape.bias_batch = o.bias_batch, shape.bias_heads = o.bias_heads;
+    shape.bias_rows = o.bias_rows == 1 ? 1 : shape.seq_local;
+  }
   plan->seq = seq;
   plan->layout = o.layout;
   plan->e = dtype_size(o.dtype);
@@ -192,6 +201,23 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(eng.download(host.data(), buf.as(), static_cast<size_t>(elems) * e));
     return plan.gather(host.data(), full, o.batch, row, e, o.cp, r, plan.layout);
   };
+  // This rank's rows of the bias (its queries' rows in local order; a [.., 1, S] bias is every rank's).
+  const int64_t seq_full = plan.seq, n = shape.seq_local;
+  std::vector<float> bias_rows, d_bias;
+  if (o.bias) {
+    const int64_t planes = o.bias_batch * o.bias_heads;
+    if (o.bias_rows == 1) {
+      bias_rows.assign(o.bias, o.bias + planes * seq_full);
+    } else {
+      bias_rows.resize(static_cast<size_t>(planes * n * seq_full));
+      for (int64_t pl = 0; pl < planes; ++pl)
+        for (int64_t l = 0; l < n; ++l)
+          std::copy_n(o.bias + (pl * seq_full + cp::natural_row(n, o.cp, r, l)) * seq_full, seq_full,
+                      bias_rows.data() + (pl * n + l) * seq_full);
+    }
+    d_bias.assign(bias_rows.size(), 0.0f);
+    shape.bias = bias_rows.data();
+  }
   HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
   HCP_TRY(shard_in(t.k, k_row, k_elems, &k));
   HCP_TRY(shard_in(t.v, v_row, v_elems, &v));
@@ -220,6 +246,7 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(eng.alloc(static_cast<size_t>(v_elems) * e, &dv));
     std::vector<float> d_sink(static_cast<size_t>(o.heads));
     shape.d_sink = d_sink.data();
+    if (o.bias && t.d_bias) shape.d_bias = d_bias.data();
     clock = Clock();
     HCP_TRY(ctx->backward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>(), dout.as(), dq.as(), dk.as(),
                           dv.as()));
@@ -230,6 +257,17 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(gather_out(dv, t.dv, v_row, v_elems));
     if (t.d_sink != nullptr && shape.softmax == SoftmaxType::learnable && (own_process || r == 0))
       std::copy(d_sink.begin(), d_sink.end(), t.d_sink);
+    if (o.bias && t.d_bias) {  // this rank's rows of the gradient; a [.., 1, S] bias's is the group's, on every rank
+      const int64_t planes = o.bias_batch * o.bias_heads;
+      if (o.bias_rows == 1) {
+        if (own_process || r == 0) std::copy(d_bias.begin(), d_bias.end(), t.d_bias);
+      } else {
+        for (int64_t pl = 0; pl < planes; ++pl)
+          for (int64_t l = 0; l < n; ++l)
+            std::copy_n(d_bias.data() + (pl * n + l) * seq_full, seq_full,
+                        t.d_bias + (pl * seq_full + cp::natural_row(n, o.cp, r, l)) * seq_full);
+      }
+    }
   }
   run->times.forward_cpu_s = forward.cpu_s, run->times.backward_cpu_s = backward.cpu_s;
   run->times.forward_wall_s = forward.wall_s, run->times.backward_wall_s = backward.wall_s;

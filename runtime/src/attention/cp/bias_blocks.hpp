@@ -1,0 +1,58 @@
+// Attention bias under CP (Transformer Engine's post_scale_bias, CpShape::bias): a participant holds the bias of its
+// query rows against every key of the sequence in natural order (TE's layout: [Bb, Hb, rows, S]); a kernel call
+// meets the keys of one block - a ring member's rows, or the gathered keys - in that block's own row order. The
+// blocks' bias columns are gathered once per pass into [Bb, Hb, rows, block keys] and handed to the calls
+// (AttnParams::bias); in the backward each block's dS goes to a gradient of its own ([B, H, rows, block keys]),
+// added back to the participant's full gradient by natural column at the end. Host memory: bias runs on the CPU
+// engine (CpContext refuses it on a device engine).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hcp/attention_params.hpp"
+#include "row_labels.hpp"
+#include "sequence_layout.hpp"
+
+namespace hcp::cp {
+
+// The natural sequence position of local row l of CP rank m, whose n rows are its dual chunks m and 2w-1-m.
+inline int64_t natural_row(int64_t n, int w, int m, int64_t l) {
+  const int64_t half = n / 2;
+  return l < half ? m * half + l : (2 * static_cast<int64_t>(w) - 1 - m) * half + (l - half);
+}
+
+// The natural positions of a mixed block's rows: group members' local rows placed by `moves` (cp::group_order);
+// member j of the moves is CP rank members[j].
+std::vector<int64_t> mixed_positions(const MixedOrder& moves, const std::vector<int>& members, int64_t n, int w);
+
+class BiasBlocks {
+ public:
+  // `rows_bias`: [bb, hb, q, seq] by its strides (stride_k 1; q: the participant's `rows`, or 1 for a bias
+  // broadcast over queries) of a participant with `batch` x `heads` heads and `rows` query rows. grad: the backward
+  // keeps each block's gradient.
+  BiasBlocks(const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq, int64_t batch,
+             int64_t heads, int64_t rows, bool grad);
+  // Block `block`'s keys: the natural position of each of its rows (all blocks are added before a pass).
+  void set_block(size_t block, std::vector<int64_t> positions);
+  // The bias of a block in its keys' order, gathered on first use; and its gradient, zero on first use.
+  AttnPairs bias(size_t block);
+  AttnPairs grad(size_t block);
+  // Every block's gradient added by natural column into `full`: [batch, rows, heads, seq] (token-major, the a2a's
+  // form), which the caller zeroes.
+  void add_grads(float* full) const;
+
+ private:
+  AttnPairs rows_bias_;
+  int64_t bb_, hb_, q_, seq_, batch_, heads_, rows_;
+  bool grad_;
+  std::vector<std::vector<int64_t>> positions_;
+  std::vector<std::vector<float>> gathered_, grads_;
+};
+
+// The bias's gradient in its own shape [bb, hb, q, seq] from the full one [batch, rows, heads, seq] (token-major):
+// sums over the dimensions the bias broadcasts (batch when bb is 1, heads when hb is 1, rows when q is 1).
+void reduce_bias_grad(const float* full, int64_t batch, int64_t rows, int64_t heads, int64_t seq, int64_t bb,
+                      int64_t hb, int64_t q, float* out);
+
+}  // namespace hcp::cp
