@@ -174,6 +174,48 @@ void apply_options(const hcp_attn_options* options, CpShape* shape, const char* 
   shape->max_logit = o.max_logit;
 }
 
+// The attention bias and its gradient of hcp_attn_options / hcp_attn_simulate_options (the same fields): float32
+// [Bb, Hb, rows, keys] with keys as given (checked by the caller) and d_attn_bias like attn_bias.
+struct BiasArgs {
+  TensorView bias, d_bias;
+  bool given = false, grad = false;
+};
+template <class Options>
+BiasArgs read_bias(const Options& o, bool backward, const char* fn) {
+  BiasArgs b;
+  if (o.attn_bias == nullptr) {
+    if (o.d_attn_bias != nullptr)
+      throw Error(Errc::invalid_argument, std::string(fn) + ": options->d_attn_bias is set without attn_bias");
+    return b;
+  }
+  b.bias = view(o.attn_bias, 4, fn, "options->attn_bias");
+  if (b.bias.dtype != DType::f32)
+    throw Error(Errc::shape, std::string(fn) + ": options->attn_bias must be float32");
+  b.given = true;
+  if (backward && o.d_attn_bias != nullptr) {
+    b.d_bias = view(o.d_attn_bias, 4, fn, "options->d_attn_bias");
+    expect_like(b.d_bias, b.bias, 4, DType::f32, fn, "options->d_attn_bias", "options->attn_bias");
+    b.grad = true;
+  }
+  return b;
+}
+
+// The bias of a per-rank call into `shape` (its keys: the whole sequence, seq_local x cp), staged.
+void apply_bias(const hcp_attn_options* options, bool backward, int cp, ContiguousStaging* staged, CpShape* shape,
+                const char* fn) {
+  if (options == nullptr) return;
+  const hcp_attn_options o = read_versioned(options, hcp_attn_options HCP_ATTN_OPTIONS_INIT, fn, "options");
+  const BiasArgs b = read_bias(o, backward, fn);
+  if (!b.given) return;
+  if (b.bias.shape[3] != shape->seq_local * cp)
+    throw Error(Errc::shape, std::string(fn) + ": options->attn_bias has " + std::to_string(b.bias.shape[3]) +
+                                 " keys; the sequence has S = S_local x cp = " +
+                                 std::to_string(shape->seq_local * cp));
+  shape->bias = static_cast<const float*>(staged->input(b.bias));
+  shape->bias_batch = b.bias.shape[0], shape->bias_heads = b.bias.shape[1], shape->bias_rows = b.bias.shape[2];
+  if (b.grad) shape->d_bias = static_cast<float*>(staged->output(b.d_bias));
+}
+
 CpComm to_cp_comm(int value, const char* fn) {
   if (value < 0 || value > 3)
     throw Error(Errc::invalid_argument, std::string(fn) + ": cp_comm (" + std::to_string(value) +
@@ -442,6 +484,7 @@ HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_opti
     expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
     ContiguousStaging staged(context->context->engine());
+    apply_bias(options, false, context->context->cp_size(), &staged, &a.shape, fn);
     void* q_data = staged.input(a.q);
     void* k_data = staged.input(a.k);
     void* v_data = staged.input(a.v);
@@ -464,6 +507,7 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
     apply_options(options, &a.shape, fn);
     a.shape.max_logit = nullptr;  // a forward output: the backward neither computes nor checks it
     ContiguousStaging staged(context->context->engine());
+    apply_bias(options, true, context->context->cp_size(), &staged, &a.shape, fn);
     void* in[6] = {staged.input(a.q), staged.input(a.k), staged.input(a.v), staged.input(a.out),
                    staged.input(a.lse), staged.input(a.dout)};
     void* grads[3] = {staged.output(a.dq), staged.output(a.dk), staged.output(a.dv)};
@@ -514,6 +558,16 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
     t.q = staged.input(a.q), t.k = staged.input(a.k), t.v = staged.input(a.v), t.out = staged.output(a.out);
     t.lse = static_cast<float*>(staged.output(a.lse));
     t.max_logit = o.max_logit;
+    const BiasArgs bias = read_bias(o, backward, fn);
+    if (bias.given) {
+      if (bias.bias.shape[3] != s.seq)
+        throw hcp::Error(hcp::Errc::shape, std::string(fn) + ": options->attn_bias has " +
+                                               std::to_string(bias.bias.shape[3]) + " keys; q has S = " +
+                                               std::to_string(s.seq));
+      s.bias = static_cast<const float*>(staged.input(bias.bias));
+      s.bias_batch = bias.bias.shape[0], s.bias_heads = bias.bias.shape[1], s.bias_rows = bias.bias.shape[2];
+      if (bias.grad) t.d_bias = static_cast<float*>(staged.output(bias.d_bias));
+    }
     if (backward) {
       t.dout = staged.input(a.dout), t.dq = staged.output(a.dq), t.dk = staged.output(a.dk);
       t.dv = staged.output(a.dv);

@@ -38,6 +38,7 @@ struct AttnOptions {
   bool causal = false, backward = false, check = false, bench = false, max_logit = false;
   std::string dtype = "fp32";
   std::string softmax = "vanilla";
+  std::string bias = "none";
   std::string layout = "bshd";
   std::string device = "cpu";
   std::string backend = "inprocess";
@@ -127,6 +128,21 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     for (float& x : sinks) x = logit(gen);
     s.sink = sinks.data();
   }
+  // Attention bias in Transformer Engine's shape (--bias bhss, ...: [B|1, H|1, S|1, S]), drawn after the sinks.
+  std::vector<float> bias, d_bias;
+  if (o.bias != "none") {
+    s.bias_batch = o.bias[0] == 'b' ? s.batch : 1, s.bias_heads = o.bias[1] == 'h' ? s.heads : 1;
+    s.bias_rows = o.bias[2] == 's' ? s.seq : 1;
+    int64_t elems = 0;
+    if (__builtin_mul_overflow(s.bias_batch * s.bias_heads * s.bias_rows, s.seq, &elems) || elems > kMaxElements ||
+        (o.backward && (__builtin_mul_overflow(s.batch * s.heads * s.seq, s.seq, &elems) || elems > kMaxElements)))
+      throw Error(Errc::invalid_config, "--bias: the bias (and its gradient per pair) of S x S exceeds 2^31 elements");
+    std::uniform_real_distribution<float> logit(-2.0f, 2.0f);
+    bias.resize(static_cast<size_t>(s.bias_batch * s.bias_heads * s.bias_rows * s.seq));
+    for (float& x : bias) x = logit(gen);
+    d_bias.assign(bias.size(), 0.0f);
+    s.bias = bias.data();
+  }
   const size_t e = dtype_size(s.dtype);
   std::vector<unsigned char> out(o_elems * e), dq(o.backward ? q_elems * e : 0), dk(o.backward ? kv_elems * e : 0),
       dv_out(o.backward ? v_elems * e : 0);
@@ -135,6 +151,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
   t.q = q.raw.data(), t.k = k.raw.data(), t.v = v.raw.data(), t.out = out.data(), t.lse = lse.data();
   if (o.backward) t.dout = dout.raw.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv_out.data();
   if (o.backward && s.softmax == SoftmaxType::learnable) t.d_sink = d_sink.data();
+  if (o.backward && s.bias) t.d_bias = d_bias.data();
   std::vector<float> max_logit(static_cast<size_t>(s.heads), 0.0f);
   if (o.max_logit) t.max_logit = max_logit.data();
   SimulateTimes times;
@@ -194,6 +211,13 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     auto vt = [&](const std::vector<float>& x) { return view(x, s.kv_heads, dv); };
     p.q = qt(q.f32), p.k = kt(k.f32), p.v = vt(v.f32), p.out = ot(want_out);
     p.lse = {want_lse.data(), s.heads * s.seq, s.seq};
+    // The bias by its broadcast strides; its gradient per pair ([B, H, S, S]), summed to its shape after.
+    std::vector<float> want_dbias_pairs(s.bias && o.backward ? static_cast<size_t>(s.batch * s.heads * s.seq * s.seq) : 0);
+    if (s.bias) {
+      const int64_t rows = s.bias_rows, plane = rows * s.seq;
+      p.bias = {bias.data(), s.bias_batch > 1 ? s.bias_heads * plane : 0, s.bias_heads > 1 ? plane : 0,
+                rows > 1 ? s.seq : 0, 1};
+    }
     if (o.max_logit) p.max_logit = {want_rows_max.data(), s.heads * s.seq, s.seq};
     const auto single_start = std::chrono::steady_clock::now();
     Status st = attention_forward_cpu(p);
@@ -225,12 +249,30 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (o.backward) {
       p.dout = ot(dout.f32), p.dq = qt(want_dq), p.dk = kt(want_dk), p.dv = vt(want_dv);
       p.delta = {delta.data(), s.heads * s.seq, s.seq};
+      if (s.bias) p.dbias = {want_dbias_pairs.data(), s.heads * s.seq * s.seq, s.seq * s.seq, s.seq, 1};
       attention_delta_cpu(DType::f32, s.batch, s.seq, s.heads, dv, p.dout, p.out, p.delta);
       st = attention_backward_cpu(p);
       if (!st.ok()) throw Error(st.code(), st.message());
       errors.push_back(check_rows("dq", dq, s.dtype, want_dq, s.batch, s.heads * s.head_dim, s.layout));
       errors.push_back(check_rows("dk", dk, s.dtype, want_dk, s.batch, s.kv_heads * s.head_dim, s.layout));
       errors.push_back(check_rows("dv", dv_out, s.dtype, want_dv, s.batch, s.kv_heads * dv, s.layout));
+      if (s.bias) {
+        std::vector<float> want(bias.size(), 0.0f);
+        for (int64_t b = 0; b < s.batch; ++b)
+          for (int64_t h = 0; h < s.heads; ++h)
+            for (int64_t i = 0; i < s.seq; ++i) {
+              const float* src = want_dbias_pairs.data() + ((b * s.heads + h) * s.seq + i) * s.seq;
+              float* dst = want.data() + (((s.bias_batch > 1 ? b : 0) * s.bias_heads + (s.bias_heads > 1 ? h : 0)) *
+                                              s.bias_rows + (s.bias_rows > 1 ? i : 0)) * s.seq;
+              for (int64_t j = 0; j < s.seq; ++j) dst[j] += src[j];
+            }
+        std::vector<unsigned char> got(d_bias.size() * 4);
+        std::memcpy(got.data(), d_bias.data(), got.size());
+        // Rows of queries: this process's rows under MPI; a [1, 1, 1, S] bias's gradient is every rank's.
+        errors.push_back(s.bias_rows > 1 ? check_rows("dbias", got, DType::f32, want, s.bias_batch * s.bias_heads, s.seq,
+                                                      SeqLayout::bshd)
+                                         : compare("dbias", got, DType::f32, want));
+      }
       if (s.softmax == SoftmaxType::learnable) {  // every rank has the whole gradient
         std::vector<double> grad(sinks.size(), 0.0);
         sink_gradient_cpu(s.batch, s.heads, s.seq, want_lse.data(), delta.data(), sinks.data(), grad.data());
@@ -272,6 +314,7 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     w.key("head_dim_v"); w.value(dv);
     w.key("causal"); w.value(s.causal);
     w.key("softmax"); w.value(o.softmax);
+    w.key("bias"); w.value(o.bias);
     w.key("layout"); w.value(s.packed.empty() ? o.layout : std::string("thd"));
     if (o.max_logit) {
       w.key("max_logit"); w.begin_array();
@@ -350,6 +393,12 @@ int run_attn_with(const AttnOptions& o, std::optional<MpiRun>& mpi) {
     if (s.softmax != SoftmaxType::vanilla) {
       std::snprintf(line, sizeof line, "  softmax: %s (attention sinks%s)\n", o.softmax.c_str(),
                     s.softmax == SoftmaxType::learnable ? ", one drawn per head" : ", a logit 0");
+      text += line;
+    }
+    if (s.bias) {
+      std::snprintf(line, sizeof line, "  bias: %s ([%lld, %lld, %lld, %lld], drawn; post-scale, as Transformer Engine's)\n",
+                    o.bias.c_str(), static_cast<long long>(s.bias_batch), static_cast<long long>(s.bias_heads),
+                    static_cast<long long>(s.bias_rows), static_cast<long long>(s.seq));
       text += line;
     }
     if (mask.window_left >= 0 || mask.window_right >= 0) {
@@ -458,6 +507,12 @@ std::function<int()> add_attn_command(CLI::App& app) {
                   "Attention sinks (Transformer Engine's softmax_type): vanilla, off-by-one (a logit 0 in every "
                   "softmax) or learnable (one logit per head, drawn; --backward also gives its gradient)")
       ->check(CLI::IsMember({"vanilla", "off-by-one", "learnable"}))
+      ->capture_default_str();
+  cmd->add_option("--bias", opts->bias,
+                  "Attention bias (Transformer Engine's post_scale_bias) in its shape: bhss, b1ss, 1hss, 11ss "
+                  "([B|1, H|1, S, S]) or 111s ([1, 1, 1, S]), drawn; --backward also gives its gradient and --check "
+                  "compares it (dbias). CPU only; not with --seqlens")
+      ->check(CLI::IsMember({"none", "bhss", "b1ss", "1hss", "11ss", "111s"}))
       ->capture_default_str();
   cmd->add_option("--device", opts->device,
                   "Where the ranks compute: cpu, or cuda (all ranks on the current GPU; bf16/fp16, head dims multiples "

@@ -101,12 +101,13 @@ _MASK_FIELDS = [("sliding_window", ctypes.c_int32), ("num_sequences", ctypes.c_u
                 ("cu_seqlens", ctypes.POINTER(ctypes.c_int64)), ("cu_seqlens_padded", ctypes.POINTER(ctypes.c_int64))]
 
 
-# Attention sinks and the maximum logit (since 0.8), the same fields in both, after a padding field of each
-# struct's own name.
+# Attention sinks, the maximum logit and the attention bias (since 0.8), the same fields in both, after a padding
+# field of each struct's own name.
 def _sink_fields(reserved):
     return [("softmax_type", ctypes.c_int32), (reserved, ctypes.c_int32),
             ("softmax_offset", ctypes.POINTER(ctypes.c_float)), ("d_softmax_offset", ctypes.POINTER(ctypes.c_float)),
-            ("max_logit", ctypes.POINTER(ctypes.c_float))]
+            ("max_logit", ctypes.POINTER(ctypes.c_float)),
+            ("attn_bias", ctypes.POINTER(Tensor)), ("d_attn_bias", ctypes.POINTER(Tensor))]
 
 
 class AttnOptions(ctypes.Structure):

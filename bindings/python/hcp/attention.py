@@ -149,6 +149,27 @@ def _max_logit(options, buffer, heads, keep):
     return options
 
 
+def _bias(options, bias, bias_shape, d_bias, device, keep):
+    """Puts an attention bias (Transformer Engine's post_scale_bias; float32, 4-D: [Bb, Hb, rows, S]) on an options
+    struct, and d_bias, a writable buffer of as many float32 for its gradient (or None). bias_shape: the bias's
+    shape when it is not a 4-D buffer."""
+    if bias is None:
+        if d_bias is not None:
+            raise ValueError("d_bias goes with bias")
+        return options
+    shape = tuple(int(n) for n in bias_shape) if bias_shape is not None else tuple(memoryview(bias).shape)
+    if len(shape) != 4 or min(shape) < 1:
+        raise ValueError(f"bias must be 4-dimensional ([Bb, Hb, rows, S]; pass bias_shape=), got shape {shape}")
+    t = _tensor(bias, shape, 0, 4, False, keep, device)
+    keep.append(t)
+    options.attn_bias = ctypes.pointer(t)
+    if d_bias is not None:
+        g = _tensor(d_bias, shape, 0, 4, True, keep, device)
+        keep.append(g)
+        options.d_attn_bias = ctypes.pointer(g)
+    return options
+
+
 def pad_for_cp(cu_seqlens, cp):
     """cu_seqlens_padded with every document padded to a multiple of 2 x cp (what Transformer Engine requires)."""
     padded, unit = [0], 2 * int(cp)
@@ -182,14 +203,17 @@ def _shape_of(obj, shape, seq_first=False):
 def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dout=None, shape=None, kv_heads=None,
                        dtype="fp32", softmax_scale=0.0, timeout_ms=60000, device="cpu", cu_seqlens=None,
                        cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=False,
-                       layout="bshd", head_dim_v=None):
+                       layout="bshd", head_dim_v=None, bias=None, bias_shape=None):
     """Runs CP attention on `cp` in-process ranks; returns a dict with out, lse ([B, H, S] fp32) and, with dout,
     dq, dk, dv (and d_sink, the sinks' gradient, with softmax="learnable"). softmax: attention sinks, "vanilla",
     "off-by-one" or "learnable" with sink, one logit per head. max_logit=True adds "max_logit": each head's largest
     logit over the batch (Transformer Engine's return_max_logit). layout="sbhd": q, k, v, dout and the outputs are
     [S, B, H, D] (Transformer Engine's and Megatron's default; shape stays (B, S, H, D)); lse stays [B, H, S]. shape: (B, S, H, D) of q when q is not a 4-D buffer; kv_heads: k's heads (default H).
     head_dim_v: v's head dim where it differs from q's and k's (MLA, e.g. 192 and 128; default: v's own last
-    dimension, or D with shape=); out, dout and dv then have it.
+    dimension, or D with shape=); out, dout and dv then have it. bias: an attention bias (Transformer Engine's
+    post_scale_bias), float32 [Bb, Hb, S, S] or [1, 1, 1, S] (Bb 1 or B, Hb 1 or H; bias_shape= when it is not a
+    4-D buffer), added to the scaled scores; with dout the result has "d_bias", its gradient in its shape. Not with
+    packed documents; CPU only.
     device="cuda" runs every rank on the current GPU (bf16/fp16, head dims multiples of 8 up to 256); the tensors
     stay host buffers.
     Packed documents: cu_seqlens (offsets of the real lengths) and cu_seqlens_padded (where each starts, padded
@@ -242,6 +266,10 @@ def attention_simulate(q, k, v, cp, comm="p2p", hcp_sizes=None, causal=True, dou
     if max_logit:
         result["max_logit"] = array.array("f", bytes(4 * h))
     _max_logit(o, result.get("max_logit"), h, keep)
+    if bias is not None and dout is not None:
+        n = memoryview(bias).cast("B").nbytes // 4 if bias_shape is None else _count(bias_shape)
+        result["d_bias"] = array.array("f", bytes(4 * n))
+    _bias(o, bias, bias_shape, result.get("d_bias"), 0, keep)
     check(lib.hcp_attn_simulate(ctypes.byref(o), *ptrs))
     return result
 
@@ -434,13 +462,16 @@ class CpContext:
                 for g, sh, f, e in zip(given, shapes, fmts, elems)]
 
     def forward(self, q, k, v, shape, kv_heads=None, causal=True, dtype="fp32", out=None, lse=None, cu_seqlens=None,
-                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=None, head_dim_v=None):
+                cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None, max_logit=None, head_dim_v=None,
+                bias=None, bias_shape=None):
         """This rank's dual chunks q [B, S/W, H, D], k, v in; returns (out, lse). On CUDA pass out and lse. Packed
         documents (B = 1, this rank's rows as packed_rank_indices gives them), windows and attention sinks (softmax,
         sink) as attention_simulate. out and lse may be the caller's writable buffers on the CPU too (written in
         place, no copy). max_logit: a writable buffer of H float32 (host memory) that gets each head's largest
         logit over the CP group's whole batch (every rank asks for it or none). head_dim_v: v's and out's head dim
-        where it differs from D (MLA)."""
+        where it differs from D (MLA). bias: this rank's query rows of an attention bias against every key of the
+        sequence, float32 [Bb, Hb, S/W, S] or [1, 1, 1, S] (Transformer Engine's layout under CP; bias_shape= when
+        it is not a 4-D buffer)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
@@ -456,16 +487,19 @@ class CpContext:
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         _sinks(opts, softmax, sink, None, h, keep)
         _max_logit(opts, max_logit, h, keep)
+        _bias(opts, bias, bias_shape, None, dev, keep)
         with self._one_call():
             check(lib.hcp_attn_forward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return out, lse
 
     def backward(self, q, k, v, out, lse, dout, shape, kv_heads=None, causal=True, dtype="fp32", dq=None, dk=None,
                  dv=None, cu_seqlens=None, cu_seqlens_padded=None, window=None, softmax="vanilla", sink=None,
-                 d_sink=None, head_dim_v=None):
+                 d_sink=None, head_dim_v=None, bias=None, bias_shape=None, d_bias=None):
         """From the forward's out and lse and the gradient dout: returns (dq, dk, dv). On CUDA pass dq, dk, dv.
         With softmax="learnable", d_sink (a writable buffer of H float32, host memory) gets the sinks' gradient
-        summed over the CP group. head_dim_v: as in forward (v, out, dout and dv have it)."""
+        summed over the CP group. head_dim_v: as in forward (v, out, dout and dv have it). bias as in forward;
+        d_bias: a writable buffer of as many float32 that gets its gradient (a [1, 1, 1, S] bias's summed over the
+        CP group)."""
         code, fmt, elem = _dtype(dtype)
         b, s, h, d = shape
         hkv = h if kv_heads is None else kv_heads
@@ -481,6 +515,7 @@ class CpContext:
               _tensor(dv, vs, code, elem, True, keep, dev)]
         opts = _mask(new(AttnOptions, causal=1 if causal else 0), cu_seqlens, cu_seqlens_padded, window, keep)
         _sinks(opts, softmax, sink, d_sink, h, keep)
+        _bias(opts, bias, bias_shape, d_bias, dev, keep)
         with self._one_call():
             check(lib.hcp_attn_backward(self._handle, ctypes.byref(opts), *[ctypes.byref(t) for t in ts]))
         return dq, dk, dv

@@ -175,21 +175,23 @@ def _function():
 
     class CpAttentionFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, q, k, v, offset, attn, mask):
+        def forward(ctx, q, k, v, offset, bias, attn, mask):
             b, s, h, d = q.shape
             dv = v.shape[3]  # MLA: v's head dim may differ from q's and k's; out has it
             out = q.new_empty(b, s, h, dv)
             lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
             sinks = attn._sinks(offset, h)
             max_logit = torch.empty(h, dtype=torch.float32) if attn.return_max_logit else None  # host memory
+            biases = {} if bias is None else {"bias": _buffer(torch, bias), "bias_shape": tuple(bias.shape)}
             with attn._ordered(q, k, v, out, lse):
                 attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
                                      kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
                                      out=_buffer(torch, out), lse=_buffer(torch, lse), **mask, **sinks,
-                                     max_logit=None if max_logit is None else max_logit.numpy(), head_dim_v=dv)
+                                     max_logit=None if max_logit is None else max_logit.numpy(), head_dim_v=dv,
+                                     **biases)
             attn.max_logit = None if max_logit is None else max_logit.to(q.device)
             ctx.save_for_backward(q, k, v, out, lse)
-            ctx.attn, ctx.mask, ctx.sinks, ctx.offset = attn, mask, sinks, offset
+            ctx.attn, ctx.mask, ctx.sinks, ctx.offset, ctx.bias, ctx.biases = attn, mask, sinks, offset, bias, biases
             return out
 
         @staticmethod
@@ -200,14 +202,18 @@ def _function():
             dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
             learnable = ctx.sinks.get("softmax") == "learnable"
             d_sink = torch.zeros(q.shape[2], dtype=torch.float32) if learnable else None  # host memory: hcp's form
+            d_bias = None
+            if ctx.bias is not None and ctx.needs_input_grad[4]:
+                d_bias = torch.zeros_like(ctx.bias)
             with attn._ordered(q, k, v, out, lse, dout, dq, dk, dv):
                 attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
                                       _buffer(torch, lse), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
                                       causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
                                       dk=_buffer(torch, dk), dv=_buffer(torch, dv), **ctx.mask, **ctx.sinks,
-                                      d_sink=None if d_sink is None else d_sink.numpy(), head_dim_v=v.shape[3])
+                                      d_sink=None if d_sink is None else d_sink.numpy(), head_dim_v=v.shape[3],
+                                      d_bias=None if d_bias is None else _buffer(torch, d_bias), **ctx.biases)
             d_offset = None if d_sink is None else d_sink.view(ctx.offset.shape).to(ctx.offset)
-            return dq, dk, dv, d_offset, None, None
+            return dq, dk, dv, d_offset, d_bias, None, None
 
     return CpAttentionFunction
 
@@ -231,10 +237,13 @@ class CpAttention:
     softmax) or "learnable", whose logits, one per head, each call takes as `softmax_offset` (a float tensor of H
     values, e.g. TE's [1, H, 1, 1] parameter) and whose gradient autograd gets (summed over the CP group: every
     rank gets the whole batch's).
+    `core_attention_bias` (a call's argument): an attention bias as Transformer Engine's post_scale_bias under CP -
+    this rank's query rows of it against every key, a float32 CPU tensor [Bb, Hb, S/cp, S] (Bb 1 or B, Hb 1 or H) or
+    [1, 1, 1, S] - added to the scaled scores; autograd gets its gradient. bshd and sbhd, CPU only.
     `return_max_logit`: each call returns (out, max_logit), max_logit a float32 tensor of H values on q's device:
     each head's largest logit over the CP group's whole batch, as Transformer Engine's return_max_logit (QK-clip).
-    `device`: "cpu" (float32, bfloat16, float16 on hcp's CPU kernels) or "cuda" (bfloat16, float16, head dim 64,
-    128 or 256 on the current CUDA device - torch.cuda.set_device first); None: "cuda" when the CP group's backend
+    `device`: "cpu" (float32, bfloat16, float16 on hcp's CPU kernels) or "cuda" (bfloat16, float16, head dims
+    multiples of 8 up to 256 on the current CUDA device - torch.cuda.set_device first); None: "cuda" when the CP group's backend
     is NCCL, else "cpu". On CUDA hcp works on a stream of its own that waits for torch's current stream, and the
     current stream waits for it before the results are used; the tensors are recorded on it for the allocator."""
 
@@ -326,7 +335,8 @@ class CpAttention:
             raise ValueError("hcp.torch: k and v must have one shape but for the head dim (MLA), and q, k, v one "
                              "dtype")
 
-    def __call__(self, q, k, v, cu_seqlens=None, cu_seqlens_padded=None, softmax_offset=None):
+    def __call__(self, q, k, v, cu_seqlens=None, cu_seqlens_padded=None, softmax_offset=None,
+                 core_attention_bias=None):
         if CpAttention._fn is None:
             CpAttention._fn = _function()
         self._check(q, k, v)
@@ -334,6 +344,13 @@ class CpAttention:
             raise ValueError("hcp.torch: softmax_offset goes with softmax_type='learnable', and learnable needs it")
         if (cu_seqlens is not None) != (self.qkv_format == "thd"):
             raise ValueError("hcp.torch: cu_seqlens goes with qkv_format='thd', and thd needs it")
+        bias = core_attention_bias
+        if bias is not None:
+            torch, _ = _torch()
+            if bias.dim() != 4 or bias.dtype != torch.float32 or bias.device.type != "cpu":
+                raise ValueError("hcp.torch: core_attention_bias must be a float32 CPU tensor [Bb, Hb, S/cp, S] or "
+                                 f"[1, 1, 1, S], got {tuple(bias.shape)} {bias.dtype} on {bias.device}")
+            bias = bias.contiguous()
         mask = {"window": self.window}
         if cu_seqlens is not None:
             mask["cu_seqlens"] = [int(x) for x in cu_seqlens]
@@ -342,12 +359,13 @@ class CpAttention:
         # To hcp's [B, S, H, D]: thd is one batch row; sbhd is transposed (a copy each way - hcp's kernels read bshd).
         if self.qkv_format == "thd":
             q, k, v = (t.contiguous().unsqueeze(0) for t in (q, k, v))
-            out = CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).squeeze(0)
+            out = CpAttention._fn.apply(q, k, v, softmax_offset, bias, self, mask).squeeze(0)
         elif self.qkv_format == "sbhd":
             q, k, v = (t.transpose(0, 1).contiguous() for t in (q, k, v))
-            out = CpAttention._fn.apply(q, k, v, softmax_offset, self, mask).transpose(0, 1)
+            out = CpAttention._fn.apply(q, k, v, softmax_offset, bias, self, mask).transpose(0, 1)
         else:
-            out = CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), softmax_offset, self, mask)
+            out = CpAttention._fn.apply(q.contiguous(), k.contiguous(), v.contiguous(), softmax_offset, bias, self,
+                                        mask)
         return (out, self.max_logit) if self.return_max_logit else out
 
     def close(self):

@@ -178,6 +178,62 @@ class AttentionSimulate(unittest.TestCase):
                     self.assertAlmostEqual(dk[li * 16 + x], full["dk"][gi * 16 + x], places=5)
                     self.assertAlmostEqual(dv[li * 16 + x], full["dv"][gi * 16 + x], places=5)
 
+    def test_attention_bias_under_every_scheme_and_per_rank(self):
+        # A bias [1, H, S, S] (Transformer Engine's 1hss): out against a reference, the gradients and the bias's
+        # gradient against cp 1, under every scheme; then the per-rank API with each rank's query rows of it.
+        b, s, h, hkv, d = 1, 16, 4, 2, 8
+        rnd = random.Random(8)
+        bias = array.array("f", [rnd.uniform(-2, 2) for _ in range(h * s * s)])
+        dout = array.array("f", [rnd.uniform(-1, 1) for _ in range(len(self.q))])
+        shape = (b, s, h, d)
+        want = [0.0] * len(self.q)
+        for hh in range(h):
+            g = hh // (h // hkv)
+            for i in range(s):
+                scores = [sum(self.q[(i * h + hh) * d + x] * self.k[(j * hkv + g) * d + x] for x in range(d))
+                          / math.sqrt(d) + bias[(hh * s + i) * s + j] for j in range(i + 1)]
+                m = max(scores)
+                w = [math.exp(x - m) for x in scores]
+                for x in range(d):
+                    want[(i * h + hh) * d + x] = sum(w[j] * self.v[(j * hkv + g) * d + x] for j in range(i + 1)) / sum(w)
+        common = dict(shape=shape, kv_heads=hkv, dout=dout, bias=bias, bias_shape=(1, h, s, s))
+        one = hcp.attention_simulate(self.q, self.k, self.v, cp=1, **common)
+        self.assertLess(max(abs(a - x) for a, x in zip(one["out"], want)), 1e-5)
+        self.assertEqual(len(one["d_bias"]), len(bias))
+        self.assertGreater(max(abs(x) for x in one["d_bias"]), 1e-3)
+        for comm, sizes in [("p2p", None), ("a2a", None), ("a2a+p2p", [2, 1]), ("all_gather", None)]:
+            with self.subTest(comm=comm):
+                got = hcp.attention_simulate(self.q, self.k, self.v, cp=2, comm=comm, hcp_sizes=sizes, **common)
+                self.assertLess(max(abs(a - x) for a, x in zip(got["out"], want)), 1e-5)
+                for name in ("dq", "dk", "dv", "d_bias"):
+                    self.assertLess(max(abs(a - x) for a, x in zip(got[name], one[name])), 1e-5, name)
+        world = hcp.World(2, timeout_ms=20000)
+        results = {}
+
+        def rank_main(r):
+            ctx = hcp.CpContext(world.comm(r), world_size=2, cp=2, comm="a2a")
+            rows = dual_chunk_rows(r)
+            q, k, v = take_rows(self.q, rows, 4), take_rows(self.k, rows, 2), take_rows(self.v, rows, 2)
+            mine = array.array("f", [bias[(hh * s + i) * s + j] for hh in range(h) for i in rows for j in range(s)])
+            local = dict(kv_heads=hkv, bias=mine, bias_shape=(1, h, len(rows), s))
+            out, lse = ctx.forward(q, k, v, (1, 8, 4, 8), **local)
+            d_bias = array.array("f", bytes(4 * len(mine)))
+            ctx.backward(q, k, v, out, lse, take_rows(dout, rows, 4), (1, 8, 4, 8), d_bias=d_bias, **local)
+            results[r] = (rows, out, d_bias)
+            ctx.close()
+
+        self.assertEqual(run_ranks(world, rank_main), [])
+        for rows, out, d_bias in results.values():
+            for li, gi in enumerate(rows):
+                for x in range(32):
+                    self.assertAlmostEqual(out[li * 32 + x], want[gi * 32 + x], places=5)
+                for hh in range(h):
+                    for j in range(s):
+                        self.assertAlmostEqual(d_bias[(hh * 8 + li) * s + j], one["d_bias"][(hh * s + gi) * s + j],
+                                               places=5)
+        with self.assertRaises(ValueError):
+            hcp.attention_simulate(self.q, self.k, self.v, cp=2, shape=shape, kv_heads=hkv, bias=bias)  # not 4-D
+
     def test_packed_documents_and_window_match_the_reference(self):
         # Three documents of 3, 9 and 1 tokens on cp 2: each padded to a multiple of 4, padding sees nothing; and
         # documents of no tokens first, side by side between them and last (Transformer Engine's tests draw them).

@@ -23,13 +23,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-def reference(q, k, v, causal, window_left=-1, sink=None):
+def reference(q, k, v, causal, window_left=-1, sink=None, bias=None):
     """Single-process attention on full [B, S, H, D] tensors (GQA by repeating the KV heads); a query at i sees
-    keys from i - window_left (-1: all); sink: one more logit per head in every softmax (attention sinks)."""
+    keys from i - window_left (-1: all); sink: one more logit per head in every softmax (attention sinks); bias:
+    added to the scaled scores ([B|1, H|1, S, S])."""
     import torch
     group = q.shape[2] // k.shape[2]
     k, v = k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2)
     scores = torch.einsum("bshd,bthd->bhst", q, k) / q.shape[-1] ** 0.5
+    if bias is not None:
+        scores = scores + bias
     s = q.shape[1]
     if causal:
         scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
@@ -121,7 +124,10 @@ def rank_main(rank, world, port, case, results):
                 sink = torch.tensor([0.5, -1.0, 2.0, 0.0]).reshape(1, h, 1, 1).requires_grad_()
             elif case.get("softmax") == "off-by-one":
                 sink = torch.zeros(h)
-            want = reference(*full, causal=True, window_left=window[0] if window else -1, sink=sink)
+            bias = None
+            if case.get("bias"):  # [1, H, S, S] (Transformer Engine's 1hss), its gradient too
+                bias = torch.randn(1, h, s, s).requires_grad_()
+            want = reference(*full, causal=True, window_left=window[0] if window else -1, sink=sink, bias=bias)
         (want * dout).sum().backward()
         if case.get("given_levels"):  # the job's own groups, made the way Megatron makes them
             import hcp
@@ -146,6 +152,9 @@ def rank_main(rank, world, port, case, results):
         if case.get("softmax") == "learnable":
             offset = sink.detach().clone().requires_grad_()
             extra["softmax_offset"] = offset
+        if case.get("bias"):  # this rank's query rows against every key
+            local_bias = hcp_torch.shard_for_cp_rank(bias.detach(), cp_rank, world, 2).requires_grad_()
+            extra["core_attention_bias"] = local_bias
         out = attn(*local, **extra)
         max_logit = None
         if case.get("max_logit"):
@@ -154,6 +163,9 @@ def rank_main(rank, world, port, case, results):
         worst = max(float((got.float().cpu() - exp).abs().max()) / (float(exp.abs().max()) if cuda else 1.0)
                     for got, exp in [(out, shard(want.detach())), (local[0].grad, shard(full[0].grad)),
                                      (local[1].grad, shard(full[1].grad)), (local[2].grad, shard(full[2].grad))])
+        if case.get("bias"):
+            worst = max(worst, float((local_bias.grad - hcp_torch.shard_for_cp_rank(bias.grad, cp_rank, world, 2))
+                                     .abs().max()))
         if case.get("softmax") == "learnable":  # every rank gets the whole batch's gradient
             worst = max(worst, float((offset.grad - sink.grad).abs().max()))
         if max_logit is not None:  # each head's largest causal logit over the whole batch, on every rank
@@ -259,6 +271,10 @@ class TorchCpAttention(unittest.TestCase):
         self.check_case(4, {"name": "learnable", "comm": "p2p", "softmax": "learnable"})
         self.check_case(8, {"name": "learnable", "comm": "a2a+p2p", "hcp_sizes": [2, 4], "softmax": "learnable"})
         self.check_case(4, {"name": "off-by-one", "comm": "a2a", "softmax": "off-by-one", "max_logit": True})
+
+    def test_attention_bias(self):
+        self.check_case(4, {"name": "bias", "comm": "p2p", "bias": True})
+        self.check_case(4, {"name": "bias", "comm": "a2a+p2p", "hcp_sizes": [2, 2], "bias": True})
 
     def test_mla_head_dims(self):
         self.check_case(4, {"name": "mla", "comm": "a2a+p2p", "hcp_sizes": [2, 2], "head_dim_v": 4})

@@ -599,9 +599,18 @@ typedef struct hcp_attn_options {
                                        over the visible pairs of the whole batch and CP group (Transformer Engine's
                                        return_max_logit; H floats, host memory, the same on every rank); NULL: not
                                        computed. Every rank asks for it or none (HCP_ERR_SHAPE otherwise) */
+  const hcp_tensor* attn_bias;      /* since 0.8: attention bias (Transformer Engine's post_scale_bias), added to
+                                       softmax_scale x q.k before the softmax; NULL: none. This rank's query rows
+                                       against every key of the sequence, as TE's CP takes it: float32 host memory
+                                       [Bb, Hb, S_local, S] with Bb 1 or B, Hb 1 or H, S = S_local x cp and the
+                                       keys in natural order, or [1, 1, 1, S] (TE's 111s); every rank the same
+                                       shape. Not with packed sequences (as TE), and CPU contexts only so far */
+  const hcp_tensor* d_attn_bias;    /* since 0.8, hcp_attn_backward: the bias's gradient in its shape (summed over
+                                       the dimensions it broadcasts; [1, 1, 1, S]: over the CP group too, the same
+                                       on every rank); NULL: not wanted */
 } hcp_attn_options;
 #define HCP_ATTN_OPTIONS_INIT \
-  { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL, 0, 0, NULL, NULL, NULL }
+  { sizeof(hcp_attn_options), 1, 0.0f, 1, 0, 0, 0, -1, -1, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL }
 HCP_API hcp_status hcp_attn_options_init(hcp_attn_options* options, size_t struct_size); /* since 0.5 */
 
 /* A rank's CP context: the CP group and hierarchical level groups of `config`, split from `world_comm` (whose size
@@ -687,10 +696,14 @@ typedef struct hcp_attn_simulate_options {
   const float* softmax_offset;
   float* d_softmax_offset;
   float* max_logit; /* since 0.8, as in hcp_attn_options */
+  /* Since 0.8, as in hcp_attn_options, of the whole sequence: [Bb, Hb, S, S] or [1, 1, 1, S]; d_attn_bias (with
+   * dout) gets its gradient. */
+  const hcp_tensor* attn_bias;
+  const hcp_tensor* d_attn_bias;
 } hcp_attn_simulate_options;
 #define HCP_ATTN_SIMULATE_OPTIONS_INIT                                                                         \
   { sizeof(hcp_attn_simulate_options), 1, HCP_CP_COMM_P2P, 0, 0, NULL, 1, 0.0f, 60000, HCP_DEVICE_CPU, 0, 0, 0, -1, \
-    -1, NULL, NULL, 0, 0, NULL, NULL, NULL }
+    -1, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL }
 HCP_API hcp_status hcp_attn_simulate_options_init(hcp_attn_simulate_options* options, size_t struct_size); /* since 0.5 */
 HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, const hcp_tensor* q,
                                      const hcp_tensor* k, const hcp_tensor* v, const hcp_tensor* out,

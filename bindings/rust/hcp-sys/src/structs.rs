@@ -215,6 +215,10 @@ structs! {
         pub d_softmax_offset: *mut f32,
         /// Since 0.8, forward: each head's largest logit over the CP group's batch; NULL: not computed.
         pub max_logit: *mut f32,
+        /// Since 0.8: attention bias, float32 host [Bb, Hb, S_local, S] or [1, 1, 1, S]; NULL: none.
+        pub attn_bias: *const hcp_tensor,
+        /// Since 0.8, backward: the bias's gradient in its shape; NULL: not wanted.
+        pub d_attn_bias: *const hcp_tensor,
     }
 
     /// Where a CP context computes.
@@ -285,5 +289,8 @@ structs! {
         pub softmax_offset: *const f32,
         pub d_softmax_offset: *mut f32,
         pub max_logit: *mut f32,
+        /// Since 0.8, as in hcp_attn_options, of the whole sequence.
+        pub attn_bias: *const hcp_tensor,
+        pub d_attn_bias: *const hcp_tensor,
     }
 }
