@@ -64,6 +64,7 @@ _hcp_attn() {
     --dtype) _hcp_reply "fp32 bf16 fp16"; return ;;
     --layout) _hcp_reply "bshd sbhd"; return ;;
     --softmax) _hcp_reply "vanilla off-by-one learnable"; return ;;
+    --bias) _hcp_reply "none bhss b1ss 1hss 11ss 111s"; return ;;
     --device) _hcp_reply "cpu cuda"; return ;;
     --backend) _hcp_reply "inprocess mpi"; return ;;
     --format) _hcp_reply "text json"; return ;;
@@ -71,8 +72,8 @@ _hcp_attn() {
       --head-dim | --head-dim-v | --gpus-per-node | --inject-fault | --seed | --timeout-ms) return ;;
   esac
   _hcp_reply "-h --help --cp --hcp-sizes --comm --batch --seq --seqlens --window --heads --kv-heads --head-dim
-    --head-dim-v --causal --dtype --layout --softmax --device --backend --gpus-per-node --inject-fault --backward
-    --max-logit --check --bench --format --seed --timeout-ms -V --version"
+    --head-dim-v --causal --dtype --layout --softmax --bias --device --backend --gpus-per-node --inject-fault
+    --backward --max-logit --check --bench --format --seed --timeout-ms -V --version"
 }
 
 _hcp_lint() {

@@ -3,6 +3,7 @@
 // options and the NCCL entry points.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -237,6 +238,77 @@ TEST(AttentionApi, MlaHeadDimsUnderEverySchemeEqualOneRank) {
   EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &wrong_out, &tlse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
   EXPECT_NE(std::strstr(hcp_last_error(), "out"), nullptr) << hcp_last_error();
   EXPECT_NE(std::strstr(hcp_last_error(), "v's head dim"), nullptr) << hcp_last_error();
+}
+
+// Attention bias through hcp_attn_simulate: a [1, H, S, S] bias (TE's 1hss) under every scheme equals one rank,
+// forward and backward with the bias's gradient; one rank against the same attention with the bias added by hand
+// where it is one value per head (a constant shift of a softmax changes nothing; a per-key one does); misuse refused.
+TEST(AttentionApi, AttentionBiasUnderEverySchemeEqualsOneRank) {
+  Buffers b;
+  constexpr int64_t kS = 16, kH = 2, kD = 8;
+  std::vector<float> bias(kH * kS * kS), dout(b.q.size());
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>((i * 7) % 29) / 29.0f * 4.0f - 2.0f;
+  for (size_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>((i * 3) % 19) / 19.0f - 0.5f;
+  struct Result {
+    std::vector<float> out, lse, dq, dk, dv, d_bias;
+  };
+  auto run = [&](int32_t cp, hcp_cp_comm comm, const std::vector<float>* with_bias) {
+    Result r;
+    r.out.assign(b.q.size(), NAN), r.lse.assign(kH * kS, NAN), r.dq = r.out, r.dk = r.out, r.dv = r.out;
+    r.d_bias.assign(bias.size(), NAN);
+    hcp_tensor q = tensor(b.q.data(), {1, kS, kH, kD}), k = tensor(b.k.data(), {1, kS, kH, kD});
+    hcp_tensor v = tensor(b.v.data(), {1, kS, kH, kD}), out = tensor(r.out.data(), {1, kS, kH, kD});
+    hcp_tensor lse = tensor(r.lse.data(), {1, kH, kS}), tdout = tensor(dout.data(), {1, kS, kH, kD});
+    hcp_tensor dq = tensor(r.dq.data(), {1, kS, kH, kD}), dk = tensor(r.dk.data(), {1, kS, kH, kD});
+    hcp_tensor dv = tensor(r.dv.data(), {1, kS, kH, kD});
+    hcp_tensor tb = tensor(const_cast<float*>(with_bias ? with_bias->data() : bias.data()), {1, kH, kS, kS});
+    hcp_tensor tdb = tensor(r.d_bias.data(), {1, kH, kS, kS});
+    const int64_t sizes[2] = {2, 2};
+    hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+    o.cp = cp, o.cp_comm = comm;
+    if (comm == HCP_CP_COMM_A2A_P2P) o.num_hcp_levels = 2, o.hcp_sizes = sizes;
+    if (with_bias) o.attn_bias = &tb, o.d_attn_bias = &tdb;
+    EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &out, &lse, &tdout, &dq, &dk, &dv), HCP_OK) << hcp_last_error();
+    return r;
+  };
+  const Result plain = run(1, HCP_CP_COMM_P2P, nullptr), one = run(1, HCP_CP_COMM_P2P, &bias);
+  // A bias of one value per head (and query row) shifts lse by it and leaves the rest.
+  std::vector<float> shift(bias.size());
+  for (size_t i = 0; i < shift.size(); ++i) shift[i] = static_cast<float>(i / (kS * kS)) + 0.5f;
+  const Result shifted = run(1, HCP_CP_COMM_P2P, &shift);
+  for (size_t i = 0; i < plain.out.size(); ++i) EXPECT_NEAR(shifted.out[i], plain.out[i], 1e-5f) << i;
+  for (size_t i = 0; i < plain.lse.size(); ++i) EXPECT_NEAR(shifted.lse[i], plain.lse[i] + 0.5f + static_cast<float>(i / kS), 1e-5f);
+  float differs = 0;
+  for (size_t i = 0; i < plain.out.size(); ++i) differs = std::max(differs, std::abs(one.out[i] - plain.out[i]));
+  EXPECT_GT(differs, 1e-2f) << "a per-key bias changes the output";
+  for (hcp_cp_comm comm : {HCP_CP_COMM_P2P, HCP_CP_COMM_A2A, HCP_CP_COMM_A2A_P2P, HCP_CP_COMM_ALL_GATHER}) {
+    SCOPED_TRACE("comm " + std::to_string(comm));
+    const Result cp = run(comm == HCP_CP_COMM_A2A ? 2 : 4, comm, &bias);
+    for (const auto& [got, want] : {std::pair{&cp.out, &one.out}, {&cp.lse, &one.lse}, {&cp.dq, &one.dq},
+                                    {&cp.dk, &one.dk}, {&cp.dv, &one.dv}, {&cp.d_bias, &one.d_bias}})
+      for (size_t i = 0; i < want->size(); ++i) EXPECT_NEAR((*got)[i], (*want)[i], 1e-5f) << i;
+  }
+  std::vector<float> out(b.q.size()), lse(kH * kS);
+  hcp_tensor q = tensor(b.q.data(), {1, kS, kH, kD}), k = tensor(b.k.data(), {1, kS, kH, kD});
+  hcp_tensor v = tensor(b.v.data(), {1, kS, kH, kD}), tout = tensor(out.data(), {1, kS, kH, kD});
+  hcp_tensor tlse = tensor(lse.data(), {1, kH, kS});
+  hcp_tensor short_keys = tensor(bias.data(), {1, kH, kS, kS / 2}), half = tensor(bias.data(), {1, kH, kS, kS});
+  half.dtype = HCP_DTYPE_BF16;
+  hcp_tensor tb = tensor(bias.data(), {1, kH, kS, kS});
+  hcp_attn_simulate_options o = HCP_ATTN_SIMULATE_OPTIONS_INIT;
+  o.cp = 2;
+  o.attn_bias = &short_keys;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &tout, &tlse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  EXPECT_NE(std::strstr(hcp_last_error(), "attn_bias has 8 keys"), nullptr) << hcp_last_error();
+  o.attn_bias = &half;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &tout, &tlse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  o.attn_bias = nullptr, o.d_attn_bias = &tb;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &tout, &tlse, nullptr, nullptr, nullptr, nullptr),
+            HCP_ERR_INVALID_ARGUMENT);
+  hcp_tensor heads3 = tensor(bias.data(), {1, 3, kS, kS});  // neither 1 nor H heads
+  o.attn_bias = &heads3, o.d_attn_bias = nullptr;
+  EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &tout, &tlse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
+  EXPECT_NE(std::strstr(hcp_last_error(), "Transformer Engine's shapes"), nullptr) << hcp_last_error();
 }
 
 TEST(AttentionApi, PerRankForwardEqualsSimulate) {

@@ -329,6 +329,8 @@ impl<'w> CpContext<'w> {
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
         let mut options = mask.to_raw()?;
         set_max_logit(&mut options.max_logit, max_logit, shape)?;
+        let (tbias, _) = bias_tensors(&mask.bias, None)?;
+        options.attn_bias = tensor_ptr(&tbias);
         let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, v_like(v.as_ptr(), shape)?);
         let (tout, tlse) = (out_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
         check(unsafe { sys::hcp_attn_forward(self.raw, &options, &tq, &tk, &tv, &tout, &tlse) })
@@ -369,7 +371,7 @@ impl<'w> CpContext<'w> {
         dk: &mut [T],
         dv: &mut [T],
     ) -> Result<()> {
-        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, None)
+        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, None, None)
     }
 
     /// `backward_with` for `Softmax::Learnable` sinks that also writes their gradient, one value per head summed
@@ -390,7 +392,28 @@ impl<'w> CpContext<'w> {
         dv: &mut [T],
         d_sink: &mut [f32],
     ) -> Result<()> {
-        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, Some(d_sink))
+        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, Some(d_sink), None)
+    }
+
+    /// `backward_with` with `AttnMask::bias` that also writes the bias's gradient, in its shape, to `d_bias` (a
+    /// [1, 1, 1, S] bias's summed over the whole CP group).
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward_with_bias_gradient<T: Element>(
+        &mut self,
+        shape: &AttnShape,
+        mask: &AttnMask,
+        q: &[T],
+        k: &[T],
+        v: &[T],
+        out: &[T],
+        lse: &[f32],
+        dout: &[T],
+        dq: &mut [T],
+        dk: &mut [T],
+        dv: &mut [T],
+        d_bias: &mut [f32],
+    ) -> Result<()> {
+        self.backward_inner(shape, mask, q, k, v, out, lse, dout, dq, dk, dv, None, Some(d_bias))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -408,6 +431,7 @@ impl<'w> CpContext<'w> {
         dk: &mut [T],
         dv: &mut [T],
         d_sink: Option<&mut [f32]>,
+        d_bias: Option<&mut [f32]>,
     ) -> Result<()> {
         const F: &str = "CpContext::backward";
         for (what, len, dims) in [
@@ -425,6 +449,9 @@ impl<'w> CpContext<'w> {
         expect_len(F, "lse", lse.len(), &shape.lse_dims())?;
         let mut options = mask.to_raw()?;
         set_sink_gradient(&mut options.d_softmax_offset, &mask.softmax, d_sink, shape)?;
+        let (tbias, tgrad) = bias_tensors(&mask.bias, d_bias)?;
+        options.attn_bias = tensor_ptr(&tbias);
+        options.d_attn_bias = tensor_ptr(&tgrad);
         let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, v_like(v.as_ptr(), shape)?);
         let tout = out_like(out.as_ptr(), shape)?;
         let (tlse, tdout) = (lse_of(lse.as_ptr(), shape)?, out_like(dout.as_ptr(), shape)?);
@@ -522,19 +549,69 @@ fn set_max_logit(slot: &mut *mut f32, max_logit: Option<&mut [f32]>, shape: &Att
     Ok(())
 }
 
+/// An attention bias (Transformer Engine's post_scale_bias; hcp.h since 0.8), added to the scaled scores before the
+/// softmax: f32 values of `shape` [Bb, Hb, rows, S] - Bb 1 or B, Hb 1 or H; per rank its query rows (S_local) against
+/// every key of the sequence, for attention_simulate the whole sequence's rows; or [1, 1, 1, S] (TE's 111s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttnBias {
+    pub values: Vec<f32>,
+    pub shape: [i64; 4],
+}
+
+impl AttnBias {
+    pub fn new(values: Vec<f32>, shape: [i64; 4]) -> AttnBias {
+        AttnBias { values, shape }
+    }
+}
+
+/// The descriptors of a bias and of its gradient (same shape), checked against the values' lengths; None without
+/// a bias. They point into `bias` and `grad`, which the caller keeps borrowed while they are used.
+fn bias_tensors(
+    bias: &Option<AttnBias>,
+    grad: Option<&mut [f32]>,
+) -> Result<(Option<sys::hcp_tensor>, Option<sys::hcp_tensor>)> {
+    let Some(bias) = bias else {
+        return match grad {
+            Some(_) => Err(Error::invalid_argument("a bias gradient needs a bias".to_string())),
+            None => Ok((None, None)),
+        };
+    };
+    expect_len("attention bias", "values", bias.values.len(), &bias.shape)?;
+    let t = tensor(bias.values.as_ptr().cast(), sys::HCP_DTYPE_F32, &bias.shape)?;
+    let g = match grad {
+        Some(g) => {
+            expect_len("attention bias", "gradient", g.len(), &bias.shape)?;
+            Some(tensor(g.as_mut_ptr().cast(), sys::HCP_DTYPE_F32, &bias.shape)?)
+        }
+        None => None,
+    };
+    Ok((Some(t), g))
+}
+
+fn tensor_ptr(t: &Option<sys::hcp_tensor>) -> *const sys::hcp_tensor {
+    t.as_ref().map_or(ptr::null(), |t| t as *const sys::hcp_tensor)
+}
+
 /// What a per-rank call masks: causal, a sliding window (left, right; -1 unbounded) and packed documents
-/// (hcp.h since 0.6); and its attention sinks (since 0.8).
+/// (hcp.h since 0.6); and its attention sinks and bias (since 0.8).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttnMask {
     pub causal: bool,
     pub window: Option<(i64, i64)>,
     pub packed: Option<PackedBatch>,
     pub softmax: Softmax,
+    pub bias: Option<AttnBias>,
 }
 
 impl AttnMask {
     pub fn causal(causal: bool) -> AttnMask {
-        AttnMask { causal, window: None, packed: None, softmax: Softmax::Vanilla }
+        AttnMask { causal, window: None, packed: None, softmax: Softmax::Vanilla, bias: None }
+    }
+
+    /// This rank's query rows of an attention bias against every key of the sequence.
+    pub fn bias(mut self, bias: AttnBias) -> Self {
+        self.bias = Some(bias);
+        self
     }
 
     pub fn softmax(mut self, softmax: Softmax) -> Self {
@@ -581,6 +658,8 @@ pub struct SimulateOptions {
     pub packed: Option<PackedBatch>,
     /// Attention sinks (hcp.h since 0.8); the learnable sinks' gradient goes to `Gradients::d_sink`.
     pub softmax: Softmax,
+    /// Attention bias of the whole sequence (hcp.h since 0.8); its gradient goes to `Gradients::d_bias`.
+    pub bias: Option<AttnBias>,
 }
 
 /// Packed documents, as Transformer Engine's cu_seqlens and cu_seqlens_padded: N + 1 offsets from 0 of the real
@@ -647,11 +726,17 @@ impl SimulateOptions {
             window: None,
             packed: None,
             softmax: Softmax::Vanilla,
+            bias: None,
         }
     }
 
     pub fn softmax(mut self, softmax: Softmax) -> Self {
         self.softmax = softmax;
+        self
+    }
+
+    pub fn bias(mut self, bias: AttnBias) -> Self {
+        self.bias = Some(bias);
         self
     }
 
@@ -734,11 +819,18 @@ pub struct Gradients<'a, T> {
     pub dk: &'a mut [T],
     pub dv: &'a mut [T],
     pub d_sink: Option<&'a mut [f32]>,
+    /// With `SimulateOptions::bias`: the bias's gradient, in its shape.
+    pub d_bias: Option<&'a mut [f32]>,
 }
 
 impl<'a, T> Gradients<'a, T> {
     pub fn new(dout: &'a [T], dq: &'a mut [T], dk: &'a mut [T], dv: &'a mut [T]) -> Self {
-        Gradients { dout, dq, dk, dv, d_sink: None }
+        Gradients { dout, dq, dk, dv, d_sink: None, d_bias: None }
+    }
+
+    pub fn with_bias_gradient(mut self, d_bias: &'a mut [f32]) -> Self {
+        self.d_bias = Some(d_bias);
+        self
     }
 
     pub fn with_sink_gradient(mut self, d_sink: &'a mut [f32]) -> Self {
@@ -808,9 +900,16 @@ fn simulate_inner<T: Element>(
     set_max_logit(&mut raw_options.max_logit, max_logit, shape)?;
     let (tq, tk, tv) = (q_like(q.as_ptr(), shape)?, kv_like(k.as_ptr(), shape)?, v_like(v.as_ptr(), shape)?);
     let (tout, tlse) = (out_like(out.as_mut_ptr(), shape)?, lse_of(lse.as_mut_ptr(), shape)?);
+    let (tbias, _) = bias_tensors(&options.bias, None)?;
+    raw_options.attn_bias = tensor_ptr(&tbias);
+    let tgrad: Option<sys::hcp_tensor>;  // lives until the call: raw_options points at it
     let grads = match gradients {
         Some(g) => Some({
             set_sink_gradient(&mut raw_options.d_softmax_offset, &options.softmax, g.d_sink, shape)?;
+            if g.d_bias.is_some() {
+                tgrad = bias_tensors(&options.bias, g.d_bias)?.1;
+                raw_options.d_attn_bias = tensor_ptr(&tgrad);
+            }
             [
             out_like(g.dout.as_ptr(), shape)?,
             q_like(g.dq.as_mut_ptr(), shape)?,

@@ -53,7 +53,7 @@ mod version;
 mod world;
 
 pub use attention::{
-    attention_simulate, attention_simulate_with_max_logit, packed_rank_indices, AttnMask, AttnShape, CpComm, CpContext, CpRank, Device, Gradients,
+    attention_simulate, attention_simulate_with_max_logit, packed_rank_indices, AttnBias, AttnMask, AttnShape, CpComm, CpContext, CpRank, Device, Gradients,
     PackedBatch, SimulateOptions, Softmax,
 };
 pub use callback_comm::{CallbackComm, Collectives};

@@ -6,7 +6,7 @@ mod common;
 
 use common::thread_collectives::{Group, ThreadCollectives};
 use hcp::{
-    attention_simulate, attention_simulate_with_max_logit, packed_rank_indices, AttnMask, AttnShape, Bf16, CallbackComm, Collectives, CpComm, CpContext,
+    attention_simulate, attention_simulate_with_max_logit, packed_rank_indices, AttnBias, AttnMask, AttnShape, Bf16, CallbackComm, Collectives, CpComm, CpContext,
     Device, Element, Gradients, PackedBatch, ParallelConfig, SimulateOptions, Softmax, Status, World, F16,
 };
 use std::time::{Duration, Instant};
@@ -144,7 +144,6 @@ fn every_scheme_matches_the_reference() {
     assert!(max_diff(&out, &want) > 1e-3);
 }
 
-/// The global rows of rank r's dual chunks on `world` ranks: chunks r and 2W-1-r of length S/(2W).
 #[test]
 fn mla_head_dims_match_the_reference_under_every_scheme() {
     // v, out, dout and dv with head dim 4 beside q and k with 8: out against the reference, gradients against one
@@ -193,6 +192,94 @@ fn mla_head_dims_match_the_reference_under_every_scheme() {
     assert!(err.message.contains("v has 256 elements"), "{}", err.message);
 }
 
+#[test]
+fn attention_bias_under_every_scheme_equals_one_rank_and_the_per_rank_api() {
+    // A [1, H, S, S] bias (TE's 1hss): every scheme against one rank with its gradient; the per-rank API on two
+    // threads with each rank's query rows of it; a gradient without a bias is refused.
+    let x = inputs();
+    let (s, h) = (S as usize, H as usize);
+    let bias = AttnBias::new(values(H * S * S, 9).iter().map(|b| 2.0 * b).collect(), [1, H, S, S]);
+    let run = |options: SimulateOptions| {
+        let mut r = outputs_for(&x);
+        let mut d_bias = vec![0.0f32; h * s * s];
+        let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv).with_bias_gradient(&mut d_bias);
+        attention_simulate(&options.bias(bias.clone()), &full_shape(), &x.q, &x.k, &x.v, &mut r.out, &mut r.lse,
+                           Some(grads))
+        .unwrap();
+        (r, d_bias)
+    };
+    let (one, one_bias) = run(SimulateOptions::new(1));
+    assert!(max_diff(&one.out, &reference(&x)) > 1e-3, "the bias changes the output");
+    assert!(one_bias.iter().any(|&g| g != 0.0));
+    let schemes = [
+        SimulateOptions::new(4).cp_comm(CpComm::P2p),
+        SimulateOptions::new(2).cp_comm(CpComm::A2a),
+        SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]),
+        SimulateOptions::new(4).cp_comm(CpComm::AllGather),
+    ];
+    for options in schemes {
+        let comm = options.cp_comm;
+        let (got, got_bias) = run(options);
+        for (a, b) in [(&got.out, &one.out), (&got.dq, &one.dq), (&got.dk, &one.dk), (&got.dv, &one.dv)] {
+            assert!(max_diff(a, b) < 1e-5, "{:?}", comm);
+        }
+        assert!(max_diff(&got_bias, &one_bias) < 1e-5, "{:?}", comm);
+    }
+    // Per rank, p2p on two threads: each rank's rows of the bias, of its outputs and of the bias's gradient.
+    let world = World::new(2, Duration::from_secs(20)).unwrap();
+    let config = ParallelConfig::new(2).cp(2);
+    let results: Vec<(Vec<usize>, Vec<f32>, Vec<f32>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2usize)
+            .map(|r| {
+                let (world, config, x, bias) = (&world, &config, &x, &bias);
+                scope.spawn(move || {
+                    let comm = world.comm(r as i32).unwrap();
+                    let mut ctx = CpContext::new(&comm, config, CpComm::P2p).unwrap();
+                    let rows = dual_chunk_rows(ctx.rank().unwrap().rank as usize, 2);
+                    let mine: Vec<f32> = (0..h)
+                        .flat_map(|hh| rows.iter().flat_map(move |&i| (0..s).map(move |j| (hh, i, j))))
+                        .map(|(hh, i, j)| bias.values[(hh * s + i) * s + j])
+                        .collect();
+                    let n = rows.len() as i64;
+                    let mask = AttnMask::causal(true).bias(AttnBias::new(mine, [1, H, n, S]));
+                    let shape = AttnShape::new(B, n, H, HKV, D);
+                    let (q, k, v) = (take_rows(&x.q, &rows, H), take_rows(&x.k, &rows, HKV), take_rows(&x.v, &rows, HKV));
+                    let dout = take_rows(&x.dout, &rows, H);
+                    let mut out = vec![0.0f32; q.len()];
+                    let mut lse = vec![0.0f32; shape.lse_len().unwrap()];
+                    ctx.forward_with(&shape, &mask, &q, &k, &v, &mut out, &mut lse).unwrap();
+                    let (mut dq, mut dk, mut dv) = (vec![0.0f32; q.len()], vec![0.0f32; k.len()], vec![0.0f32; v.len()]);
+                    let mut d_bias = vec![0.0f32; h * rows.len() * s];
+                    ctx.backward_with_bias_gradient(&shape, &mask, &q, &k, &v, &out, &lse, &dout, &mut dq, &mut dk, &mut dv,
+                                                    &mut d_bias)
+                    .unwrap();
+                    (rows, out, d_bias)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for (rows, out, d_bias) in &results {
+        assert!(max_diff(out, &take_rows(&one.out, rows, H)) < 1e-5);
+        for hh in 0..h {
+            for (li, &gi) in rows.iter().enumerate() {
+                for j in 0..s {
+                    let (got, want) = (d_bias[(hh * rows.len() + li) * s + j], one_bias[(hh * s + gi) * s + j]);
+                    assert!((got - want).abs() < 1e-5, "rank rows {:?} head {} row {} key {}", rows, hh, gi, j);
+                }
+            }
+        }
+    }
+    let mut r = outputs_for(&x);
+    let mut stray = vec![0.0f32; h * s * s];
+    let grads = Gradients::new(&x.dout, &mut r.dq, &mut r.dk, &mut r.dv).with_bias_gradient(&mut stray);
+    let err = attention_simulate(&SimulateOptions::new(1), &full_shape(), &x.q, &x.k, &x.v, &mut r.out, &mut r.lse,
+                                 Some(grads))
+    .unwrap_err();
+    assert!(err.message.contains("a bias gradient needs a bias"), "{}", err.message);
+}
+
+/// The global rows of rank r's dual chunks on `world` ranks: chunks r and 2W-1-r of length S/(2W).
 fn dual_chunk_rows(r: usize, world: usize) -> Vec<usize> {
     let chunk = S as usize / (2 * world);
     let second = 2 * world - 1 - r;
