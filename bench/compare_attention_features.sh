@@ -4,6 +4,7 @@
 # backward) and each feature's ratio to the plain run. CPU seconds, not wall time: the ranks are threads sharing
 # the machine's cores, and their CPU time is the work. MLA head dims (MLA_DIMS, default 192,128: q and k 192, v 128)
 # are compared with the same q/k head dim and v padded to it, what a CP path without them does (TE pads v for thd).
+# The bias run (11ss, with its gradient) holds O(B H S^2 / cp) floats a rank: about 1 GiB a rank at S 8192, H 8.
 # Usage: bench/compare_attention_features.sh [CP SEQ HEADS HEAD_DIM COMM [A,P]]   (build tree: $BUILD; ROUNDS)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,9 +17,10 @@ shape=(--cp "$cp" --seq "$seq" --heads "$heads" --comm "$comm" --causal --backwa
 [ "$comm" = a2a+p2p ] && shape+=(--hcp-sizes "$sizes")
 plain="--head-dim $dim"
 features=("$plain" "$plain --softmax off-by-one" "$plain --softmax learnable" "$plain --max-logit"
-  "--head-dim $mla_d" "--head-dim $mla_d --head-dim-v $mla_dv")
-names=("plain" "off-by-one sinks" "learnable sinks" "max logit" "v padded $mla_d/$mla_d" "MLA $mla_d/$mla_dv")
-base=(0 0 0 0 4 4)  # the run each feature's ratio is to
+  "$plain --bias 11ss" "--head-dim $mla_d" "--head-dim $mla_d --head-dim-v $mla_dv")
+names=("plain" "off-by-one sinks" "learnable sinks" "max logit" "bias 11ss + grad" "v padded $mla_d/$mla_d"
+  "MLA $mla_d/$mla_dv")
+base=(0 0 0 0 0 5 5)  # the run each feature's ratio is to
 declare -A fwd bwd
 for ((r = 0; r < rounds; r++)); do
   for i in "${!features[@]}"; do
