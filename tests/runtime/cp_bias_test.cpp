@@ -23,16 +23,9 @@ class CpBias : public ::testing::TestWithParam<FeatureCase> {};
 TEST_P(CpBias, EqualsNaiveAttentionWithTheBias) { testing::expect_equals_reference(GetParam()); }
 
 std::vector<FeatureCase> bias_cases() {
-  struct Scheme {
-    CpComm comm;
-    int cp;
-    std::vector<int64_t> sizes;
-  };
-  const std::vector<Scheme> schemes = {{CpComm::p2p, 4, {}},         {CpComm::a2a, 4, {}},
-                                       {CpComm::a2a, 8, {}},         {CpComm::a2a_p2p, 4, {2, 2}},
-                                       {CpComm::a2a_p2p, 8, {2, 4}}, {CpComm::all_gather, 3, {}}};
+  const std::vector<testing::FeatureScheme> schemes = testing::feature_schemes();
   std::vector<FeatureCase> cases;
-  for (const Scheme& s : schemes) {
+  for (const testing::FeatureScheme& s : schemes) {
     for (const char* shape : {"bhss", "b1ss", "1hss", "11ss", "111s"}) {
       FeatureCase c{s.comm, s.cp, s.sizes, SoftmaxType::vanilla, false};
       c.bias = shape;

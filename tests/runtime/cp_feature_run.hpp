@@ -55,6 +55,18 @@ inline std::string feature_case_name(const ::testing::TestParamInfo<FeatureCase>
                           c.emulated_gpu ? "_emulated_gpu" : "");
 }
 
+// The CP layouts the feature tests run: every scheme, a2a also wider than the KV heads (8 ranks, 4 KV heads:
+// replicated), a2a+p2p on 4 and 8 ranks, all_gather on an odd count.
+struct FeatureScheme {
+  CpComm comm;
+  int cp;
+  std::vector<int64_t> sizes;
+};
+inline std::vector<FeatureScheme> feature_schemes() {
+  return {{CpComm::p2p, 4, {}},         {CpComm::a2a, 4, {}},        {CpComm::a2a, 8, {}},
+          {CpComm::a2a_p2p, 4, {2, 2}}, {CpComm::a2a_p2p, 8, {2, 4}}, {CpComm::all_gather, 3, {}}};
+}
+
 inline constexpr int64_t kHeads = 8, kKvHeads = 4;
 
 struct FeatureRun {

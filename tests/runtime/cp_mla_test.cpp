@@ -22,17 +22,9 @@ class CpMla : public ::testing::TestWithParam<FeatureCase> {};
 TEST_P(CpMla, EqualsNaiveAttention) { testing::expect_equals_reference(GetParam()); }
 
 std::vector<FeatureCase> mla_cases() {
-  struct Scheme {
-    CpComm comm;
-    int cp;
-    std::vector<int64_t> sizes;
-  };
-  // a2a over 8 ranks with 4 KV heads replicates each twice.
-  const std::vector<Scheme> schemes = {{CpComm::p2p, 4, {}},          {CpComm::a2a, 4, {}},
-                                       {CpComm::a2a, 8, {}},          {CpComm::a2a_p2p, 4, {2, 2}},
-                                       {CpComm::a2a_p2p, 8, {2, 4}},  {CpComm::all_gather, 3, {}}};
+  const std::vector<testing::FeatureScheme> schemes = testing::feature_schemes();
   std::vector<FeatureCase> cases;
-  for (const Scheme& s : schemes)
+  for (const testing::FeatureScheme& s : schemes)
     for (bool packed : {false, true}) {
       for (auto [d, dv] : {std::pair<int64_t, int64_t>{24, 40}, {40, 16}, {64, 32}}) {
         FeatureCase c{s.comm, s.cp, s.sizes, SoftmaxType::vanilla, packed};
@@ -46,7 +38,7 @@ std::vector<FeatureCase> mla_cases() {
     }
   // The CUDA kernels (block emulator) in bf16 with Transformer Engine's MLA dims: 128/64 on the 128 kernels, 192/128
   // on the 256 kernels with q's and k's padding columns zero-filled.
-  for (const Scheme& s : schemes) {
+  for (const testing::FeatureScheme& s : schemes) {
     if (s.cp == 8) continue;  // the emulator's time; cp 4 covers the a2a+p2p and a2a paths
     for (auto [d, dv] : {std::pair<int64_t, int64_t>{128, 64}, {192, 128}}) {
       FeatureCase c{s.comm, s.cp, s.sizes, SoftmaxType::vanilla, s.comm != CpComm::a2a, true};

@@ -112,16 +112,21 @@ fn simulate(x: &Inputs, options: &SimulateOptions) -> Simulated {
     r
 }
 
-#[test]
-fn every_scheme_matches_the_reference() {
-    let x = inputs();
-    let want = reference(&x);
-    let schemes = [
+/// The four schemes: a2a on 2 ranks, the others on 4 (a2a+p2p [2, 2]).
+fn every_scheme() -> [SimulateOptions; 4] {
+    [
         SimulateOptions::new(4).cp_comm(CpComm::P2p),
         SimulateOptions::new(2).cp_comm(CpComm::A2a),
         SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]),
         SimulateOptions::new(4).cp_comm(CpComm::AllGather),
-    ];
+    ]
+}
+
+#[test]
+fn every_scheme_matches_the_reference() {
+    let x = inputs();
+    let want = reference(&x);
+    let schemes = every_scheme();
     for options in &schemes {
         let got = simulate(&x, options);
         assert!(max_diff(&got.out, &want) < 1e-5, "{:?}", options.cp_comm);
@@ -170,12 +175,7 @@ fn mla_head_dims_match_the_reference_under_every_scheme() {
     };
     let one = run(&SimulateOptions::new(1));
     assert!(max_diff(&one.out, &want) < 1e-5);
-    let schemes = [
-        SimulateOptions::new(4).cp_comm(CpComm::P2p),
-        SimulateOptions::new(2).cp_comm(CpComm::A2a),
-        SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]),
-        SimulateOptions::new(4).cp_comm(CpComm::AllGather),
-    ];
+    let schemes = every_scheme();
     for options in &schemes {
         let got = run(options);
         assert!(max_diff(&got.out, &want) < 1e-5, "{:?}", options.cp_comm);
@@ -211,12 +211,7 @@ fn attention_bias_under_every_scheme_equals_one_rank_and_the_per_rank_api() {
     let (one, one_bias) = run(SimulateOptions::new(1));
     assert!(max_diff(&one.out, &reference(&x)) > 1e-3, "the bias changes the output");
     assert!(one_bias.iter().any(|&g| g != 0.0));
-    let schemes = [
-        SimulateOptions::new(4).cp_comm(CpComm::P2p),
-        SimulateOptions::new(2).cp_comm(CpComm::A2a),
-        SimulateOptions::new(4).cp_comm(CpComm::A2aP2p).hcp_sizes(&[2, 2]),
-        SimulateOptions::new(4).cp_comm(CpComm::AllGather),
-    ];
+    let schemes = every_scheme();
     for options in schemes {
         let comm = options.cp_comm;
         let (got, got_bias) = run(options);
