@@ -200,13 +200,17 @@ BiasArgs read_bias(const Options& o, bool backward, const char* fn) {
   return b;
 }
 
-// The bias of a per-rank call into `shape` (its keys: the whole sequence, seq_local x cp), staged.
-void apply_bias(const hcp_attn_options* options, bool backward, int cp, ContiguousStaging* staged, CpShape* shape,
-                const char* fn) {
+// The bias of a per-rank call into `shape` (its keys: the whole sequence, seq_local x cp), staged; on the
+// context's device, as the other tensors.
+void apply_bias(const hcp_attn_options* options, bool backward, int cp, hcp_device device, ContiguousStaging* staged,
+                CpShape* shape, const char* fn) {
   if (options == nullptr) return;
   const hcp_attn_options o = read_versioned(options, hcp_attn_options HCP_ATTN_OPTIONS_INIT, fn, "options");
   const BiasArgs b = read_bias(o, backward, fn);
   if (!b.given) return;
+  if (b.bias.device != device)
+    throw Error(Errc::invalid_argument, std::string(fn) + ": options->attn_bias must be on the context's device, as "
+                                                          "q is");
   if (b.bias.shape[3] != shape->seq_local * cp)
     throw Error(Errc::shape, std::string(fn) + ": options->attn_bias has " + std::to_string(b.bias.shape[3]) +
                                  " keys; the sequence has S = S_local x cp = " +
@@ -484,7 +488,7 @@ HCP_API hcp_status hcp_attn_forward(hcp_cp_context* context, const hcp_attn_opti
     expect_device(a, context->device, fn);
     apply_options(options, &a.shape, fn);
     ContiguousStaging staged(context->context->engine());
-    apply_bias(options, false, context->context->cp_size(), &staged, &a.shape, fn);
+    apply_bias(options, false, context->context->cp_size(), context->device, &staged, &a.shape, fn);
     void* q_data = staged.input(a.q);
     void* k_data = staged.input(a.k);
     void* v_data = staged.input(a.v);
@@ -507,7 +511,7 @@ HCP_API hcp_status hcp_attn_backward(hcp_cp_context* context, const hcp_attn_opt
     apply_options(options, &a.shape, fn);
     a.shape.max_logit = nullptr;  // a forward output: the backward neither computes nor checks it
     ContiguousStaging staged(context->context->engine());
-    apply_bias(options, true, context->context->cp_size(), &staged, &a.shape, fn);
+    apply_bias(options, true, context->context->cp_size(), context->device, &staged, &a.shape, fn);
     void* in[6] = {staged.input(a.q), staged.input(a.k), staged.input(a.v), staged.input(a.out),
                    staged.input(a.lse), staged.input(a.dout)};
     void* grads[3] = {staged.output(a.dq), staged.output(a.dk), staged.output(a.dv)};
@@ -564,6 +568,8 @@ HCP_API hcp_status hcp_attn_simulate(const hcp_attn_simulate_options* options, c
         throw hcp::Error(hcp::Errc::shape, std::string(fn) + ": options->attn_bias has " +
                                                std::to_string(bias.bias.shape[3]) + " keys; q has S = " +
                                                std::to_string(s.seq));
+      if (bias.bias.device != HCP_DEVICE_CPU)
+        throw hcp::Error(hcp::Errc::invalid_argument, std::string(fn) + ": options->attn_bias must be host memory");
       s.bias = static_cast<const float*>(staged.input(bias.bias));
       s.bias_batch = bias.bias.shape[0], s.bias_heads = bias.bias.shape[1], s.bias_rows = bias.bias.shape[2];
       if (bias.grad) t.d_bias = static_cast<float*>(staged.output(bias.d_bias));

@@ -183,7 +183,7 @@ def _function():
             sinks = attn._sinks(offset, h)
             max_logit = torch.empty(h, dtype=torch.float32) if attn.return_max_logit else None  # host memory
             biases = {} if bias is None else {"bias": _buffer(torch, bias), "bias_shape": tuple(bias.shape)}
-            with attn._ordered(q, k, v, out, lse):
+            with attn._ordered(q, k, v, out, lse, *([] if bias is None else [bias])):
                 attn.context.forward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), (b, s, h, d),
                                      kv_heads=k.shape[2], causal=attn.causal, dtype=_dtype_name(torch, q.dtype),
                                      out=_buffer(torch, out), lse=_buffer(torch, lse), **mask, **sinks,
@@ -205,7 +205,8 @@ def _function():
             d_bias = None
             if ctx.bias is not None and ctx.needs_input_grad[4]:
                 d_bias = torch.zeros_like(ctx.bias)
-            with attn._ordered(q, k, v, out, lse, dout, dq, dk, dv):
+            extra = [t for t in (ctx.bias, d_bias) if t is not None]
+            with attn._ordered(q, k, v, out, lse, dout, dq, dk, dv, *extra):
                 attn.context.backward(_buffer(torch, q), _buffer(torch, k), _buffer(torch, v), _buffer(torch, out),
                                       _buffer(torch, lse), _buffer(torch, dout), tuple(q.shape), kv_heads=k.shape[2],
                                       causal=attn.causal, dtype=_dtype_name(torch, q.dtype), dq=_buffer(torch, dq),
@@ -239,7 +240,8 @@ class CpAttention:
     rank gets the whole batch's).
     `core_attention_bias` (a call's argument): an attention bias as Transformer Engine's post_scale_bias under CP -
     this rank's query rows of it against every key, a float32 CPU tensor [Bb, Hb, S/cp, S] (Bb 1 or B, Hb 1 or H) or
-    [1, 1, 1, S] - added to the scaled scores; autograd gets its gradient. bshd and sbhd, CPU only.
+    [1, 1, 1, S] on the CpAttention's device - added to the scaled scores; autograd gets its gradient. bshd and
+    sbhd.
     `return_max_logit`: each call returns (out, max_logit), max_logit a float32 tensor of H values on q's device:
     each head's largest logit over the CP group's whole batch, as Transformer Engine's return_max_logit (QK-clip).
     `device`: "cpu" (float32, bfloat16, float16 on hcp's CPU kernels) or "cuda" (bfloat16, float16, head dims
@@ -347,9 +349,10 @@ class CpAttention:
         bias = core_attention_bias
         if bias is not None:
             torch, _ = _torch()
-            if bias.dim() != 4 or bias.dtype != torch.float32 or bias.device.type != "cpu":
-                raise ValueError("hcp.torch: core_attention_bias must be a float32 CPU tensor [Bb, Hb, S/cp, S] or "
-                                 f"[1, 1, 1, S], got {tuple(bias.shape)} {bias.dtype} on {bias.device}")
+            if bias.dim() != 4 or bias.dtype != torch.float32 or bias.device != self.device:
+                raise ValueError("hcp.torch: core_attention_bias must be a float32 tensor [Bb, Hb, S/cp, S] or "
+                                 f"[1, 1, 1, S] on {self.device}, got {tuple(bias.shape)} {bias.dtype} on "
+                                 f"{bias.device}")
             bias = bias.contiguous()
         mask = {"window": self.window}
         if cu_seqlens is not None:

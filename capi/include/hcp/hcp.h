@@ -601,10 +601,10 @@ typedef struct hcp_attn_options {
                                        computed. Every rank asks for it or none (HCP_ERR_SHAPE otherwise) */
   const hcp_tensor* attn_bias;      /* since 0.8: attention bias (Transformer Engine's post_scale_bias), added to
                                        softmax_scale x q.k before the softmax; NULL: none. This rank's query rows
-                                       against every key of the sequence, as TE's CP takes it: float32 host memory
+                                       against every key of the sequence, as TE's CP takes it: float32
                                        [Bb, Hb, S_local, S] with Bb 1 or B, Hb 1 or H, S = S_local x cp and the
                                        keys in natural order, or [1, 1, 1, S] (TE's 111s); every rank the same
-                                       shape. Not with packed sequences (as TE), and CPU contexts only so far */
+                                       shape, on the context's device. Not with packed sequences (as TE) */
   const hcp_tensor* d_attn_bias;    /* since 0.8, hcp_attn_backward: the bias's gradient in its shape (summed over
                                        the dimensions it broadcasts; [1, 1, 1, S]: over the CP group too, the same
                                        on every rank); NULL: not wanted */

@@ -15,21 +15,23 @@ std::vector<int64_t> mixed_positions(const MixedOrder& moves, const std::vector<
   return out;
 }
 
-BiasBlocks::BiasBlocks(const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq, int64_t batch,
-                       int64_t heads, int64_t rows, bool grad)
-    : rows_bias_(rows_bias), bb_(bb), hb_(hb), q_(q), seq_(seq), batch_(batch), heads_(heads), rows_(rows),
+BiasBlocks::BiasBlocks(CpEngine& eng, const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq,
+                       int64_t batch, int64_t heads, int64_t rows, bool grad)
+    : eng_(eng), rows_bias_(rows_bias), bb_(bb), hb_(hb), q_(q), seq_(seq), batch_(batch), heads_(heads), rows_(rows),
       grad_(grad) {}
 
 void BiasBlocks::set_block(size_t block, std::vector<int64_t> positions) {
   if (positions_.size() <= block) {
     positions_.resize(block + 1);
     gathered_.resize(block + 1);
+    uploaded_.resize(block + 1);
     grads_.resize(block + 1);
   }
   if (positions_[block] == positions) return;  // a pass that sets its blocks again keeps what they hold
   positions_[block] = std::move(positions);
   gathered_[block].clear();
-  grads_[block].clear();
+  uploaded_[block] = EngineBuffer();
+  grads_[block] = EngineBuffer();
 }
 
 AttnPairs BiasBlocks::bias(size_t block) {
@@ -46,32 +48,54 @@ AttnPairs BiasBlocks::bias(size_t block) {
               rows_bias_.data + b * rows_bias_.stride_b + h * rows_bias_.stride_h + i * rows_bias_.stride_q;
           for (int64_t j = 0; j < nk; ++j) dst[j] = src[cols[static_cast<size_t>(j)]];
         }
+    if (eng_.device_memory()) {
+      const size_t bytes = g.size() * sizeof(float);
+      Status s = eng_.alloc(bytes, &uploaded_[block]);
+      if (s.ok()) s = eng_.upload(uploaded_[block].as(), g.data(), bytes);
+      if (!s.ok()) {
+        status_ = s;
+        return {};
+      }
+    }
   }
-  return {g.data(), bb_ > 1 ? hb_ * q_ * nk : 0, hb_ > 1 ? q_ * nk : 0, q_ > 1 ? nk : 0, 1};
+  float* data = eng_.device_memory() ? uploaded_[block].as<float>() : g.data();
+  return {data, bb_ > 1 ? hb_ * q_ * nk : 0, hb_ > 1 ? q_ * nk : 0, q_ > 1 ? nk : 0, 1};
 }
 
 AttnPairs BiasBlocks::grad(size_t block) {
   if (!grad_) return {};
   const auto nk = static_cast<int64_t>(positions_[block].size());
-  std::vector<float>& g = grads_[block];
-  if (g.empty()) g.assign(static_cast<size_t>(batch_ * heads_ * rows_ * nk), 0.0f);
-  return {g.data(), heads_ * rows_ * nk, rows_ * nk, nk, 1};
+  EngineBuffer& g = grads_[block];
+  if (g.as() == nullptr) {
+    const size_t bytes = static_cast<size_t>(batch_ * heads_ * rows_ * nk) * sizeof(float);
+    Status s = eng_.alloc(bytes, &g);
+    if (s.ok()) s = eng_.zero(g.as(), bytes);
+    if (!s.ok()) {
+      status_ = s;
+      return {};
+    }
+  }
+  return {g.as<float>(), heads_ * rows_ * nk, rows_ * nk, nk, 1};
 }
 
-void BiasBlocks::add_grads(float* full) const {
+Status BiasBlocks::add_grads(float* full) {
+  HCP_TRY(status_);
+  std::vector<float> host;
   for (size_t block = 0; block < grads_.size(); ++block) {
-    const std::vector<float>& g = grads_[block];
-    if (g.empty()) continue;
+    if (grads_[block].as() == nullptr) continue;
     const std::vector<int64_t>& cols = positions_[block];
     const auto nk = static_cast<int64_t>(cols.size());
+    host.resize(static_cast<size_t>(batch_ * heads_ * rows_ * nk));
+    HCP_TRY(eng_.download(host.data(), grads_[block].as(), host.size() * sizeof(float)));
     for (int64_t b = 0; b < batch_; ++b)
       for (int64_t h = 0; h < heads_; ++h)
         for (int64_t i = 0; i < rows_; ++i) {
-          const float* src = g.data() + ((b * heads_ + h) * rows_ + i) * nk;
+          const float* src = host.data() + ((b * heads_ + h) * rows_ + i) * nk;
           float* dst = full + ((b * rows_ + i) * heads_ + h) * seq_;
           for (int64_t j = 0; j < nk; ++j) dst[cols[static_cast<size_t>(j)]] += src[j];
         }
   }
+  return {};
 }
 
 void reduce_bias_grad(const float* full, int64_t batch, int64_t rows, int64_t heads, int64_t seq, int64_t bb,

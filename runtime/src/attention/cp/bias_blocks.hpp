@@ -3,14 +3,16 @@
 // meets the keys of one block - a ring member's rows, or the gathered keys - in that block's own row order. The
 // blocks' bias columns are gathered once per pass into [Bb, Hb, rows, block keys] and handed to the calls
 // (AttnParams::bias); in the backward each block's dS goes to a gradient of its own ([B, H, rows, block keys]),
-// added back to the participant's full gradient by natural column at the end. Host memory: bias runs on the CPU
-// engine (CpContext refuses it on a device engine).
+// added back to the participant's full gradient by natural column at the end. The gathering and the adding back run
+// on the host (bias rows in host memory); a device engine's calls read the gathered blocks and write the gradients in
+// its memory (uploaded, zeroed and downloaded once a pass): O(S^2 / cp) bytes a pass next to O(S^2 D / cp) work.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "hcp/attention_params.hpp"
+#include "hcp/cp_engine.hpp"
 #include "row_labels.hpp"
 #include "sequence_layout.hpp"
 
@@ -31,23 +33,28 @@ class BiasBlocks {
   // `rows_bias`: [bb, hb, q, seq] by its strides (stride_k 1; q: the participant's `rows`, or 1 for a bias
   // broadcast over queries) of a participant with `batch` x `heads` heads and `rows` query rows. grad: the backward
   // keeps each block's gradient.
-  BiasBlocks(const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq, int64_t batch,
-             int64_t heads, int64_t rows, bool grad);
+  BiasBlocks(CpEngine& eng, const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq,
+             int64_t batch, int64_t heads, int64_t rows, bool grad);
   // Block `block`'s keys: the natural position of each of its rows (all blocks are added before a pass).
   void set_block(size_t block, std::vector<int64_t> positions);
-  // The bias of a block in its keys' order, gathered on first use; and its gradient, zero on first use.
+  // The bias of a block in its keys' order, gathered on first use; and its gradient, zero on first use; in the
+  // engine's memory. An allocation failure leaves the view empty and is returned by status().
   AttnPairs bias(size_t block);
   AttnPairs grad(size_t block);
-  // Every block's gradient added by natural column into `full`: [batch, rows, heads, seq] (token-major, the a2a's
-  // form), which the caller zeroes.
-  void add_grads(float* full) const;
+  Status status() const { return status_; }
+  // Every block's gradient added by natural column into `full` (host): [batch, rows, heads, seq] (token-major, the
+  // a2a's form), which the caller zeroes.
+  Status add_grads(float* full);
 
  private:
-  AttnPairs rows_bias_;
+  CpEngine& eng_;
+  AttnPairs rows_bias_;  // host memory
   int64_t bb_, hb_, q_, seq_, batch_, heads_, rows_;
   bool grad_;
   std::vector<std::vector<int64_t>> positions_;
-  std::vector<std::vector<float>> gathered_, grads_;
+  std::vector<std::vector<float>> gathered_;
+  std::vector<EngineBuffer> uploaded_, grads_;  // device engines' copies of gathered_; every engine's gradients
+  Status status_;
 };
 
 // The bias's gradient in its own shape [bb, hb, q, seq] from the full one [batch, rows, heads, seq] (token-major):

@@ -220,10 +220,9 @@ int64_t sink_fingerprint(const CpShape& s) {
 }
 
 // The attention bias's fields (CpShape::bias).
-std::string bias_error(const CpShape& s, int cp, const CpEngine& eng) {
+std::string bias_error(const CpShape& s, int cp) {
   if (!s.bias) return s.d_bias ? "d_bias is set without a bias" : "";
   if (!s.packed.empty()) return "attention bias does not take packed sequences (thd; Transformer Engine neither)";
-  if (eng.device_memory()) return "attention bias runs on the CPU engine only (not yet on the CUDA kernels)";
   const bool rows_ok = s.bias_rows == s.seq_local || (s.bias_rows == 1 && s.bias_batch == 1 && s.bias_heads == 1);
   if ((s.bias_batch != 1 && s.bias_batch != s.batch) || (s.bias_heads != 1 && s.bias_heads != s.heads) || !rows_ok)
     return "the bias must be [1 or batch, 1 or heads, seq_local, S] or [1, 1, 1, S] (Transformer Engine's shapes), got [" +
@@ -273,7 +272,7 @@ std::string local_problem_error(const CpShape& s, int cp, int64_t a2a, const CpE
   if (__builtin_mul_overflow(s.batch, s.seq_local, &elems) || __builtin_mul_overflow(elems, s.heads, &elems) ||
       __builtin_mul_overflow(elems, std::max(s.head_dim, s.head_dim_v), &elems) || elems > (int64_t{1} << 40))
     return "batch * seq_local * heads * head_dim is too large";
-  return bias_error(s, cp, eng);
+  return bias_error(s, cp);
 }
 
 LocalProblem local_problem(const CpShape& s) {
@@ -444,48 +443,61 @@ cp::KvWriter kv_into_ring_block(CpEngine& eng, Communicator& a2a, const cp::Mixe
   };
 }
 
+// The bias as given (CpShape::bias, the engine's memory) in host memory, where the blocks are gathered.
+Status bias_on_host(CpEngine& eng, const CpShape& s, int w, std::vector<float>* host) {
+  host->resize(static_cast<size_t>(s.bias_batch * s.bias_heads * s.bias_rows * s.seq_local * w));
+  return eng.download(host->data(), s.bias, host->size() * sizeof(float));
+}
+
 // Attention bias (bias_blocks.hpp) of a rank that computes its own query rows against blocks of keys: the ring
-// members' rows (p2p), or the gathered keys (all_gather, whose blocks all_gather.cpp sets).
-std::unique_ptr<cp::BiasBlocks> own_rows_bias(const CpShape& s, int w, const LocalProblem& lp, bool grad) {
+// members' rows (p2p), or the gathered keys (all_gather, whose blocks all_gather.cpp sets). `host` keeps the rows.
+Status own_rows_bias(CpEngine& eng, const CpShape& s, int w, const LocalProblem& lp, bool grad,
+                     std::vector<float>* host, std::unique_ptr<cp::BiasBlocks>* out) {
+  HCP_TRY(bias_on_host(eng, s, w, host));
   const int64_t seq = lp.n * w, q = s.bias_rows;
-  const AttnPairs given{const_cast<float*>(s.bias), s.bias_heads * q * seq, q * seq, seq, 1};
-  auto blocks = std::make_unique<cp::BiasBlocks>(given, s.bias_batch, s.bias_heads, q, seq, lp.batch, lp.heads, lp.n,
-                                                 grad);
+  const AttnPairs given{host->data(), s.bias_heads * q * seq, q * seq, seq, 1};
+  *out = std::make_unique<cp::BiasBlocks>(eng, given, s.bias_batch, s.bias_heads, q, seq, lp.batch, lp.heads, lp.n,
+                                          grad);
   for (int src = 0; src < w; ++src) {
     std::vector<int64_t> positions(static_cast<size_t>(lp.n));
     for (int64_t l = 0; l < lp.n; ++l) positions[static_cast<size_t>(l)] = cp::natural_row(lp.n, w, src, l);
-    blocks->set_block(static_cast<size_t>(src), std::move(positions));
+    (*out)->set_block(static_cast<size_t>(src), std::move(positions));
   }
-  return blocks;
+  return {};
 }
 
 // The same after an a2a: the rank computes its a2a group's rows (`order`) on its head group, so each member's bias
 // rows go where its queries went - the bias [Bb, Hb, n, S] laid token-major [Bb, n, H, S] (heads expanded: the a2a
-// splits them) and scattered as the queries are, into `mixed_rows` - and the ring's blocks are the a2a groups' rows.
-// A bias broadcast over queries (111s) needs no exchange.
+// splits them) and scattered as the queries are, into `host` - and the ring's blocks are the a2a groups' rows. A
+// bias broadcast over queries (111s) needs no exchange.
 Status a2a_rows_bias(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& order, const CpShape& s, int w,
                      const LocalProblem& lp, const LocalProblem& mixed, int ring, bool in_sequence, bool grad,
-                     EngineBuffer* mixed_rows, std::unique_ptr<cp::BiasBlocks>* out) {
+                     std::vector<float>* host, std::unique_ptr<cp::BiasBlocks>* out) {
   const int64_t seq = lp.n * w, heads = lp.heads;
+  std::vector<float> given;
+  HCP_TRY(bias_on_host(eng, s, w, &given));
   if (s.bias_rows == 1) {
-    *out = std::make_unique<cp::BiasBlocks>(AttnPairs{const_cast<float*>(s.bias), 0, 0, 0, 1}, 1, 1, 1, seq, lp.batch,
+    *host = std::move(given);
+    *out = std::make_unique<cp::BiasBlocks>(eng, AttnPairs{host->data(), 0, 0, 0, 1}, 1, 1, 1, seq, lp.batch,
                                             mixed.heads, mixed.n, grad);
   } else {
     const cp::SeqTensor local{s.bias_batch, lp.n, heads, seq, sizeof(float)};
-    EngineBuffer token_major, scratch;
-    HCP_TRY(eng.alloc(local.bytes(), &token_major));
-    HCP_TRY(eng.alloc(local.bytes(), mixed_rows));
-    HCP_TRY(eng.alloc(2 * local.bytes(), &scratch));
-    float* t = token_major.as<float>();
+    host->resize(local.bytes() / sizeof(float));
     for (int64_t b = 0; b < s.bias_batch; ++b)
       for (int64_t l = 0; l < lp.n; ++l)
         for (int64_t h = 0; h < heads; ++h)
-          std::copy_n(s.bias + ((b * s.bias_heads + (s.bias_heads > 1 ? h : 0)) * lp.n + l) * seq, seq,
-                      t + ((b * lp.n + l) * heads + h) * seq);
-    HCP_TRY(cp::a2a_scatter_heads(eng, a2a, order, local, t, mixed_rows->as(), scratch.as()));
-    const AttnPairs rows{mixed_rows->as<float>(), mixed.n * mixed.heads * seq, seq, mixed.heads * seq, 1};
-    *out = std::make_unique<cp::BiasBlocks>(rows, s.bias_batch, mixed.heads, mixed.n, seq, lp.batch, mixed.heads,
-                                            mixed.n, grad);
+          std::copy_n(given.data() + ((b * s.bias_heads + (s.bias_heads > 1 ? h : 0)) * lp.n + l) * seq, seq,
+                      host->data() + ((b * lp.n + l) * heads + h) * seq);
+    EngineBuffer token_major, mixed_rows, scratch;
+    HCP_TRY(eng.alloc(local.bytes(), &token_major));
+    HCP_TRY(eng.alloc(local.bytes(), &mixed_rows));
+    HCP_TRY(eng.alloc(2 * local.bytes(), &scratch));
+    HCP_TRY(eng.upload(token_major.as(), host->data(), local.bytes()));
+    HCP_TRY(cp::a2a_scatter_heads(eng, a2a, order, local, token_major.as(), mixed_rows.as(), scratch.as()));
+    HCP_TRY(eng.download(host->data(), mixed_rows.as(), local.bytes()));
+    const AttnPairs rows{host->data(), mixed.n * mixed.heads * seq, seq, mixed.heads * seq, 1};
+    *out = std::make_unique<cp::BiasBlocks>(eng, rows, s.bias_batch, mixed.heads, mixed.n, seq, lp.batch,
+                                            mixed.heads, mixed.n, grad);
   }
   const int a = a2a.size();
   for (int p = 0; p < ring; ++p) {
@@ -560,10 +572,10 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   lp.max_logit = shape.max_logit ? max_rows.as<float>() : nullptr;
   const Stages st = stages_of(comm_, data_cp_, data_levels_);
   std::unique_ptr<cp::BiasBlocks> bias;
-  EngineBuffer bias_rows;
+  std::vector<float> bias_rows;
   if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
     if (shape.bias) {
-      bias = own_rows_bias(shape, cp_size(), lp, false);
+      HCP_TRY(own_rows_bias(eng, shape, cp_size(), lp, false, &bias_rows, &bias));
       lp.bias = bias.get();
     }
     // An fp32 output is the kernels' own form: written in place, not through a copy, unless it shares memory with
@@ -688,17 +700,19 @@ Status CpContext::reduce_max_logit(const CpShape& shape, const float* rows, int6
 Status CpContext::bias_gradient(const CpShape& shape, const float* full) {
   const int w = cp_size();
   const int64_t seq = shape.seq_local * w;
+  std::vector<float> grad(static_cast<size_t>(shape.bias_batch * shape.bias_heads * shape.bias_rows * seq));
   cp::reduce_bias_grad(full, shape.batch, shape.seq_local, shape.heads, seq, shape.bias_batch, shape.bias_heads,
-                       shape.bias_rows, shape.d_bias);
-  if (shape.bias_rows != 1 || w == 1) return {};
-  std::vector<float> all(static_cast<size_t>(seq * w));
-  HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), shape.d_bias, all.data(), static_cast<size_t>(seq) * sizeof(float)));
-  for (int64_t j = 0; j < seq; ++j) {
-    float sum = 0;
-    for (int r = 0; r < w; ++r) sum += all[static_cast<size_t>(r * seq + j)];
-    shape.d_bias[j] = sum;
+                       shape.bias_rows, grad.data());
+  if (shape.bias_rows == 1 && w > 1) {
+    std::vector<float> all(grad.size() * static_cast<size_t>(w));
+    HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), grad.data(), all.data(), grad.size() * sizeof(float)));
+    for (size_t j = 0; j < grad.size(); ++j) {
+      float sum = 0;
+      for (size_t r = 0; r < static_cast<size_t>(w); ++r) sum += all[r * grad.size() + j];
+      grad[j] = sum;
+    }
   }
-  return {};
+  return engine_->upload(shape.d_bias, grad.data(), grad.size() * sizeof(float));
 }
 
 Status CpContext::apply_sinks(const CpShape& shape, int64_t h0, SinkParams p) {
@@ -774,13 +788,14 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   if (bias_grad) bias_full.assign(static_cast<size_t>(lp.batch * lp.n * lp.heads * lp.n * cp_size()), 0.0f);
   const auto finish_own_rows = [&]() -> Status {
     if (bias_grad) {
-      bias->add_grads(bias_full.data());
+      HCP_TRY(bias->add_grads(bias_full.data()));
       HCP_TRY(bias_gradient(shape, bias_full.data()));
     }
     return finish(dq, dk, dv);
   };
+  std::vector<float> bias_rows;
   if ((comm_ == CpComm::all_gather || st.a2a == nullptr) && shape.bias) {
-    bias = own_rows_bias(shape, cp_size(), lp, bias_grad);
+    HCP_TRY(own_rows_bias(eng, shape, cp_size(), lp, bias_grad, &bias_rows, &bias));
     lp.bias = bias.get();
   }
   if (comm_ == CpComm::all_gather) {
@@ -811,7 +826,6 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   HCP_TRY(cp::alloc_elems<float>(eng, 2 * rows, &row_scratch));
   const cp::MixedOrder order = mixed_order(shape, cp_size(), st, lp.labels == nullptr || all_host_);
   LocalProblem mixed_lp = mixed;
-  EngineBuffer bias_rows;
   if (shape.bias) {
     HCP_TRY(a2a_rows_bias(eng, *st.a2a, order, shape, cp_size(), lp, mixed, st.ring ? st.ring->size() : 1,
                           lp.labels == nullptr || all_host_, bias_grad, &bias_rows, &bias));
@@ -820,11 +834,16 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   // The mixed rows' bias gradient back to this rank's rows, then to the bias's shape.
   const auto finish_mixed_bias = [&]() -> Status {
     if (!bias_grad) return {};
-    std::vector<float> mixed_full(bias_full.size(), 0.0f), scratch32(2 * bias_full.size());
-    bias->add_grads(mixed_full.data());
+    std::vector<float> mixed_full(bias_full.size(), 0.0f);
+    HCP_TRY(bias->add_grads(mixed_full.data()));
     const cp::SeqTensor grad_rows{lp.batch, lp.n, lp.heads, lp.n * cp_size(), sizeof(float)};
-    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, grad_rows, mixed_full.data(), bias_full.data(),
-                                 scratch32.data()));
+    EngineBuffer mixed_grad, local_grad, scratch32;
+    HCP_TRY(eng.alloc(grad_rows.bytes(), &mixed_grad));
+    HCP_TRY(eng.alloc(grad_rows.bytes(), &local_grad));
+    HCP_TRY(eng.alloc(2 * grad_rows.bytes(), &scratch32));
+    HCP_TRY(eng.upload(mixed_grad.as(), mixed_full.data(), grad_rows.bytes()));
+    HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, grad_rows, mixed_grad.as(), local_grad.as(), scratch32.as()));
+    HCP_TRY(eng.download(bias_full.data(), local_grad.as(), grad_rows.bytes()));
     return bias_gradient(shape, bias_full.data());
   };
   // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters q, dO, K and

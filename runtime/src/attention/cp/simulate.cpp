@@ -216,7 +216,14 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
                       bias_rows.data() + (pl * n + l) * seq_full);
     }
     d_bias.assign(bias_rows.size(), 0.0f);
-    shape.bias = bias_rows.data();
+  }
+  EngineBuffer bias_buf, d_bias_buf;  // CpShape's bias is the engine's memory
+  if (o.bias) {
+    const size_t bytes = bias_rows.size() * sizeof(float);
+    HCP_TRY(eng.alloc(bytes, &bias_buf));
+    HCP_TRY(eng.upload(bias_buf.as(), bias_rows.data(), bytes));
+    HCP_TRY(eng.alloc(bytes, &d_bias_buf));
+    shape.bias = bias_buf.as<float>();
   }
   HCP_TRY(shard_in(t.q, q_row, q_elems, &q));
   HCP_TRY(shard_in(t.k, k_row, k_elems, &k));
@@ -246,7 +253,7 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     HCP_TRY(eng.alloc(static_cast<size_t>(v_elems) * e, &dv));
     std::vector<float> d_sink(static_cast<size_t>(o.heads));
     shape.d_sink = d_sink.data();
-    if (o.bias && t.d_bias) shape.d_bias = d_bias.data();
+    if (o.bias && t.d_bias) shape.d_bias = d_bias_buf.as<float>();
     clock = Clock();
     HCP_TRY(ctx->backward(shape, q.as(), k.as(), v.as(), out.as(), lse.as<float>(), dout.as(), dq.as(), dk.as(),
                           dv.as()));
@@ -258,6 +265,7 @@ Status run_rank(Communicator& comm, const SimulateOptions& o, const Plan& plan, 
     if (t.d_sink != nullptr && shape.softmax == SoftmaxType::learnable && (own_process || r == 0))
       std::copy(d_sink.begin(), d_sink.end(), t.d_sink);
     if (o.bias && t.d_bias) {  // this rank's rows of the gradient; a [.., 1, S] bias's is the group's, on every rank
+      HCP_TRY(eng.download(d_bias.data(), d_bias_buf.as(), d_bias.size() * sizeof(float)));
       const int64_t planes = o.bias_batch * o.bias_heads;
       if (o.bias_rows == 1) {
         if (own_process || r == 0) std::copy(d_bias.begin(), d_bias.end(), t.d_bias);

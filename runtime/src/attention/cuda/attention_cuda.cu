@@ -55,9 +55,6 @@ Status check_cuda_params(const AttnParams& p, bool backward) {
     if (!cuda_head_dim_supported(d))
       return {Errc::unsupported, "attention (CUDA): head dim " + std::to_string(d) + " has no kernel (" +
                                      kCudaHeadDims + " do)"};
-  if (p.bias.data || p.dbias.data)
-    return {Errc::unsupported, "attention (CUDA): attention bias runs on the CPU kernels only, not yet on the CUDA "
-                               "kernels"};
   constexpr int64_t kMaxGridYZ = 65535;
   if (p.heads > kMaxGridYZ || p.batch > kMaxGridYZ)
     return {Errc::shape, "attention (CUDA): batch and heads must be at most 65535"};

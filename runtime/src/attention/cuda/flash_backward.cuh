@@ -12,6 +12,7 @@
 
 #include "hcp/attention_params.hpp"
 #include "backward_dk_dv_tiles.cuh"
+#include "bias_tiles.cuh"
 #include "backward_outputs.cuh"
 #include "backward_softmax_grad.cuh"
 #include "backward_steps.cuh"
@@ -122,6 +123,7 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
     }
 
     // P^T and dS^T in place of S^T and dP^T: this warp's keys from k0 + 16 warp, the step's queries from m0.
+    if (p.bias.data) add_bias_keys(p, b, steps.head(step), k0 + 16 * warp + g, m0 + 2 * t, st);
     if (labelled) {
       softmax_grad_tiles_labelled(st, dpt, lse_b, delta_b, scale_log2, visible, t);
     } else {
@@ -129,6 +131,7 @@ HCP_KFN void flash_backward_block(const BlockCtx& ctx, const AttnParams& p, int 
       softmax_grad_tiles<Causal>(st, dpt, lse_b, delta_b, scale_log2, mask, k0 + 16 * warp + g, m0 + 2 * t, p.sk,
                                  p.causal_offset, t);
     }
+    if (p.dbias.data && active) add_dbias_keys(p, b, steps.head(step), k0 + 16 * warp + g, m0 + 2 * t, dpt);
 
     // dV += P^T dO and dK += dS^T Q (dK scaled at the end): queries 16 kk .. 16 kk + 15 are k-step kk.
     HCP_UNROLL

@@ -17,6 +17,7 @@
 
 #include "hcp/attention_params.hpp"
 #include "backward_dk_dv_tiles.cuh"
+#include "bias_tiles.cuh"
 #include "backward_outputs.cuh"
 #include "backward_softmax_grad.cuh"
 #include "backward_steps.cuh"
@@ -129,6 +130,7 @@ HCP_KFN void flash_backward_wide_block(const BlockCtx& ctx, const AttnParams& p,
       }
       const float* lse_b = lse_s + buf * kWideRows + 16 * half;
       const float* delta_b = delta_s + buf * kWideRows + 16 * half;
+      if (p.bias.data) add_bias_keys(p, b, steps.head(step), k0 + 16 * kw + g, m0 + 16 * half + 2 * t, st);
       if (labelled) {
         softmax_grad_tiles_labelled(st, dpt, lse_b, delta_b, scale_log2, visible, t);
       } else {
@@ -136,6 +138,7 @@ HCP_KFN void flash_backward_wide_block(const BlockCtx& ctx, const AttnParams& p,
         softmax_grad_tiles<Causal>(st, dpt, lse_b, delta_b, scale_log2, mask, k0 + 16 * kw + g,
                                    m0 + 16 * half + 2 * t, p.sk, p.causal_offset, t);
       }
+      if (p.dbias.data) add_dbias_keys(p, b, steps.head(step), k0 + 16 * kw + g, m0 + 16 * half + 2 * t, dpt);
       uint32_t pa[4], dsa[4];
       pack_a<E>(pa, st[0], st[1]);
       pack_a<E>(dsa, dpt[0], dpt[1]);

@@ -10,6 +10,7 @@
 // visible skips that step's products.
 #pragma once
 
+#include "bias_tiles.cuh"
 #include "hcp/attention_params.hpp"
 #include "kernel_env.cuh"
 #include "label_mask.cuh"
@@ -161,6 +162,8 @@ HCP_KFN void flash_forward_block(const BlockCtx& ctx, const AttnParams& p, int b
         for (int mi = 0; mi < kTiles; ++mi) mma_16816_x2<E>(s[mi][2 * np], s[mi][2 * np + 1], a[mi], bk);
       }
     }
+
+    if (p.bias.data) add_bias_rows<kTiles, kKeyTiles>(p, b, h, q0 + warp * kWarpRows, k0, g, t, s);
 
     // Masks only where the step crosses the end of the keys or the diagonal of the block's first row. Element i
     // of S tile (mi, nt) is key k0 + 2 t + c of row q0 + kWarpRows warp + g + r, with c = 8 nt + i % 2 and
