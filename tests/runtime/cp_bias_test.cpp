@@ -36,6 +36,10 @@ std::vector<FeatureCase> bias_cases() {
     FeatureCase window{s.comm, s.cp, s.sizes, SoftmaxType::vanilla, false, false, 11};
     window.bias = "b1ss";
     cases.push_back(window);
+    // Several kernel threads a rank: a gradient per (batch row, head), summed after (one thread shares one).
+    FeatureCase threads{s.comm, s.cp, s.sizes, SoftmaxType::vanilla, false};
+    threads.bias = "11ss", threads.threads = 2;
+    cases.push_back(threads);
     FeatureCase all{s.comm, s.cp, s.sizes, SoftmaxType::learnable, false};
     all.bias = "1hss", all.head_dim = 40, all.head_dim_v = 24;
     cases.push_back(all);

@@ -35,6 +35,7 @@ struct FeatureCase {
   int64_t head_dim = 0, head_dim_v = 0;
   // Attention bias in Transformer Engine's shapes: "" (none), "bhss", "b1ss", "1hss", "11ss" or "111s".
   std::string bias = "";
+  int threads = 1;  // CPU kernel threads per rank
 };
 
 inline std::string feature_case_name(const ::testing::TestParamInfo<FeatureCase>& info) {
@@ -51,7 +52,7 @@ inline std::string feature_case_name(const ::testing::TestParamInfo<FeatureCase>
                                                                : "";
   return name_of(c.comm == CpComm::a2a_p2p ? "a2a_p2p" : std::string(cp_comm_name(c.comm)), "_cp", c.cp,
                           sizes, softmax, dims, c.bias.empty() ? "" : "_bias_" + c.bias, c.packed ? "_thd" : "_bshd",
-                          c.window_left >= 0 ? "_window" : "",
+                          c.window_left >= 0 ? "_window" : "", c.threads > 1 ? "_threads" : "",
                           c.emulated_gpu ? "_emulated_gpu" : "");
 }
 
@@ -82,6 +83,7 @@ inline FeatureRun make_run(const FeatureCase& c) {
   o.comm = c.comm, o.cp = c.cp, o.hcp_sizes = c.sizes, o.causal = true;
   o.heads = kHeads, o.kv_heads = kKvHeads, o.head_dim = c.head_dim > 0 ? c.head_dim : c.emulated_gpu ? 64 : 24;
   o.head_dim_v = c.head_dim_v;
+  o.kernel_threads = c.threads;
   const int64_t dv = c.head_dim_v > 0 ? c.head_dim_v : o.head_dim;
   o.dtype = c.emulated_gpu ? DType::bf16 : DType::f32;
   o.window_left = c.window_left;

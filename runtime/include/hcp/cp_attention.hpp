@@ -137,8 +137,8 @@ class CpContext {
   Status sink_gradient(const CpShape& shape, int64_t n, const float* lse, const float* delta);
   // shape.max_logit from this rank's per-row maxima `rows` ([B, heads, n], heads h0 ..) and the CP group's.
   Status reduce_max_logit(const CpShape& shape, const float* rows, int64_t heads, int64_t n, int64_t h0);
-  // shape.d_bias from the gradient of this rank's rows of the bias, [B, seq_local, H, S] token-major.
-  Status bias_gradient(const CpShape& shape, const float* full);
+  // shape.d_bias from this rank's part of it (host, the bias's shape): a [1, 1, 1, S] bias's summed over the group.
+  Status bias_gradient(const CpShape& shape, std::vector<float> grad);
   Communicator* exchange_for(Communicator* group, bool peer_copy);
   // The labels of every block of this rank's computation for a packed or windowed shape (kept for the next call
   // with the same documents and window); nullptr for plain shapes.

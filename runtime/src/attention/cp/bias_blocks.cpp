@@ -16,22 +16,21 @@ std::vector<int64_t> mixed_positions(const MixedOrder& moves, const std::vector<
 }
 
 BiasBlocks::BiasBlocks(CpEngine& eng, const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq,
-                       int64_t batch, int64_t heads, int64_t rows, bool grad)
+                       int64_t batch, int64_t heads, int64_t rows, bool grad, bool shared_grad)
     : eng_(eng), rows_bias_(rows_bias), bb_(bb), hb_(hb), q_(q), seq_(seq), batch_(batch), heads_(heads), rows_(rows),
-      grad_(grad) {}
+      grad_batch_(shared_grad && bb == 1 ? 1 : batch), grad_heads_(shared_grad && hb == 1 ? 1 : heads), grad_(grad) {}
 
 void BiasBlocks::set_block(size_t block, std::vector<int64_t> positions) {
   if (positions_.size() <= block) {
     positions_.resize(block + 1);
     gathered_.resize(block + 1);
     uploaded_.resize(block + 1);
-    grads_.resize(block + 1);
   }
   if (positions_[block] == positions) return;  // a pass that sets its blocks again keeps what they hold
   positions_[block] = std::move(positions);
   gathered_[block].clear();
   uploaded_[block] = EngineBuffer();
-  grads_[block] = EngineBuffer();
+  grads_ = EngineBuffer();  // the blocks' columns changed
 }
 
 AttnPairs BiasBlocks::bias(size_t block) {
@@ -64,36 +63,70 @@ AttnPairs BiasBlocks::bias(size_t block) {
 
 AttnPairs BiasBlocks::grad(size_t block) {
   if (!grad_) return {};
-  const auto nk = static_cast<int64_t>(positions_[block].size());
-  EngineBuffer& g = grads_[block];
-  if (g.as() == nullptr) {
-    const size_t bytes = static_cast<size_t>(batch_ * heads_ * rows_ * nk) * sizeof(float);
-    Status s = eng_.alloc(bytes, &g);
-    if (s.ok()) s = eng_.zero(g.as(), bytes);
+  if (grads_.as() == nullptr) {
+    offsets_.clear();
+    columns_ = 0;
+    for (const std::vector<int64_t>& cols : positions_) {
+      offsets_.push_back(columns_);
+      columns_ += static_cast<int64_t>(cols.size());
+    }
+    const size_t bytes = static_cast<size_t>(grad_batch_ * rows_ * grad_heads_ * columns_) * sizeof(float);
+    Status s = eng_.alloc(bytes, &grads_);
+    if (s.ok()) s = eng_.zero(grads_.as(), bytes);
     if (!s.ok()) {
       status_ = s;
       return {};
     }
   }
-  return {g.as<float>(), heads_ * rows_ * nk, rows_ * nk, nk, 1};
+  return {grads_.as<float>() + offsets_[block], grad_batch_ > 1 ? rows_ * grad_heads_ * columns_ : 0,
+          grad_heads_ > 1 ? columns_ : 0, grad_heads_ * columns_, 1};
+}
+
+Status BiasBlocks::host_grads(std::vector<float>* copy, const float** grads) {
+  HCP_TRY(status_);
+  if (grads_.as() == nullptr) return Status(Errc::internal, "bias gradient asked for before any block computed it");
+  // A device engine's gradient comes over once; a host engine's is read where the kernels wrote it.
+  *grads = grads_.as<float>();
+  if (!eng_.device_memory()) return {};
+  copy->resize(static_cast<size_t>(grad_batch_ * rows_ * grad_heads_ * columns_));
+  HCP_TRY(eng_.download(copy->data(), grads_.as(), copy->size() * sizeof(float)));
+  *grads = copy->data();
+  return {};
+}
+
+Status BiasBlocks::reduce_grads(float* out) {
+  std::vector<float> copy;
+  const float* grads = nullptr;
+  HCP_TRY(host_grads(&copy, &grads));
+  std::fill_n(out, bb_ * hb_ * q_ * seq_, 0.0f);
+  for (int64_t b = 0; b < grad_batch_; ++b)
+    for (int64_t i = 0; i < rows_; ++i)
+      for (int64_t h = 0; h < grad_heads_; ++h) {
+        const float* src = grads + ((b * rows_ + i) * grad_heads_ + h) * columns_;
+        float* dst = out + (((bb_ > 1 ? b : 0) * hb_ + (hb_ > 1 ? h : 0)) * q_ + (q_ > 1 ? i : 0)) * seq_;
+        for (size_t block = 0; block < positions_.size(); ++block) {
+          const std::vector<int64_t>& cols = positions_[block];
+          const float* from = src + offsets_[block];
+          for (size_t j = 0; j < cols.size(); ++j) dst[cols[j]] += from[j];
+        }
+      }
+  return {};
 }
 
 Status BiasBlocks::add_grads(float* full) {
-  HCP_TRY(status_);
-  std::vector<float> host;
-  for (size_t block = 0; block < grads_.size(); ++block) {
-    if (grads_[block].as() == nullptr) continue;
-    const std::vector<int64_t>& cols = positions_[block];
-    const auto nk = static_cast<int64_t>(cols.size());
-    host.resize(static_cast<size_t>(batch_ * heads_ * rows_ * nk));
-    HCP_TRY(eng_.download(host.data(), grads_[block].as(), host.size() * sizeof(float)));
-    for (int64_t b = 0; b < batch_; ++b)
-      for (int64_t h = 0; h < heads_; ++h)
-        for (int64_t i = 0; i < rows_; ++i) {
-          const float* src = host.data() + ((b * heads_ + h) * rows_ + i) * nk;
-          float* dst = full + ((b * rows_ + i) * heads_ + h) * seq_;
-          for (int64_t j = 0; j < nk; ++j) dst[cols[static_cast<size_t>(j)]] += src[j];
-        }
+  if (grad_batch_ != batch_ || grad_heads_ != heads_)
+    return Status(Errc::internal, "a shared bias gradient has no per-head rows");
+  std::vector<float> copy;
+  const float* grads = nullptr;
+  HCP_TRY(host_grads(&copy, &grads));
+  for (int64_t r = 0; r < batch_ * rows_ * heads_; ++r) {
+    const float* src = grads + r * columns_;
+    float* dst = full + r * seq_;
+    for (size_t block = 0; block < positions_.size(); ++block) {
+      const std::vector<int64_t>& cols = positions_[block];
+      const float* from = src + offsets_[block];
+      for (size_t j = 0; j < cols.size(); ++j) dst[cols[j]] = from[j];
+    }
   }
   return {};
 }

@@ -2,8 +2,8 @@
 // query rows against every key of the sequence in natural order (TE's layout: [Bb, Hb, rows, S]); a kernel call
 // meets the keys of one block - a ring member's rows, or the gathered keys - in that block's own row order. The
 // blocks' bias columns are gathered once per pass into [Bb, Hb, rows, block keys] and handed to the calls
-// (AttnParams::bias); in the backward each block's dS goes to a gradient of its own ([B, H, rows, block keys]),
-// added back to the participant's full gradient by natural column at the end. The gathering and the adding back run
+// (AttnParams::bias); in the backward the blocks' dS go to one gradient whose columns are the blocks' keys one block
+// after another ([B, rows, H, keys of every block], token-major), put back in natural order once at the end. The gathering and the adding back run
 // on the host (bias rows in host memory); a device engine's calls read the gathered blocks and write the gradients in
 // its memory (uploaded, zeroed and downloaded once a pass): O(S^2 / cp) bytes a pass next to O(S^2 D / cp) work.
 #pragma once
@@ -33,8 +33,11 @@ class BiasBlocks {
   // `rows_bias`: [bb, hb, q, seq] by its strides (stride_k 1; q: the participant's `rows`, or 1 for a bias
   // broadcast over queries) of a participant with `batch` x `heads` heads and `rows` query rows. grad: the backward
   // keeps each block's gradient.
+  // shared_grad: the calls may add the gradient of every batch row (when bb is 1) and of every head (when hb is 1)
+  // into one: a host engine whose kernel runs on one thread adds them one after another (a device engine, or
+  // several threads, would race).
   BiasBlocks(CpEngine& eng, const AttnPairs& rows_bias, int64_t bb, int64_t hb, int64_t q, int64_t seq,
-             int64_t batch, int64_t heads, int64_t rows, bool grad);
+             int64_t batch, int64_t heads, int64_t rows, bool grad, bool shared_grad = false);
   // Block `block`'s keys: the natural position of each of its rows (all blocks are added before a pass).
   void set_block(size_t block, std::vector<int64_t> positions);
   // The bias of a block in its keys' order, gathered on first use; and its gradient, zero on first use; in the
@@ -42,19 +45,26 @@ class BiasBlocks {
   AttnPairs bias(size_t block);
   AttnPairs grad(size_t block);
   Status status() const { return status_; }
-  // Every block's gradient added by natural column into `full` (host): [batch, rows, heads, seq] (token-major, the
-  // a2a's form), which the caller zeroes.
+  // The gradient in natural column order into `full` (host): [batch, rows, heads, seq] (token-major, the a2a's
+  // form; not with shared_grad). Every element is written: the blocks' keys are every key of the sequence once.
   Status add_grads(float* full);
+  // The gradient summed into the bias's shape [bb, hb, q, seq] (natural columns) at `out`.
+  Status reduce_grads(float* out);
 
  private:
   CpEngine& eng_;
   AttnPairs rows_bias_;  // host memory
   int64_t bb_, hb_, q_, seq_, batch_, heads_, rows_;
+  int64_t grad_batch_, grad_heads_;  // the gradient's: batch_ and heads_, or 1 where shared
   bool grad_;
   std::vector<std::vector<int64_t>> positions_;
   std::vector<std::vector<float>> gathered_;
-  std::vector<EngineBuffer> uploaded_, grads_;  // device engines' copies of gathered_; every engine's gradients
+  std::vector<EngineBuffer> uploaded_;  // device engines' copies of gathered_
+  EngineBuffer grads_;                  // [batch, rows, heads, columns]: block b's keys from column offsets_[b]
+  std::vector<int64_t> offsets_;
+  int64_t columns_ = 0;
   Status status_;
+  Status host_grads(std::vector<float>* copy, const float** grads);
 };
 
 // The bias's gradient in its own shape [bb, hb, q, seq] from the full one [batch, rows, heads, seq] (token-major):

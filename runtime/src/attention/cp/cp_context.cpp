@@ -450,15 +450,19 @@ Status bias_on_host(CpEngine& eng, const CpShape& s, int w, std::vector<float>* 
 }
 
 // Attention bias (bias_blocks.hpp) of a rank that computes its own query rows against blocks of keys: the ring
-// members' rows (p2p), or the gathered keys (all_gather, whose blocks all_gather.cpp sets). `host` keeps the rows.
-Status own_rows_bias(CpEngine& eng, const CpShape& s, int w, const LocalProblem& lp, bool grad,
+// members' rows (`ring`: p2p), or the gathered keys (all_gather, whose block all_gather.cpp sets). `host` keeps the
+// rows.
+Status own_rows_bias(CpEngine& eng, const CpShape& s, int w, const LocalProblem& lp, bool ring, bool grad,
                      std::vector<float>* host, std::unique_ptr<cp::BiasBlocks>* out) {
   HCP_TRY(bias_on_host(eng, s, w, host));
   const int64_t seq = lp.n * w, q = s.bias_rows;
   const AttnPairs given{host->data(), s.bias_heads * q * seq, q * seq, seq, 1};
+  // One kernel thread on a host engine adds the broadcast rows' and heads' gradients into one (bias_blocks.hpp): a
+  // gradient per (batch row, head) would be H x larger than an 11ss bias, most of a backward's time in page faults.
+  const bool shared = !eng.device_memory() && lp.threads <= 1;
   *out = std::make_unique<cp::BiasBlocks>(eng, given, s.bias_batch, s.bias_heads, q, seq, lp.batch, lp.heads, lp.n,
-                                          grad);
-  for (int src = 0; src < w; ++src) {
+                                          grad, shared);
+  for (int src = 0; ring && src < w; ++src) {
     std::vector<int64_t> positions(static_cast<size_t>(lp.n));
     for (int64_t l = 0; l < lp.n; ++l) positions[static_cast<size_t>(l)] = cp::natural_row(lp.n, w, src, l);
     (*out)->set_block(static_cast<size_t>(src), std::move(positions));
@@ -575,7 +579,7 @@ Status CpContext::forward(const CpShape& shape, const void* q, const void* k, co
   std::vector<float> bias_rows;
   if (comm_ == CpComm::all_gather || st.a2a == nullptr) {
     if (shape.bias) {
-      HCP_TRY(own_rows_bias(eng, shape, cp_size(), lp, false, &bias_rows, &bias));
+      HCP_TRY(own_rows_bias(eng, shape, cp_size(), lp, comm_ != CpComm::all_gather, false, &bias_rows, &bias));
       lp.bias = bias.get();
     }
     // An fp32 output is the kernels' own form: written in place, not through a copy, unless it shares memory with
@@ -697,12 +701,8 @@ Status CpContext::reduce_max_logit(const CpShape& shape, const float* rows, int6
 // The bias's gradient from the full one of this rank's rows ([B, n, H, S], token-major) into shape.d_bias; a bias
 // broadcast over queries (111s) is one tensor of the whole group, so its gradient is the group's sum (in rank order,
 // the same bits on every rank), as the learnable sink's is.
-Status CpContext::bias_gradient(const CpShape& shape, const float* full) {
+Status CpContext::bias_gradient(const CpShape& shape, std::vector<float> grad) {
   const int w = cp_size();
-  const int64_t seq = shape.seq_local * w;
-  std::vector<float> grad(static_cast<size_t>(shape.bias_batch * shape.bias_heads * shape.bias_rows * seq));
-  cp::reduce_bias_grad(full, shape.batch, shape.seq_local, shape.heads, seq, shape.bias_batch, shape.bias_heads,
-                       shape.bias_rows, grad.data());
   if (shape.bias_rows == 1 && w > 1) {
     std::vector<float> all(grad.size() * static_cast<size_t>(w));
     HCP_TRY(host_all_gather(*groups_.cp, engine_.get(), grad.data(), all.data(), grad.size() * sizeof(float)));
@@ -784,18 +784,19 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   // The bias's gradient: this rank's rows of it, [B, n, H, S], reduced to the bias's shape at the end.
   const bool bias_grad = shape.bias && shape.d_bias;
   std::unique_ptr<cp::BiasBlocks> bias;
-  std::vector<float> bias_full;
-  if (bias_grad) bias_full.assign(static_cast<size_t>(lp.batch * lp.n * lp.heads * lp.n * cp_size()), 0.0f);
+  const int64_t seq = lp.n * cp_size();
+  std::vector<float> d_bias(bias_grad ? static_cast<size_t>(shape.bias_batch * shape.bias_heads * shape.bias_rows * seq)
+                                      : 0);
   const auto finish_own_rows = [&]() -> Status {
     if (bias_grad) {
-      HCP_TRY(bias->add_grads(bias_full.data()));
-      HCP_TRY(bias_gradient(shape, bias_full.data()));
+      HCP_TRY(bias->reduce_grads(d_bias.data()));
+      HCP_TRY(bias_gradient(shape, std::move(d_bias)));
     }
     return finish(dq, dk, dv);
   };
   std::vector<float> bias_rows;
   if ((comm_ == CpComm::all_gather || st.a2a == nullptr) && shape.bias) {
-    HCP_TRY(own_rows_bias(eng, shape, cp_size(), lp, bias_grad, &bias_rows, &bias));
+    HCP_TRY(own_rows_bias(eng, shape, cp_size(), lp, comm_ != CpComm::all_gather, bias_grad, &bias_rows, &bias));
     lp.bias = bias.get();
   }
   if (comm_ == CpComm::all_gather) {
@@ -834,7 +835,7 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   // The mixed rows' bias gradient back to this rank's rows, then to the bias's shape.
   const auto finish_mixed_bias = [&]() -> Status {
     if (!bias_grad) return {};
-    std::vector<float> mixed_full(bias_full.size(), 0.0f);
+    std::vector<float> mixed_full(static_cast<size_t>(lp.batch * lp.n * lp.heads * seq)), full(mixed_full.size());
     HCP_TRY(bias->add_grads(mixed_full.data()));
     const cp::SeqTensor grad_rows{lp.batch, lp.n, lp.heads, lp.n * cp_size(), sizeof(float)};
     EngineBuffer mixed_grad, local_grad, scratch32;
@@ -843,8 +844,10 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     HCP_TRY(eng.alloc(2 * grad_rows.bytes(), &scratch32));
     HCP_TRY(eng.upload(mixed_grad.as(), mixed_full.data(), grad_rows.bytes()));
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, grad_rows, mixed_grad.as(), local_grad.as(), scratch32.as()));
-    HCP_TRY(eng.download(bias_full.data(), local_grad.as(), grad_rows.bytes()));
-    return bias_gradient(shape, bias_full.data());
+    HCP_TRY(eng.download(full.data(), local_grad.as(), grad_rows.bytes()));
+    cp::reduce_bias_grad(full.data(), shape.batch, shape.seq_local, shape.heads, seq, shape.bias_batch,
+                         shape.bias_heads, shape.bias_rows, d_bias.data());
+    return bias_gradient(shape, std::move(d_bias));
   };
   // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters q, dO, K and
   // V in the ring's head-major form, K and V straight into the ring's shared block, and gathers dK and dV from the
