@@ -114,12 +114,10 @@ Status BiasBlocks::reduce_grads(float* out) {
 }
 
 Status BiasBlocks::add_grads(float* full) {
-  if (grad_batch_ != batch_ || grad_heads_ != heads_)
-    return Status(Errc::internal, "a shared bias gradient has no per-head rows");
   std::vector<float> copy;
   const float* grads = nullptr;
   HCP_TRY(host_grads(&copy, &grads));
-  for (int64_t r = 0; r < batch_ * rows_ * heads_; ++r) {
+  for (int64_t r = 0; r < grad_batch_ * rows_ * grad_heads_; ++r) {
     const float* src = grads + r * columns_;
     float* dst = full + r * seq_;
     for (size_t block = 0; block < positions_.size(); ++block) {

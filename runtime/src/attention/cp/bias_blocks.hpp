@@ -45,9 +45,11 @@ class BiasBlocks {
   AttnPairs bias(size_t block);
   AttnPairs grad(size_t block);
   Status status() const { return status_; }
-  // The gradient in natural column order into `full` (host): [batch, rows, heads, seq] (token-major, the a2a's
-  // form; not with shared_grad). Every element is written: the blocks' keys are every key of the sequence once.
+  // The gradient in natural column order into `full` (host): [grad_batch, rows, grad_heads, seq] (token-major, the
+  // a2a's form). Every element is written: the blocks' keys are every key of the sequence once.
   Status add_grads(float* full);
+  int64_t grad_batch() const { return grad_batch_; }
+  int64_t grad_heads() const { return grad_heads_; }
   // The gradient summed into the bias's shape [bb, hb, q, seq] (natural columns) at `out`.
   Status reduce_grads(float* out);
 

@@ -471,8 +471,9 @@ Status own_rows_bias(CpEngine& eng, const CpShape& s, int w, const LocalProblem&
 }
 
 // The same after an a2a: the rank computes its a2a group's rows (`order`) on its head group, so each member's bias
-// rows go where its queries went - the bias [Bb, Hb, n, S] laid token-major [Bb, n, H, S] (heads expanded: the a2a
-// splits them) and scattered as the queries are, into `host` - and the ring's blocks are the a2a groups' rows. A
+// rows go where its queries went - the bias [Bb, Hb, n, S] laid token-major [Bb, n, slots, S] and scattered as the
+// queries are, into `host` - and the ring's blocks are the a2a groups' rows. A per-head bias has a slot per head (the
+// a2a splits them); a bias shared by the heads one slot per a2a member, so that each gets every group row once. A
 // bias broadcast over queries (111s) needs no exchange.
 Status a2a_rows_bias(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& order, const CpShape& s, int w,
                      const LocalProblem& lp, const LocalProblem& mixed, int ring, bool in_sequence, bool grad,
@@ -483,15 +484,16 @@ Status a2a_rows_bias(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& ord
   if (s.bias_rows == 1) {
     *host = std::move(given);
     *out = std::make_unique<cp::BiasBlocks>(eng, AttnPairs{host->data(), 0, 0, 0, 1}, 1, 1, 1, seq, lp.batch,
-                                            mixed.heads, mixed.n, grad);
+                                            mixed.heads, mixed.n, grad, !eng.device_memory() && lp.threads <= 1);
   } else {
-    const cp::SeqTensor local{s.bias_batch, lp.n, heads, seq, sizeof(float)};
+    const int64_t slots = s.bias_heads > 1 ? heads : a2a.size(), mixed_heads = slots / a2a.size();
+    const cp::SeqTensor local{s.bias_batch, lp.n, slots, seq, sizeof(float)};
     host->resize(local.bytes() / sizeof(float));
     for (int64_t b = 0; b < s.bias_batch; ++b)
       for (int64_t l = 0; l < lp.n; ++l)
-        for (int64_t h = 0; h < heads; ++h)
+        for (int64_t h = 0; h < slots; ++h)
           std::copy_n(given.data() + ((b * s.bias_heads + (s.bias_heads > 1 ? h : 0)) * lp.n + l) * seq, seq,
-                      host->data() + ((b * lp.n + l) * heads + h) * seq);
+                      host->data() + ((b * lp.n + l) * slots + h) * seq);
     EngineBuffer token_major, mixed_rows, scratch;
     HCP_TRY(eng.alloc(local.bytes(), &token_major));
     HCP_TRY(eng.alloc(local.bytes(), &mixed_rows));
@@ -499,9 +501,9 @@ Status a2a_rows_bias(CpEngine& eng, Communicator& a2a, const cp::MixedOrder& ord
     HCP_TRY(eng.upload(token_major.as(), host->data(), local.bytes()));
     HCP_TRY(cp::a2a_scatter_heads(eng, a2a, order, local, token_major.as(), mixed_rows.as(), scratch.as()));
     HCP_TRY(eng.download(host->data(), mixed_rows.as(), local.bytes()));
-    const AttnPairs rows{host->data(), mixed.n * mixed.heads * seq, seq, mixed.heads * seq, 1};
-    *out = std::make_unique<cp::BiasBlocks>(eng, rows, s.bias_batch, mixed.heads, mixed.n, seq, lp.batch,
-                                            mixed.heads, mixed.n, grad);
+    const AttnPairs rows{host->data(), mixed.n * mixed_heads * seq, seq, mixed_heads * seq, 1};
+    *out = std::make_unique<cp::BiasBlocks>(eng, rows, s.bias_batch, mixed_heads, mixed.n, seq, lp.batch,
+                                            mixed.heads, mixed.n, grad, !eng.device_memory() && lp.threads <= 1);
   }
   const int a = a2a.size();
   for (int p = 0; p < ring; ++p) {
@@ -835,9 +837,12 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
   // The mixed rows' bias gradient back to this rank's rows, then to the bias's shape.
   const auto finish_mixed_bias = [&]() -> Status {
     if (!bias_grad) return {};
-    std::vector<float> mixed_full(static_cast<size_t>(lp.batch * lp.n * lp.heads * seq)), full(mixed_full.size());
+    // The mixed rows' gradient per (batch row, head) - or summed where the calls shared it (bias_blocks.hpp) - goes
+    // back as the a2a's heads: a member's sum over its heads is one slot, and the slots are summed below.
+    const int64_t gb = bias->grad_batch(), slots = bias->grad_heads() * st.a2a->size();
+    std::vector<float> mixed_full(static_cast<size_t>(gb * lp.n * slots * seq)), full(mixed_full.size());
     HCP_TRY(bias->add_grads(mixed_full.data()));
-    const cp::SeqTensor grad_rows{lp.batch, lp.n, lp.heads, lp.n * cp_size(), sizeof(float)};
+    const cp::SeqTensor grad_rows{gb, lp.n, slots, seq, sizeof(float)};
     EngineBuffer mixed_grad, local_grad, scratch32;
     HCP_TRY(eng.alloc(grad_rows.bytes(), &mixed_grad));
     HCP_TRY(eng.alloc(grad_rows.bytes(), &local_grad));
@@ -845,8 +850,8 @@ Status CpContext::backward(const CpShape& shape, const void* q, const void* k, c
     HCP_TRY(eng.upload(mixed_grad.as(), mixed_full.data(), grad_rows.bytes()));
     HCP_TRY(cp::a2a_gather_heads(eng, *st.a2a, order, grad_rows, mixed_grad.as(), local_grad.as(), scratch32.as()));
     HCP_TRY(eng.download(full.data(), local_grad.as(), grad_rows.bytes()));
-    cp::reduce_bias_grad(full.data(), shape.batch, shape.seq_local, shape.heads, seq, shape.bias_batch,
-                         shape.bias_heads, shape.bias_rows, d_bias.data());
+    cp::reduce_bias_grad(full.data(), gb, shape.seq_local, slots, seq, shape.bias_batch, shape.bias_heads,
+                         shape.bias_rows, d_bias.data());
     return bias_gradient(shape, std::move(d_bias));
   };
   // Over host engines whose ranks share host memory (and no replicated heads to sum), the a2a scatters q, dO, K and
