@@ -511,7 +511,7 @@ std::function<int()> add_attn_command(CLI::App& app) {
   cmd->add_option("--bias", opts->bias,
                   "Attention bias (Transformer Engine's post_scale_bias) in its shape: bhss, b1ss, 1hss, 11ss "
                   "([B|1, H|1, S, S]) or 111s ([1, 1, 1, S]), drawn; --backward also gives its gradient and --check "
-                  "compares it (dbias). CPU only; not with --seqlens")
+                  "compares it (dbias). Not with --seqlens (as Transformer Engine)")
       ->check(CLI::IsMember({"none", "bhss", "b1ss", "1hss", "11ss", "111s"}))
       ->capture_default_str();
   cmd->add_option("--device", opts->device,

@@ -98,18 +98,20 @@ Status BiasBlocks::reduce_grads(float* out) {
   std::vector<float> copy;
   const float* grads = nullptr;
   HCP_TRY(host_grads(&copy, &grads));
-  std::fill_n(out, bb_ * hb_ * q_ * seq_, 0.0f);
+  // In double: a 111s bias's gradient sums every row of every head.
+  std::vector<double> sums(static_cast<size_t>(bb_ * hb_ * q_ * seq_), 0.0);
   for (int64_t b = 0; b < grad_batch_; ++b)
     for (int64_t i = 0; i < rows_; ++i)
       for (int64_t h = 0; h < grad_heads_; ++h) {
         const float* src = grads + ((b * rows_ + i) * grad_heads_ + h) * columns_;
-        float* dst = out + (((bb_ > 1 ? b : 0) * hb_ + (hb_ > 1 ? h : 0)) * q_ + (q_ > 1 ? i : 0)) * seq_;
+        double* dst = sums.data() + (((bb_ > 1 ? b : 0) * hb_ + (hb_ > 1 ? h : 0)) * q_ + (q_ > 1 ? i : 0)) * seq_;
         for (size_t block = 0; block < positions_.size(); ++block) {
           const std::vector<int64_t>& cols = positions_[block];
           const float* from = src + offsets_[block];
           for (size_t j = 0; j < cols.size(); ++j) dst[cols[j]] += from[j];
         }
       }
+  std::copy(sums.begin(), sums.end(), out);
   return {};
 }
 
@@ -131,14 +133,15 @@ Status BiasBlocks::add_grads(float* full) {
 
 void reduce_bias_grad(const float* full, int64_t batch, int64_t rows, int64_t heads, int64_t seq, int64_t bb,
                       int64_t hb, int64_t q, float* out) {
-  std::fill_n(out, bb * hb * q * seq, 0.0f);
+  std::vector<double> sums(static_cast<size_t>(bb * hb * q * seq), 0.0);  // as reduce_grads
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t h = 0; h < heads; ++h) {
         const float* src = full + ((b * rows + i) * heads + h) * seq;
-        float* dst = out + (((bb > 1 ? b : 0) * hb + (hb > 1 ? h : 0)) * q + (q > 1 ? i : 0)) * seq;
+        double* dst = sums.data() + (((bb > 1 ? b : 0) * hb + (hb > 1 ? h : 0)) * q + (q > 1 ? i : 0)) * seq;
         for (int64_t j = 0; j < seq; ++j) dst[j] += src[j];
       }
+  std::copy(sums.begin(), sums.end(), out);
 }
 
 }  // namespace hcp::cp
