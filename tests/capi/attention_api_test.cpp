@@ -305,7 +305,8 @@ TEST(AttentionApi, AttentionBiasUnderEverySchemeEqualsOneRank) {
   o.attn_bias = nullptr, o.d_attn_bias = &tb;
   EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &tout, &tlse, nullptr, nullptr, nullptr, nullptr),
             HCP_ERR_INVALID_ARGUMENT);
-  hcp_tensor heads3 = tensor(bias.data(), {1, 3, kS, kS});  // neither 1 nor H heads
+  std::vector<float> three(3 * kS * kS);
+  hcp_tensor heads3 = tensor(three.data(), {1, 3, kS, kS});  // neither 1 nor H heads
   o.attn_bias = &heads3, o.d_attn_bias = nullptr;
   EXPECT_EQ(hcp_attn_simulate(&o, &q, &k, &v, &tout, &tlse, nullptr, nullptr, nullptr, nullptr), HCP_ERR_SHAPE);
   EXPECT_NE(std::strstr(hcp_last_error(), "Transformer Engine's shapes"), nullptr) << hcp_last_error();

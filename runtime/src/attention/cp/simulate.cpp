@@ -140,8 +140,12 @@ Status make_plan(const SimulateOptions& o, const SimulateTensors& t, Plan* plan)
   shape.packed = o.packed, shape.window_left = o.window_left, shape.window_right = o.window_right;
   shape.softmax = o.softmax, shape.sink = o.sink;
   if (o.bias) {
-    if ((o.bias_rows != seq && o.bias_rows != 1) || o.bias_batch < 1 || o.bias_heads < 1)
-      return Status(Errc::shape, "the bias must be [1 or batch, 1 or heads, S or 1, S], got [" +
+    // Checked before any rank copies its rows out of it (CpContext would refuse the same, later).
+    const bool per_row = o.bias_rows == seq, one_row = o.bias_rows == 1 && o.bias_batch == 1 && o.bias_heads == 1;
+    if ((!per_row && !one_row) || (o.bias_batch != 1 && o.bias_batch != o.batch) ||
+        (o.bias_heads != 1 && o.bias_heads != o.heads))
+      return Status(Errc::shape, "the bias must be [1 or batch, 1 or heads, S, S] or [1, 1, 1, S] (Transformer "
+                                 "Engine's shapes), got [" +
                                      std::to_string(o.bias_batch) + ", " + std::to_string(o.bias_heads) + ", " +
                                      std::to_string(o.bias_rows) + ", S]");
     shape.bias_batch = o.bias_batch, shape.bias_heads = o.bias_heads;
